@@ -1,0 +1,70 @@
+/*
+ * platform.h — the one interface between the portable sampler and the CPU and OS.
+ *
+ * Two halves:
+ *  - the architecture backend (platform/<arch>/regs.c, one per CPU, same function names in
+ *    each): reads the interrupted register set out of a signal handler's ucontext_t;
+ *  - Linux primitives (platform/linux.c): thread ids, directed signals, per-thread CPU clocks,
+ *    futexes.
+ *
+ * Everything marked "signal-safe" may be called from the sampling signal handler: no
+ * allocation, no locks, no stdio, errno preserved.
+ */
+#ifndef SAMPLER_PLATFORM_H
+#define SAMPLER_PLATFORM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <ucontext.h>
+
+/* ---- architecture backend (platform/x86_64/regs.c, platform/aarch64/regs.c) ---- */
+
+/* "x86_64" or "aarch64". */
+const char *plat_arch_name(void);
+
+/* A 64-bit checksum of the interrupted register set: pc, sp, fp and the general registers
+ * (x86-64: rip rsp rbp rax rbx rcx rdx rsi rdi r8-r15 and eflags; aarch64: pc sp x0-x30 and
+ * pstate). Any single changed register changes the value (a mixing hash, not a plain sum or xor
+ * where changes can cancel); identical sets give identical values. Signal-safe. */
+uint64_t plat_regs_checksum(const ucontext_t *uc);
+
+/* Program counter, stack pointer and frame pointer of the interrupted context. Signal-safe. */
+uintptr_t plat_uc_pc(const ucontext_t *uc);
+uintptr_t plat_uc_sp(const ucontext_t *uc);
+uintptr_t plat_uc_fp(const ucontext_t *uc);
+
+/* 1 if the interrupted thread was blocked in (or restarting) a system call when the signal
+ * arrived, 0 if it was running user code. Reads the instruction at/just before pc (x86-64:
+ * `syscall` 0f 05 at pc with the syscall number restored in rax, or at pc-2 with rax holding
+ * -EINTR/-ERESTART*; aarch64: `svc #0` d4000001 at pc or pc-4), never across a page boundary
+ * it was not interrupted in. Signal-safe. */
+int plat_uc_in_syscall(const ucontext_t *uc);
+
+/* ---- Linux primitives (platform/linux.c) ---- */
+
+/* Kernel thread id of the caller (raw syscall). Signal-safe. */
+pid_t plat_gettid(void);
+
+/* Sends signal `sig` to thread `tid` of this process with `value` in si_value.sival_int and
+ * si_code SI_QUEUE (rt_tgsigqueueinfo), so the handler can tell our requests from anybody
+ * else's. Returns 0 or -errno (-ESRCH: no such thread, -EAGAIN: queue full). Signal-safe. */
+int plat_signal_thread(pid_t tid, int sig, int value);
+
+/* CPU time consumed so far by thread `tid` of this process (user+system, ns), read from its
+ * per-thread CPU clock without disturbing it. Returns 0 or -errno (-EINVAL: thread gone). */
+int plat_thread_cpu_ns(pid_t tid, uint64_t *ns);
+
+/* The calling thread's own CPU time (ns). Signal-safe. */
+uint64_t plat_self_cpu_ns(void);
+
+/* CLOCK_MONOTONIC in ns. Signal-safe. */
+uint64_t plat_mono_ns(void);
+
+/* Futex wait on *addr while it equals `expected`, for at most timeout_ns (0: no timeout).
+ * Returns 0 when woken or the value differed, -ETIMEDOUT, -EINTR. */
+int plat_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
+
+/* Wakes up to n waiters on addr. Signal-safe. */
+void plat_futex_wake(const uint32_t *addr, int n);
+
+#endif

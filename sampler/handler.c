@@ -1,0 +1,120 @@
+/*
+ * handler.c — SIGNAL HANDLER CODE. Everything in sample_handler() runs in signal context on
+ * an arbitrary Java thread: only async-signal-safe work on preallocated memory — no malloc,
+ * no locks, no stdio, no JVMTI, no thread-local variables (a dlopen'ed library's TLS can
+ * allocate on first touch). errno is preserved. A signal that arrives late, for a thread that
+ * has ended, or after shutdown finds its slot not PENDING and returns.
+ */
+#include "handler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "registry.h"
+
+static struct {
+  asgct_fn asgct;
+  JavaVM *vm;
+  pid_t pid;
+  _Atomic int active;
+  _Atomic uint32_t acks;   /* futex word: acknowledgements so far */
+  _Atomic uint32_t target; /* wake the sampler when acks reaches this */
+  struct handler_counters counters;
+} hs;
+
+static void sample_handler(int sig, siginfo_t *si, void *ucv) {
+  (void)sig;
+  int saved_errno = errno;
+  uint64_t t0 = plat_mono_ns();
+  const ucontext_t *uc = ucv;
+
+  if (si->si_code != SI_QUEUE || si->si_pid != hs.pid) {
+    atomic_fetch_add_explicit(&hs.counters.foreign, 1, memory_order_relaxed);
+    goto out;
+  }
+  struct reg_slot *s = registry_slot(si->si_value.sival_int);
+  uint32_t w = s ? atomic_load_explicit(&s->req, memory_order_acquire) : 0;
+  if (!s || !atomic_load_explicit(&hs.active, memory_order_relaxed) || REQ_STATE(w) != REQ_PENDING ||
+      !atomic_compare_exchange_strong(&s->req, &w, (REQ_SEQ(w) << 3) | REQ_BUSY)) {
+    atomic_fetch_add_explicit(&hs.counters.stray, 1, memory_order_relaxed);
+    goto out;
+  }
+
+  s->wrong_thread = s->tid != plat_gettid();
+  if (s->wrong_thread) { /* cannot happen while slots are locked around signals; be safe */
+    atomic_fetch_add_explicit(&hs.counters.wrong_tid, 1, memory_order_relaxed);
+    s->walked = 0;
+    s->moved = 0;
+    s->num_frames = ASGCT_THREAD_EXIT;
+  } else {
+    uint64_t sum = plat_regs_checksum(uc);
+    int moved = sum != s->checksum;
+    s->moved = moved;
+    s->checksum = sum;
+    s->in_syscall = plat_uc_in_syscall(uc);
+    s->pc = plat_uc_pc(uc);
+    s->sp = plat_uc_sp(uc);
+    s->fp = plat_uc_fp(uc);
+    s->walked = moved || s->mode == REQ_CAPTURE;
+    if (s->walked) {
+      JNIEnv *env = NULL;
+      if ((*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || !env) {
+        s->num_frames = ASGCT_NOT_JAVA_THREAD;
+      } else {
+        asgct_trace trace = {env, 0, s->frames};
+        hs.asgct(&trace, registry_depth(), (void *)uc);
+        s->num_frames = trace.num_frames;
+      }
+    }
+  }
+  s->start_ns = t0;
+  s->cpu_exit = plat_self_cpu_ns();
+  s->end_ns = plat_mono_ns();
+  atomic_store_explicit(&s->req, (REQ_SEQ(w) << 3) | REQ_DONE, memory_order_release);
+
+  uint32_t n = atomic_fetch_add_explicit(&hs.acks, 1, memory_order_acq_rel) + 1;
+  atomic_fetch_add_explicit(&hs.counters.acks, 1, memory_order_relaxed);
+  if ((int32_t)(n - atomic_load_explicit(&hs.target, memory_order_relaxed)) >= 0)
+    plat_futex_wake((const uint32_t *)&hs.acks, 1);
+out:
+  errno = saved_errno;
+}
+
+int handler_install(int sig, asgct_fn asgct, JavaVM *vm) {
+  struct sigaction old, sa;
+  if (sigaction(sig, NULL, &old) != 0) return -errno;
+  if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != sample_handler
+                                  : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))
+    return -EBUSY;
+  hs.asgct = asgct;
+  hs.vm = vm;
+  hs.pid = getpid();
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = sample_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, NULL) != 0) return -errno;
+  return 0;
+}
+
+void handler_set_active(int on) { atomic_store(&hs.active, on); }
+
+uint32_t handler_expect(uint32_t target) {
+  atomic_store(&hs.target, target);
+  return atomic_load(&hs.acks);
+}
+
+uint32_t handler_wait_acks(uint64_t deadline_ns) {
+  for (;;) {
+    uint32_t n = atomic_load(&hs.acks);
+    if ((int32_t)(n - atomic_load(&hs.target)) >= 0) return n;
+    uint64_t now = plat_mono_ns();
+    if (now >= deadline_ns) return n;
+    plat_futex_wait((const uint32_t *)&hs.acks, n, deadline_ns - now);
+  }
+}
+
+const struct handler_counters *handler_counters(void) { return &hs.counters; }

@@ -1,0 +1,370 @@
+/*
+ * sampler.c — the sampler thread's loop (see sampler.h for the ThreadHasRun evidence).
+ *
+ * One round ("tick"):
+ *  1. collect answers that arrived after an earlier round's deadline (counted as late);
+ *  2. for each live thread, decide from the evidence whether to ask it for a sample, and if
+ *     so set its request PENDING and signal it — holding the slot's lock, so the thread cannot
+ *     finish leaving between the check and the signal;
+ *  3. wait for the acknowledgements, at most half an interval (capped at 2 ms);
+ *  4. record every answer: frames -> interned names -> the trace table.
+ * A request still open after the wait stays open; the thread is not asked again until it has
+ * answered, and its answer is recorded when it comes. Nothing is dropped silently: failures
+ * are recorded under named frames and counted.
+ */
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handler.h"
+#include "platform.h"
+#include "registry.h"
+#include "traces.h"
+
+/* CPU deltas at most this large, right after we signalled a thread that was blocked, may be
+ * our own doing (sigreturn, re-entering the system call); the checksum decides (auto). */
+#define AMBIGUOUS_NS 20000u
+/* Longest idle back-off between two looks at a thread's CPU clock. */
+#define MAX_BACKOFF_NS 16000000u
+#define MAX_BACKOFF_TICKS 15u
+
+static struct {
+  struct sampler_config cfg;
+  sampler_method_name_fn name_fn;
+  void *name_ctx;
+  struct sampler_stats st;
+  uint32_t *fbuf;     /* frame ids of one capture: depth + root + label */
+  int *sent;          /* slot indexes signalled this round */
+  int sent_cap;
+  char *namebuf;
+  uint32_t id_lost, id_blocked, id_unknown_method;
+  _Atomic uint32_t stop; /* futex word */
+  _Atomic int running;
+  uint64_t max_backoff;
+} S;
+
+#define NAMEBUF_LEN 4096
+
+int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
+                 sampler_method_name_fn name_fn, void *name_ctx) {
+  S.cfg = *c;
+  S.name_fn = name_fn;
+  S.name_ctx = name_ctx;
+  S.fbuf = malloc(((size_t)c->depth + 4) * sizeof *S.fbuf);
+  S.namebuf = malloc(NAMEBUF_LEN);
+  if (!S.fbuf || !S.namebuf) return -ENOMEM;
+  int err = registry_init(c->depth);
+  if (!err) err = traces_init();
+  if (err) return err;
+  S.id_lost = traces_intern("[sample lost]", 13);
+  S.id_blocked = traces_intern("[cpu before wait]", 17);
+  S.id_unknown_method = traces_intern("[unknown method]", 16);
+  S.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
+  if (S.max_backoff > MAX_BACKOFF_TICKS) S.max_backoff = MAX_BACKOFF_TICKS;
+  return handler_install(c->sig, asgct, vm);
+}
+
+const struct sampler_stats *sampler_stats(void) { return &S.st; }
+
+/* ---- recording (sampler thread, traces_lock held) ---- */
+
+static uint32_t method_frame(jmethodID m) {
+  if (!m) return S.id_unknown_method;
+  uint32_t id = traces_key_get((uint64_t)(uintptr_t)m);
+  if (id != TRACES_NO_ID) return id;
+  if (S.name_fn(S.name_ctx, m, S.namebuf, NAMEBUF_LEN) != 0) return S.id_unknown_method;
+  id = traces_intern(S.namebuf, strlen(S.namebuf));
+  if (id == TRACES_NO_ID) return S.id_unknown_method;
+  traces_key_put((uint64_t)(uintptr_t)m, id);
+  return id;
+}
+
+/* Puts the thread root frame (when enabled) into fbuf; returns the frame count. */
+static int begin_stack(struct reg_slot *s) {
+  if (!S.cfg.thread_roots) return 0;
+  if (s->priv.root_id == TRACES_NO_ID) {
+    char buf[REG_NAME_MAX + 32];
+    int n = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
+    s->priv.root_id = traces_intern(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  }
+  S.fbuf[0] = s->priv.root_id;
+  return 1;
+}
+
+static void store(int n, uint64_t units, uint64_t cpu_ns) {
+  if (traces_add(S.fbuf, n, units, cpu_ns) != 0) {
+    S.st.store_failed++;
+    return;
+  }
+  S.st.units += units;
+  S.st.cpu_ns += cpu_ns;
+}
+
+/* Units owed for a request whose sample could not be taken: kept under [sample lost]. */
+static void record_lost(struct reg_slot *s) {
+  struct reg_private *p = &s->priv;
+  if (!p->req_units && !p->req_cpu) return;
+  int n = begin_stack(s);
+  S.fbuf[n++] = S.id_lost;
+  store(n, p->req_units, p->req_cpu);
+  S.st.lost_units += p->req_units;
+  p->req_units = p->req_cpu = 0;
+}
+
+/* Records the DONE answer of slot s and sets it IDLE. */
+static void record(struct reg_slot *s, uint32_t w) {
+  struct reg_private *p = &s->priv;
+  uint64_t now = plat_mono_ns();
+  hist_add(&S.st.cost, s->end_ns - s->start_ns);
+  if (s->start_ns >= p->sent_ns) hist_add(&S.st.latency, s->start_ns - p->sent_ns);
+  if (p->req_tick != S.st.ticks) S.st.late++;
+  (void)now;
+
+  if (S.cfg.hasrun != SAMPLER_HASRUN_REGS && s->cpu_exit > p->cpu_base)
+    p->cpu_base = s->cpu_exit; /* what the signal and the handler cost it is ours, not its */
+
+  if (s->wrong_thread) {
+    record_lost(s);
+  } else if (!s->walked) {
+    S.st.skipped_regs++; /* registers unchanged: it has not run */
+  } else {
+    int n = begin_stack(s);
+    if (s->num_frames > 0) {
+      S.st.asgct[0]++;
+      for (int i = s->num_frames - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->frames[i].method_id);
+    } else {
+      int code = s->num_frames > -ASGCT_NCODES ? s->num_frames : ASGCT_NOT_JAVA_THREAD;
+      S.st.asgct[1 - code]++;
+      const char *f = asgct_code_frame(code);
+      S.fbuf[n++] = traces_intern(f, strlen(f));
+    }
+    if (s->in_syscall) {
+      S.fbuf[n++] = S.id_blocked;
+      S.st.blocked++;
+    }
+    uint64_t units = S.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : p->req_units;
+    store(n, units, p->req_cpu);
+    S.st.samples++;
+  }
+  /* auto: tiny deltas after we woke it count only if the thread really moved */
+  if (p->req_ambiguous) {
+    if (!s->moved && s->in_syscall) {
+      S.st.ambiguous_dropped_ns += p->req_ambiguous;
+    } else {
+      S.st.ambiguous_kept_ns += p->req_ambiguous;
+      p->cum += p->req_ambiguous;
+    }
+    p->req_ambiguous = 0;
+  }
+  p->last_blocked = s->in_syscall;
+  p->req_units = p->req_cpu = 0;
+  atomic_store(&s->req, (REQ_SEQ(w) << 3) | REQ_IDLE);
+}
+
+/* ---- deciding (sampler thread, slot lock held) ---- */
+
+/* Returns 1 and the mode when thread s should be asked for a sample this tick. */
+static int decide(struct reg_slot *s, int *mode) {
+  struct reg_private *p = &s->priv;
+  if (S.cfg.hasrun == SAMPLER_HASRUN_REGS) {
+    *mode = REQ_IF_MOVED;
+    return 1;
+  }
+  if (S.st.ticks < p->next_look) {
+    S.st.skipped_idle++;
+    return 0;
+  }
+  uint64_t cpu;
+  S.st.looks++;
+  int rc = plat_thread_cpu_ns(s->tid, &cpu);
+  if (rc == -EINVAL || rc == -ESRCH) return 0; /* exiting; its ThreadEnd is on the way */
+  if (rc != 0) {
+    S.st.clock_errors++;
+    if (S.cfg.hasrun != SAMPLER_HASRUN_AUTO) return 0;
+    *mode = REQ_IF_MOVED; /* no CPU evidence: the checksum decides */
+    return 1;
+  }
+  uint64_t d = 0;
+  if (p->have_base && cpu > p->cpu_base) d = cpu - p->cpu_base;
+  if (!p->have_base || cpu > p->cpu_base) p->cpu_base = cpu;
+  p->have_base = 1;
+  if (d == 0) {
+    S.st.skipped_cpu++;
+    p->idle_streak++;
+    uint64_t back = (p->idle_streak >= 5) ? 15 : (1u << (p->idle_streak - 1)) - 1;
+    if (back > S.max_backoff) back = S.max_backoff;
+    p->next_look = S.st.ticks + 1 + back;
+    return 0;
+  }
+  p->idle_streak = 0;
+  p->next_look = 0;
+  if (S.cfg.hasrun == SAMPLER_HASRUN_AUTO && p->last_blocked && d <= AMBIGUOUS_NS)
+    p->ambiguous += d;
+  else
+    p->cum += d;
+  uint64_t due = p->cum / S.cfg.interval_ns - p->units_given;
+  if (due == 0) {
+    S.st.skipped_cpu++; /* ran, but less than an interval's worth so far */
+    return 0;
+  }
+  p->req_units = due;
+  p->units_given += due;
+  p->req_cpu = p->cum - p->cum_captured;
+  p->cum_captured = p->cum;
+  p->req_ambiguous = p->ambiguous;
+  p->ambiguous = 0;
+  *mode = REQ_CAPTURE;
+  return 1;
+}
+
+static void reset_private(struct reg_slot *s) {
+  memset(&s->priv, 0, sizeof s->priv);
+  s->priv.gen = s->gen;
+  s->priv.root_id = TRACES_NO_ID;
+}
+
+/* ---- the loop ---- */
+
+static void tick(void) {
+  int limit = registry_limit();
+  if (limit > S.sent_cap) {
+    int cap = limit * 2;
+    int *p = realloc(S.sent, (size_t)cap * sizeof *p);
+    if (!p) return;
+    S.sent = p;
+    S.sent_cap = cap;
+  }
+
+  /* 1. answers that came after an earlier round's deadline */
+  traces_lock();
+  for (int i = 0; i < limit; i++) {
+    struct reg_slot *s = registry_slot(i);
+    uint32_t w = atomic_load_explicit(&s->req, memory_order_acquire);
+    if (REQ_STATE(w) != REQ_DONE) continue;
+    pthread_mutex_lock(&s->lock);
+    w = atomic_load_explicit(&s->req, memory_order_acquire);
+    if (REQ_STATE(w) == REQ_DONE && s->priv.gen == s->gen) record(s, w);
+    pthread_mutex_unlock(&s->lock);
+  }
+  traces_unlock();
+
+  /* 2. decide and signal */
+  int nsent = 0;
+  for (int i = 0; i < limit; i++) {
+    struct reg_slot *s = registry_slot(i);
+    if (atomic_load(&s->state) != REG_LIVE) continue;
+    pthread_mutex_lock(&s->lock);
+    if (atomic_load(&s->state) != REG_LIVE) goto next;
+    if (s->priv.gen != s->gen) reset_private(s);
+    uint32_t w = atomic_load_explicit(&s->req, memory_order_acquire);
+    if (REQ_STATE(w) == REQ_PENDING || REQ_STATE(w) == REQ_BUSY) {
+      S.st.outstanding++;
+      goto next;
+    }
+    int mode;
+    if (!decide(s, &mode)) goto next;
+    s->mode = mode;
+    s->priv.req_tick = S.st.ticks;
+    s->priv.sent_ns = plat_mono_ns();
+    atomic_store_explicit(&s->req, ((REQ_SEQ(w) + 1) << 3) | REQ_PENDING, memory_order_release);
+    int rc = plat_signal_thread(s->tid, S.cfg.sig, i);
+    if (rc != 0) {
+      S.st.lost_send++;
+      atomic_store(&s->req, ((REQ_SEQ(w) + 1) << 3) | REQ_IDLE);
+      traces_lock();
+      record_lost(s);
+      traces_unlock();
+    } else {
+      S.st.requests++;
+      S.sent[nsent++] = i;
+    }
+  next:
+    pthread_mutex_unlock(&s->lock);
+  }
+  if (nsent == 0) return;
+
+  /* 3. wait for the answers, bounded */
+  uint64_t wait = S.cfg.interval_ns / 2;
+  if (wait > 2000000) wait = 2000000;
+  if (wait < 100000) wait = 100000;
+  uint64_t deadline = plat_mono_ns() + wait;
+  int pending = nsent;
+  while (pending > 0) {
+    uint32_t a = handler_expect(0);
+    handler_expect(a + (uint32_t)pending);
+    handler_wait_acks(deadline);
+    pending = 0;
+    for (int k = 0; k < nsent; k++) {
+      uint32_t w = atomic_load_explicit(&registry_slot(S.sent[k])->req, memory_order_acquire);
+      if (REQ_STATE(w) == REQ_PENDING || REQ_STATE(w) == REQ_BUSY) pending++;
+    }
+    if (plat_mono_ns() >= deadline) break;
+  }
+  handler_expect(handler_expect(0) + (1u << 30)); /* no wake-ups until the next round */
+
+  /* 4. record */
+  traces_lock();
+  for (int k = 0; k < nsent; k++) {
+    struct reg_slot *s = registry_slot(S.sent[k]);
+    pthread_mutex_lock(&s->lock);
+    uint32_t w = atomic_load_explicit(&s->req, memory_order_acquire);
+    if (REQ_STATE(w) == REQ_DONE && s->priv.gen == s->gen) record(s, w);
+    pthread_mutex_unlock(&s->lock);
+  }
+  traces_unlock();
+}
+
+int sampler_run(void) {
+  atomic_store(&S.running, 1);
+  handler_set_active(1);
+  uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns();
+  uint64_t next = start + S.cfg.interval_ns;
+  int expired = 0;
+  while (!atomic_load(&S.stop)) {
+    uint64_t now = plat_mono_ns();
+    if (now < next) {
+      plat_futex_wait((const uint32_t *)&S.stop, 0, next - now);
+      continue; /* re-check stop and the time */
+    }
+    if (S.cfg.duration_ns && now - start >= S.cfg.duration_ns) {
+      expired = 1;
+      break;
+    }
+    uint64_t c0 = plat_self_cpu_ns();
+    tick();
+    uint64_t c1 = plat_self_cpu_ns();
+    traces_lock();
+    S.st.ticks++;
+    hist_add(&S.st.tick_cost, c1 - c0);
+    S.st.sampler_cpu_ns = c1 - cpu0;
+    S.st.wall_ns = plat_mono_ns() - start;
+    traces_unlock();
+    next += S.cfg.interval_ns;
+    now = plat_mono_ns();
+    if (now >= next) { /* overran: skip the rounds we missed, keep the phase */
+      uint64_t missed = (now - next) / S.cfg.interval_ns + 1;
+      S.st.overruns += missed;
+      next += missed * S.cfg.interval_ns;
+    }
+  }
+  handler_set_active(0);
+  traces_lock();
+  S.st.sampler_cpu_ns = plat_self_cpu_ns() - cpu0;
+  S.st.wall_ns = plat_mono_ns() - start;
+  traces_unlock();
+  atomic_store(&S.running, 0);
+  plat_futex_wake((const uint32_t *)&S.running, 1);
+  return expired;
+}
+
+void sampler_stop(void) {
+  atomic_store(&S.stop, 1);
+  plat_futex_wake((const uint32_t *)&S.stop, 1);
+  uint64_t deadline = plat_mono_ns() + 1000000000ull;
+  while (atomic_load(&S.running) && plat_mono_ns() < deadline)
+    plat_futex_wait((const uint32_t *)&S.running, 1, 10000000);
+}

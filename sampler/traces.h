@@ -1,0 +1,51 @@
+/*
+ * traces.h — trace storage: interned frame names, a cache of method -> frame name, and the
+ * table of distinct stacks with their weights.
+ *
+ * Only the sampler thread adds; a dump reads. Callers serialize with traces_lock() /
+ * traces_unlock() (a mutex: never from a signal handler). All of it grows with malloc.
+ */
+#ifndef SAMPLER_TRACES_H
+#define SAMPLER_TRACES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACES_NO_ID UINT32_MAX
+
+/* Initializes the tables. Returns 0 or -ENOMEM. */
+int traces_init(void);
+
+void traces_lock(void);
+void traces_unlock(void);
+
+/* Interns `len` bytes as a frame name; returns its id, or TRACES_NO_ID when out of memory. */
+uint32_t traces_intern(const char *s, size_t len);
+
+/* The name with this id (NUL-terminated, valid until the process ends). */
+const char *traces_str(uint32_t id);
+
+/* The frame id cached for a key (a jmethodID, or any pointer-sized key), or TRACES_NO_ID. */
+uint32_t traces_key_get(uint64_t key);
+/* Caches id for key. Returns 0 or -ENOMEM. */
+int traces_key_put(uint64_t key, uint32_t id);
+
+/* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
+ * CPU nanoseconds. Returns 0 or -ENOMEM (the capture is then not stored; the caller counts it). */
+int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns);
+
+struct trace_view {
+  const uint32_t *frames; /* root first */
+  int n;
+  uint64_t samples;       /* captures of this stack */
+  uint64_t units;
+  uint64_t cpu_ns;
+};
+
+/* Calls fn for every distinct stack, in insertion order. */
+void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx);
+
+/* Number of distinct stacks. */
+size_t traces_count(void);
+
+#endif
