@@ -159,6 +159,8 @@ uint32_t traces_intern(const char *s, size_t len) {
 
 const char *traces_str(uint32_t id) { return id < nstrs ? strs[id] : "[bad frame id]"; }
 
+size_t traces_nstrings(void) { return nstrs; }
+
 /* ---- key -> frame ---- */
 
 static bool key_eq(const void *ctx, uint32_t idx) { return keys[idx].key == *(const uint64_t *)ctx; }

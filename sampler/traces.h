@@ -27,6 +27,9 @@ const char *traces_str(uint32_t id);
 
 /* The frame id cached for a key (a jmethodID, or any pointer-sized key), or TRACES_NO_ID. */
 uint32_t traces_key_get(uint64_t key);
+/* Number of interned names: ids are 0 .. traces_nstrings()-1. */
+size_t traces_nstrings(void);
+
 /* Caches id for key. Returns 0 or -ENOMEM. */
 int traces_key_put(uint64_t key, uint32_t id);
 

@@ -1,0 +1,309 @@
+/*
+ * agent.c — the JVMTI entry points and event callbacks: loads the options, finds
+ * AsyncGetCallTrace, keeps the thread registry current (ThreadStart/ThreadEnd), creates
+ * jmethodIDs ahead of time (ClassPrepare, and a sweep at VMInit), runs the sampler thread, and
+ * writes the profile at VM death, on kill -3 (DataDumpRequest) and when `duration` ends.
+ *
+ * Hazards: callbacks can run concurrently on any thread and after VMDeath has begun; every one
+ * checks `dead` first. The agent never calls exit(): on a bad option Agent_OnLoad returns an
+ * error and the JVM stops itself.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asgct.h"
+#include "names.h"
+#include "options.h"
+#include "output.h"
+#include "platform.h"
+#include "registry.h"
+#include "sampler.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+  jvmtiEnv *jvmti;
+  JavaVM *vm;
+  struct agent_options opt;
+  jobject sampler_thread; /* global ref */
+  JNIEnv *sampler_jni;
+  _Atomic int dead;
+  _Atomic int final_written; /* the duration ended and the final profile is on disk */
+  pthread_mutex_t dump_lock;
+} A = {.dump_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "sampler: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+  va_end(ap);
+}
+
+/* Reports a JVMTI error with the call's name; returns 0 when there was none. */
+static int check(jvmtiError e, const char *call) {
+  if (e == JVMTI_ERROR_NONE) return 0;
+  char *name = NULL;
+  if (A.jvmti) (*A.jvmti)->GetErrorName(A.jvmti, e, &name);
+  say("%s failed: %s", call, name ? name : "unknown JVMTI error");
+  if (name) (*A.jvmti)->Deallocate(A.jvmti, (unsigned char *)name);
+  return -1;
+}
+
+/* ---- jmethodIDs ahead of time: ASGCT cannot create them in a signal handler ---- */
+
+static void create_method_ids(jvmtiEnv *jvmti, jclass cls) {
+  jint n = 0;
+  jmethodID *methods = NULL;
+  if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) == JVMTI_ERROR_NONE)
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+}
+
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass cls) {
+  (void)jvmti, (void)jni, (void)t, (void)cls; /* enabled because ASGCT requires it */
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass cls) {
+  (void)jni, (void)t;
+  if (!atomic_load(&A.dead)) create_method_ids(jvmti, cls);
+}
+
+static void sweep_loaded_classes(jvmtiEnv *jvmti) {
+  jint n = 0;
+  jclass *classes = NULL;
+  if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) != JVMTI_ERROR_NONE) return;
+  for (jint i = 0; i < n; i++) create_method_ids(jvmti, classes[i]);
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+}
+
+/* ---- threads ---- */
+
+static int is_sampler_thread(JNIEnv *jni, jthread t) {
+  return A.sampler_thread && (*jni)->IsSameObject(jni, t, A.sampler_thread);
+}
+
+static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  jvmtiThreadInfo info;
+  memset(&info, 0, sizeof info);
+  if ((*jvmti)->GetThreadInfo(jvmti, t, &info) != JVMTI_ERROR_NONE) info.name = NULL;
+  int rc = registry_add(plat_gettid(), info.name ? info.name : "?");
+  if (rc < 0) say("thread %s not sampled: %s", info.name ? info.name : "?", strerror(-rc));
+  if (info.name) (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+  if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
+  if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  if (atomic_load(&A.dead) || is_sampler_thread(jni, t)) return;
+  register_current(jvmti, jni, t);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  (void)jvmti, (void)jni, (void)t;
+  registry_remove(plat_gettid()); /* also after death: never leave a stale tid behind */
+}
+
+/* Java threads that started before our ThreadStart events (Reference Handler, Finalizer,
+ * Signal Dispatcher...): the kernel names a Java thread after its Java name (first 15 bytes),
+ * so /proc/self/task/<tid>/comm is matched against the names GetAllThreads reports. */
+static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni) {
+  jint n = 0;
+  jthread *threads = NULL;
+  if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE) return;
+  char (*names)[16] = calloc((size_t)n + 1, sizeof *names);
+  char (*full)[REG_NAME_MAX] = calloc((size_t)n + 1, sizeof *full);
+  for (jint i = 0; names && full && i < n; i++) {
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE && info.name) {
+      snprintf(names[i], sizeof names[i], "%s", info.name);
+      snprintf(full[i], sizeof full[i], "%s", info.name);
+      (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+    }
+    if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
+    if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+    (*jni)->DeleteLocalRef(jni, threads[i]);
+  }
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+  DIR *d = names && full ? opendir("/proc/self/task") : NULL;
+  struct dirent *e;
+  pid_t self = plat_gettid();
+  while (d && (e = readdir(d))) {
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (tid <= 0 || tid == self) continue;
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+    for (jint i = 0; i < n; i++) {
+      if (names[i][0] && strcmp(names[i], comm) == 0) {
+        registry_add(tid, full[i]);
+        break;
+      }
+    }
+  }
+  if (d) closedir(d);
+  free(names);
+  free(full);
+}
+
+/* ---- writing the profile ---- */
+
+static void dump(const char *why) {
+  char err[512];
+  pthread_mutex_lock(&A.dump_lock);
+  if (output_write(&A.opt, err, sizeof err) != 0) say("%s (%s)", err, why);
+  pthread_mutex_unlock(&A.dump_lock);
+}
+
+static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
+  (void)jvmti;
+  if (atomic_load(&A.dead)) return;
+  dump("kill -3");
+  fprintf(stderr, "sampler: profile so far written to %s\n", A.opt.file);
+}
+
+/* ---- the sampler thread ---- */
+
+static int name_method(void *ctx, jmethodID m, char *buf, size_t len) {
+  (void)ctx;
+  return names_method(A.jvmti, A.sampler_jni, m, buf, len);
+}
+
+static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
+  (void)jvmti, (void)arg;
+  A.sampler_jni = jni;
+  if (sampler_run()) { /* the duration ended: final profile now */
+    dump("duration");
+    atomic_store(&A.final_written, 1);
+    output_summary(stderr, &A.opt);
+  }
+}
+
+static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
+  jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+  jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
+  jstring name = (*jni)->NewStringUTF(jni, "sampler");
+  jobject t = init && name ? (*jni)->NewObject(jni, cls, init, name) : NULL;
+  if (!t) {
+    (*jni)->ExceptionClear(jni);
+    say("%s", "cannot create the sampler thread");
+    return -1;
+  }
+  A.sampler_thread = (*jni)->NewGlobalRef(jni, t);
+  return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY),
+               "RunAgentThread");
+}
+
+/* ---- VM lifecycle ---- */
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  char *cmd = NULL;
+  if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) == JVMTI_ERROR_NONE && cmd) {
+    cmd[strcspn(cmd, " ")] = '\0';
+    output_set_program(cmd);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)cmd);
+  }
+  sweep_loaded_classes(jvmti);
+  register_current(jvmti, jni, t);
+  register_existing(jvmti, jni);
+  start_sampler_thread(jvmti, jni);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
+  (void)jvmti, (void)jni;
+  sampler_stop();
+  atomic_store(&A.dead, 1);
+  if (!atomic_load(&A.final_written)) {
+    dump("exit");
+    output_summary(stderr, &A.opt);
+  }
+}
+
+/* ---- loading ---- */
+
+static int setup(JavaVM *vm, const char *options) {
+  char err[1024];
+  if (opt_parse(options, &A.opt, err, sizeof err) != 0) {
+    say("%s", err);
+    say("%s", "-agentlib:sampler=help lists the options");
+    return -1;
+  }
+  if (A.opt.help) {
+    fputs(opt_help(), stderr);
+    return -1;
+  }
+  if (output_check_writable(&A.opt, err, sizeof err) != 0) {
+    say("%s", err);
+    return -1;
+  }
+  A.vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&A.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+    say("%s", "this JVM offers no JVMTI 1.2 environment");
+    return -1;
+  }
+  asgct_fn asgct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+  if (!asgct) {
+    say("%s", "AsyncGetCallTrace not found: sampler needs a HotSpot JVM");
+    return -1;
+  }
+  jvmtiEnv *jvmti = A.jvmti;
+  jvmtiCapabilities caps;
+  memset(&caps, 0, sizeof caps);
+  caps.can_get_line_numbers = 1;
+  caps.can_get_source_file_name = 1;
+  if (check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities")) return -1;
+
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  cb.VMDeath = on_vm_death;
+  cb.ThreadStart = on_thread_start;
+  cb.ThreadEnd = on_thread_end;
+  cb.ClassLoad = on_class_load;
+  cb.ClassPrepare = on_class_prepare;
+  cb.DataDumpRequest = on_data_dump;
+  if (check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks")) return -1;
+  static const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,
+                                      JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+                                      JVMTI_EVENT_CLASS_LOAD,   JVMTI_EVENT_CLASS_PREPARE,
+                                      JVMTI_EVENT_DATA_DUMP_REQUEST};
+  for (size_t i = 0; i < sizeof events / sizeof *events; i++)
+    if (check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+              "SetEventNotificationMode"))
+      return -1;
+
+  struct sampler_config sc = {A.opt.interval_ns, A.opt.depth, A.opt.hasrun, A.opt.threads,
+                              A.opt.duration_ns, A.opt.sig};
+  int rc = sampler_init(&sc, asgct, vm, name_method, NULL);
+  if (rc == -EBUSY) {
+    say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",
+        A.opt.sig_name);
+    return -1;
+  }
+  if (rc) {
+    say("cannot start: %s", strerror(-rc));
+    return -1;
+  }
+  return 0;
+}
+
+EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)reserved;
+  return setup(vm, options) == 0 ? JNI_OK : JNI_ERR;
+}
+
+EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm) { (void)vm; }

@@ -1,0 +1,89 @@
+/*
+ * names.c — jmethodID -> "pkg/Class.method" (see names.h). Called from the sampler thread
+ * once per method (the sampler caches the result), never from the signal handler.
+ */
+#include "names.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *primitive(char c) {
+  switch (c) {
+  case 'Z': return "boolean";
+  case 'B': return "byte";
+  case 'C': return "char";
+  case 'S': return "short";
+  case 'I': return "int";
+  case 'J': return "long";
+  case 'F': return "float";
+  case 'D': return "double";
+  case 'V': return "void";
+  default: return NULL;
+  }
+}
+
+/* 1 when [p, end) is all hex digits. */
+static int hex_to(const char *p, const char *end) {
+  for (; p < end; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))) return 0;
+  return 1;
+}
+
+int names_class(const char *sig, char *buf, size_t len) {
+  if (!len) return -1;
+  int dims = 0;
+  while (sig[dims] == '[') dims++;
+  const char *s = sig + dims;
+  size_t n = 0;
+  int ok = 1;
+  const char *prim = primitive(*s);
+  if (*s == 'L') {
+    const char *start = s + 1, *end = strchr(start, ';');
+    if (!end) end = start + strlen(start);
+    /* hidden classes: "<name>.0x<hex digits>" at the end — keep <name> */
+    for (const char *p = start; p + 3 < end; p++) {
+      if (p[0] == '.' && p[1] == '0' && p[2] == 'x' && hex_to(p + 3, end)) {
+        end = p;
+        break;
+      }
+    }
+    n = (size_t)(end - start);
+    if (n >= len) n = len - 1, ok = 0;
+    memcpy(buf, start, n);
+  } else {
+    const char *name = prim ? prim : s;
+    n = strlen(name);
+    if (n >= len) n = len - 1, ok = 0;
+    memcpy(buf, name, n);
+  }
+  for (int d = 0; d < dims; d++) {
+    if (n + 2 >= len) {
+      ok = 0;
+      break;
+    }
+    buf[n++] = '[';
+    buf[n++] = ']';
+  }
+  buf[n] = '\0';
+  return ok ? (int)n : -1;
+}
+
+int names_frame(const char *class_sig, const char *method, char *buf, size_t len) {
+  int n = names_class(class_sig, buf, len);
+  if (n < 0) return -1;
+  int m = snprintf(buf + n, len - (size_t)n, ".%s", method);
+  return (m < 0 || (size_t)m >= len - (size_t)n) ? -1 : 0;
+}
+
+int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, char *buf, size_t len) {
+  jclass cls = NULL;
+  char *csig = NULL, *mname = NULL;
+  jvmtiError e = (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls);
+  if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL);
+  if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetMethodName(jvmti, m, &mname, NULL, NULL);
+  if (e == JVMTI_ERROR_NONE) names_frame(csig, mname, buf, len);
+  if (csig) (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+  if (mname) (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
+  if (cls && jni) (*jni)->DeleteLocalRef(jni, cls);
+  return e == JVMTI_ERROR_NONE ? 0 : -(int)e;
+}

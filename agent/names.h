@@ -1,0 +1,26 @@
+/*
+ * names.h — Java names as a profile shows them: "java/lang/String.hashCode".
+ * The pure conversions are separate from the JVMTI lookup so they can be unit-tested.
+ */
+#ifndef SAMPLER_NAMES_H
+#define SAMPLER_NAMES_H
+
+#include <jvmti.h>
+#include <stddef.h>
+
+/* Writes the class name of a JVM type signature into buf: "Ljava/lang/String;" ->
+ * "java/lang/String", "[I" -> "int[]", "[[Ljava/lang/Object;" -> "java/lang/Object[][]".
+ * A hidden class's address suffix is dropped ("Lp/Main$$Lambda$14.0x0000000800c03000;" ->
+ * "p/Main$$Lambda$14") so profiles of two runs compare. Returns the length written, or -1
+ * when buf is too small (buf then holds a truncated, NUL-terminated name). */
+int names_class(const char *sig, char *buf, size_t len);
+
+/* Writes "<class>.<method>" into buf; returns 0 or -1 (truncated). */
+int names_frame(const char *class_sig, const char *method, char *buf, size_t len);
+
+/* The name of method m via JVMTI: 0, or a negative code (JVMTI error, e.g. the class was
+ * unloaded) with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller
+ * has no local references to release (they are then released when its native frame ends). */
+int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, char *buf, size_t len);
+
+#endif

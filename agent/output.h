@@ -1,0 +1,29 @@
+/*
+ * output.h — writing the profile: folded stacks, SVG, HTML (through flamegraph/) or the
+ * text report, always to a temporary file in the same directory that is renamed over the
+ * target when complete; plus the one-line summary on stderr.
+ */
+#ifndef SAMPLER_OUTPUT_H
+#define SAMPLER_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "options.h"
+
+/* Checks at start that o->file can be written: creates and removes a temporary file beside
+ * it. Returns 0, or -1 with the reason in err. */
+int output_check_writable(const struct agent_options *o, char *err, size_t errlen);
+
+/* Sets what the profile's title and report say about the program ("sun.java.command"). */
+void output_set_program(const char *program);
+
+/* Writes the profile as it is now to o->file. Thread-safe (takes traces_lock while it reads
+ * the tables); not signal-safe. Returns 0, or -1 with the reason in err (the old file, if
+ * any, is then left as it was). */
+int output_write(const struct agent_options *o, char *err, size_t errlen);
+
+/* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f. */
+void output_summary(FILE *f, const struct agent_options *o);
+
+#endif

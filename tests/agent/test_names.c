@@ -1,0 +1,51 @@
+/* Unit tests of the name conversion: JVM signatures -> profile frame names. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "names.h"
+
+Test(names, classes) {
+  static const struct {
+    const char *sig, *want;
+  } cases[] = {
+      {"Ljava/lang/String;", "java/lang/String"},
+      {"LMain;", "Main"},
+      {"I", "int"},
+      {"[I", "int[]"},
+      {"[[J", "long[][]"},
+      {"[Ljava/lang/Object;", "java/lang/Object[]"},
+      {"Lcom/x/Main$Inner;", "com/x/Main$Inner"},
+      {"Lcom/x/Main$$Lambda$14.0x0000000800c03000;", "com/x/Main$$Lambda$14"},
+      {"Ljava/lang/invoke/LambdaForm$MH.0x0000000800c0c400;", "java/lang/invoke/LambdaForm$MH"},
+      {"Lcom/x/v1.0xyz/A;", "com/x/v1.0xyz/A"}, /* only a hex address at the end is cut */
+      {"Lcom/x/A.0x1f/B;", "com/x/A.0x1f/B"},
+  };
+  char buf[256];
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cr_assert_geq(names_class(cases[i].sig, buf, sizeof buf), 0, "%s", cases[i].sig);
+    cr_expect_str_eq(buf, cases[i].want, "%s", cases[i].sig);
+  }
+}
+
+Test(names, frame) {
+  char buf[256];
+  cr_assert_eq(names_frame("Ljava/lang/String;", "hashCode", buf, sizeof buf), 0);
+  cr_expect_str_eq(buf, "java/lang/String.hashCode");
+  cr_assert_eq(names_frame("[B", "clone", buf, sizeof buf), 0);
+  cr_expect_str_eq(buf, "byte[].clone");
+  cr_assert_eq(names_frame("LA;", "<init>", buf, sizeof buf), 0);
+  cr_expect_str_eq(buf, "A.<init>");
+}
+
+Test(names, truncation_is_reported_and_terminated) {
+  char buf[8];
+  cr_expect_eq(names_class("Ljava/lang/String;", buf, sizeof buf), -1);
+  cr_expect_eq(strlen(buf), 7u);
+  cr_expect_str_eq(buf, "java/la");
+  char b2[20];
+  cr_expect_eq(names_frame("Ljava/lang/String;", "hashCode", b2, sizeof b2), -1);
+  cr_expect_eq(strlen(b2), 19u);
+  char b3[4];
+  cr_expect_eq(names_class("[[[[I", b3, sizeof b3), -1);
+  cr_expect_eq(strlen(b3), 3u);
+}

@@ -1,0 +1,167 @@
+/* Unit tests of the option parser: defaults, every accepted form, every bad input. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "sampler.h"
+
+static struct agent_options o;
+static char err[1024];
+
+Test(options, defaults) {
+  cr_assert_eq(opt_parse(NULL, &o, err, sizeof err), 0);
+  cr_expect_eq(o.interval_ns, 10000000u);
+  cr_expect_eq(o.format, FORMAT_FOLDED);
+  cr_expect_eq(o.depth, 1024);
+  cr_expect_eq(o.threads, 0);
+  cr_expect_eq(o.hasrun, SAMPLER_HASRUN_AUTO);
+  cr_expect_eq(o.sig, SIGRTMIN + 4);
+  cr_expect_eq(o.duration_ns, 0u);
+  cr_expect_eq(o.weight, WEIGHT_SAMPLES);
+  char want[64];
+  snprintf(want, sizeof want, "sampler-%d.folded", (int)getpid());
+  cr_expect_str_eq(o.file, want);
+  cr_assert_eq(opt_parse("", &o, err, sizeof err), 0);
+}
+
+Test(options, units) {
+  static const struct {
+    const char *in;
+    uint64_t ns;
+  } cases[] = {{"interval=100us", 100000},    {"interval=1ms", 1000000}, {"interval=250000ns", 250000},
+               {"interval=2s", 2000000000},   {"interval=10s", 10000000000ull}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cr_assert_eq(opt_parse(cases[i].in, &o, err, sizeof err), 0, "%s: %s", cases[i].in, err);
+    cr_expect_eq(o.interval_ns, cases[i].ns, "%s", cases[i].in);
+  }
+  cr_assert_eq(opt_parse("duration=90s", &o, err, sizeof err), 0);
+  cr_expect_eq(o.duration_ns, 90000000000ull);
+  cr_assert_eq(opt_parse("duration=2m", &o, err, sizeof err), 0);
+  cr_expect_eq(o.duration_ns, 120000000000ull);
+  cr_assert_eq(opt_parse("duration=0", &o, err, sizeof err), 0);
+  cr_expect_eq(o.duration_ns, 0u);
+}
+
+Test(options, everything) {
+  cr_assert_eq(opt_parse("interval=1ms,file=/tmp/p-%p.svg,depth=64,threads,hasrun=regs,signal=PROF,duration=5s",
+                         &o, err, sizeof err),
+               0, "%s", err);
+  char want[64];
+  snprintf(want, sizeof want, "/tmp/p-%d.svg", (int)getpid());
+  cr_expect_str_eq(o.file, want);
+  cr_expect_eq(o.format, FORMAT_SVG);
+  cr_expect_eq(o.depth, 64);
+  cr_expect_eq(o.threads, 1);
+  cr_expect_eq(o.hasrun, SAMPLER_HASRUN_REGS);
+  cr_expect_eq(o.sig, SIGPROF);
+  cr_expect_str_eq(o.sig_name, "SIGPROF");
+}
+
+Test(options, format_from_extension_and_explicit) {
+  static const struct {
+    const char *in;
+    int format;
+  } cases[] = {{"file=a.folded", FORMAT_FOLDED}, {"file=a.collapsed", FORMAT_FOLDED}, {"file=a.txt", FORMAT_TEXT},
+               {"file=a.svg", FORMAT_SVG},       {"file=a.html", FORMAT_HTML},        {"file=a.htm", FORMAT_HTML},
+               {"file=a.out", FORMAT_FOLDED},    {"file=dir.d/a", FORMAT_FOLDED},     {"file=a.svg,format=text", FORMAT_TEXT},
+               {"format=html", FORMAT_HTML}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cr_assert_eq(opt_parse(cases[i].in, &o, err, sizeof err), 0, "%s: %s", cases[i].in, err);
+    cr_expect_eq(o.format, cases[i].format, "%s", cases[i].in);
+  }
+  char want[64];
+  opt_parse("format=html", &o, err, sizeof err);
+  snprintf(want, sizeof want, "sampler-%d.html", (int)getpid());
+  cr_expect_str_eq(o.file, want);
+}
+
+Test(options, signals) {
+  cr_assert_eq(opt_parse("signal=RTMIN+7", &o, err, sizeof err), 0);
+  cr_expect_eq(o.sig, SIGRTMIN + 7);
+  cr_expect_str_eq(o.sig_name, "SIGRTMIN+7");
+  cr_assert_eq(opt_parse("signal=SIGRTMIN", &o, err, sizeof err), 0);
+  cr_expect_eq(o.sig, SIGRTMIN);
+  cr_assert_eq(opt_parse("signal=SIGVTALRM", &o, err, sizeof err), 0);
+  cr_expect_eq(o.sig, SIGVTALRM);
+  char buf[32];
+  snprintf(buf, sizeof buf, "signal=%d", SIGRTMIN + 2);
+  cr_assert_eq(opt_parse(buf, &o, err, sizeof err), 0);
+  cr_expect_eq(o.sig, SIGRTMIN + 2);
+}
+
+Test(options, percent_escapes) {
+  cr_assert_eq(opt_parse("file=/tmp/x%%y-%t.folded", &o, err, sizeof err), 0);
+  cr_expect(strncmp(o.file, "/tmp/x%y-2", 10) == 0, "%s", o.file);
+  cr_expect_eq(strlen(o.file), strlen("/tmp/x%y-20261123-010203.folded"), "%s", o.file);
+}
+
+struct bad {
+  char in[64];
+  char msg[160];
+};
+
+ParameterizedTestParameters(options, rejected) {
+  static struct bad cases[] = {
+      {"interval=5", "interval=5: needs a unit: ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=ms", "interval=ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=1.5ms", "interval=1.5ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=-1ms", "interval=-1ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=10mss", "interval=10mss: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=99us", "interval=99us: out of range: 100us to 10s"},
+      {"interval=10001ms", "interval=10001ms: out of range: 100us to 10s"},
+      {"interval=99999999999999999999s", "interval=99999999999999999999s: out of range: 100us to 10s"},
+      {"interval=", "interval=: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval", "option 'interval' needs a value (interval=...)"},
+      {"depth=0", "depth=0: accepted: a whole number from 1 to 8192"},
+      {"depth=8193", "depth=8193: accepted: a whole number from 1 to 8192"},
+      {"depth=12x", "depth=12x: accepted: a whole number from 1 to 8192"},
+      {"depth=+5", "depth=+5: accepted: a whole number from 1 to 8192"},
+      {"format=png", "format=png: accepted: folded, text, svg, html"},
+      {"threads=2", "threads=2: accepted: on, off"},
+      {"hasrun=both", "hasrun=both: accepted: auto, cpu, regs"},
+      {"weight=cycles", "weight=cycles: accepted: samples, cpu"},
+      {"duration=5", "duration=5: needs a unit: ms, s, m or h (e.g. duration=30s)"},
+      {"duration=5us", "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
+      {"help=1", "help takes no value"},
+      {"file=", "file=: empty path"},
+      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"},
+      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"},
+      {"depth=5,depth=6", "option 'depth' given twice"},
+      {"hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
+  };
+  return cr_make_param_array(struct bad, cases, sizeof cases / sizeof *cases);
+}
+
+ParameterizedTest(struct bad *b, options, rejected) {
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_expect_str_eq(err, b->msg);
+}
+
+ParameterizedTestParameters(options, bad_signals) {
+  static struct bad cases[] = {{"signal=SEGV", ""}, {"signal=QUIT", ""},     {"signal=USR2", ""},
+                               {"signal=9", ""},    {"signal=RTMIN+99", ""}, {"signal=RTMIN-1", ""},
+                               {"signal=11", ""},   {"signal=", ""},         {"signal=KILL", ""}};
+  return cr_make_param_array(struct bad, cases, sizeof cases / sizeof *cases);
+}
+
+ParameterizedTest(struct bad *b, options, bad_signals) {
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_expect(strstr(err, ": accepted: RTMIN+N (N = 0..") != NULL, "%s", err);
+  cr_expect(strstr(err, "signals the JVM uses itself are refused") != NULL, "%s", err);
+}
+
+Test(options, durations_print) {
+  char b[32];
+  opt_format_duration(10000000, b, sizeof b);
+  cr_expect_str_eq(b, "10ms");
+  opt_format_duration(250000, b, sizeof b);
+  cr_expect_str_eq(b, "250us");
+  opt_format_duration(2000000000, b, sizeof b);
+  cr_expect_str_eq(b, "2s");
+  opt_format_duration(1500, b, sizeof b);
+  cr_expect_str_eq(b, "1500ns");
+}

@@ -1,0 +1,129 @@
+// Test programs whose right answer is known, for the JVM integration tests.
+// Usage: java Scenarios <scenario> <seconds>
+//   busyidle  two busy threads in distinct methods + 50 threads sleeping, waiting or parked
+//   spin      a thread spinning on a volatile flag beside a busy thread
+//   bursty    10 threads that wake every 5 ms for ~100 us of work, beside a busy thread
+//   exit      busy, then System.exit(3) from a worker thread
+//   forever   busy until killed
+// At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
+// "result <n>" so runs with and without the agent can be compared.
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+public class Scenarios {
+    static volatile boolean stop;
+    static volatile boolean flag;
+    static final Object lock = new Object();
+    static final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    static final List<Thread> workers = new ArrayList<>();
+    static final long[] cpu = new long[64];
+    static volatile long sink;
+
+    // ---- busy methods: distinct, easy to find in a profile ----
+    static long busyAlpha() {
+        long h = 1;
+        while (!stop) {
+            for (int i = 0; i < 100_000; i++) h = h * 31 + i;
+        }
+        return h;
+    }
+
+    static long busyBeta() {
+        double x = 1;
+        while (!stop) {
+            for (int i = 1; i < 100_000; i++) x = x * 1.0000001 + 1.0 / i;
+        }
+        return (long) x;
+    }
+
+    static void spinOnFlag() {
+        while (!flag) { } // C2: a loop whose registers do not change
+    }
+
+    static long burstWork(long seed) {
+        // ~100 us of work
+        long h = seed;
+        long end = System.nanoTime() + 100_000;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 200; i++) h = h * 6364136223846793005L + 1442695040888963407L;
+        }
+        return h;
+    }
+
+    static void bursty() {
+        long h = 0;
+        while (!stop) {
+            h += burstWork(h);
+            LockSupport.parkNanos(5_000_000);
+        }
+        sink += h;
+    }
+
+    static Thread worker(String name, Runnable r) {
+        final int idx = workers.size();
+        Thread t = new Thread(() -> {
+            r.run();
+            cpu[idx] = mx.getCurrentThreadCpuTime();
+        }, name);
+        workers.add(t);
+        return t;
+    }
+
+    static void idleThreads(int n) {
+        for (int i = 0; i < n; i++) {
+            Thread t;
+            switch (i % 3) {
+                case 0: t = new Thread(() -> { try { Thread.sleep(1_000_000); } catch (InterruptedException e) { } }, "idle-sleep-" + i); break;
+                case 1: t = new Thread(() -> { synchronized (lock) { try { lock.wait(); } catch (InterruptedException e) { } } }, "idle-wait-" + i); break;
+                default: t = new Thread(() -> { while (!stop) LockSupport.park(); }, "idle-park-" + i); break;
+            }
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String scenario = args[0];
+        long millis = (long) (Double.parseDouble(args.length > 1 ? args[1] : "5") * 1000);
+        switch (scenario) {
+            case "busyidle":
+                idleThreads(50);
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("busy-beta", () -> sink += busyBeta());
+                break;
+            case "spin":
+                worker("spinner", Scenarios::spinOnFlag);
+                worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "bursty":
+                for (int i = 0; i < 10; i++) worker("bursty-" + i, Scenarios::bursty);
+                worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "exit":
+            case "forever":
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("busy-beta", () -> sink += busyBeta());
+                break;
+            default:
+                System.err.println("unknown scenario " + scenario);
+                System.exit(2);
+        }
+        for (Thread t : workers) t.start();
+        if (scenario.equals("forever")) { Thread.sleep(Long.MAX_VALUE); }
+        Thread.sleep(millis);
+        if (scenario.equals("exit")) {
+            System.out.println("exiting");
+            System.out.flush();
+            System.exit(3);
+        }
+        stop = true;
+        flag = true;
+        LockSupport.unpark(null);
+        for (Thread t : workers) t.join();
+        for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
+        System.out.println("result done");
+    }
+}

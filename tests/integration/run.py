@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""JVM integration tests: run real JVMs with the agent on programs whose answer is known.
+
+    run.py --agent build/agent/libsampler.so --classes build/tests/integration/classes CASE
+
+Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason).
+"""
+import argparse
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+FOLDED_LINE = re.compile(r"^(.+) (\d+)$")
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def java_cmd(opts, scenario, seconds, extra_jvm=()):
+    cmd = ["java", "-Xmx256m", *extra_jvm]
+    if opts is not None:
+        cmd.append(f"-agentpath:{ARGS.agent}={opts}")
+    cmd += ["-cp", ARGS.classes, "Scenarios", scenario, str(seconds)]
+    return cmd
+
+
+def run(opts, scenario, seconds, timeout=120):
+    cmd = java_cmd(opts, scenario, seconds)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p
+
+
+def parse_folded(path):
+    """Returns {stack: count}; raises Fail on any malformed line."""
+    check(os.path.exists(path), f"no profile at {path}")
+    stacks = {}
+    with open(path, encoding="utf-8") as f:
+        data = f.read()
+    check(data.endswith("\n") or data == "", f"{path}: last line not terminated (incomplete file)")
+    for n, line in enumerate(data.splitlines(), 1):
+        m = FOLDED_LINE.match(line)
+        check(m is not None, f"{path}:{n}: not a folded line: {line[:120]!r}")
+        check(int(m.group(2)) > 0, f"{path}:{n}: zero count")
+        stacks[m.group(1)] = stacks.get(m.group(1), 0) + int(m.group(2))
+    return stacks
+
+
+def summary(stderr):
+    for line in stderr.splitlines():
+        if line.startswith("[sampler] "):
+            return dict(kv.split("=", 1) for kv in line[10:].split() if "=" in kv)
+    raise Fail("no [sampler] summary line on stderr:\n" + stderr[-2000:])
+
+
+def thread_cpu(stdout):
+    cpu = {}
+    for line in stdout.splitlines():
+        if line.startswith("cpu "):
+            _, name, ns = line.split()
+            cpu[name] = int(ns)
+    return cpu
+
+
+def by_thread(stacks):
+    """{thread name: count}, from the [name tid=N] root frames."""
+    out = {}
+    for stack, n in stacks.items():
+        m = re.match(r"^\[(.+) tid=\d+\]", stack)
+        name = m.group(1) if m else "?"
+        out[name] = out.get(name, 0) + n
+    return out
+
+
+def tmpfile(suffix):
+    fd, path = tempfile.mkstemp(suffix=suffix, dir=ARGS.tmp)
+    os.close(fd)
+    os.unlink(path)
+    return path
+
+
+def no_temp_left(path):
+    left = glob.glob(path + ".??????")
+    check(not left, f"temporary files left behind: {left}")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def case_busyidle():
+    """(a) 2 busy threads + 50 idle: >= 95% in the busy methods, idle threads <= 0.1%."""
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,threads,file={out}", "busyidle", 6)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    stacks = parse_folded(out)
+    total = sum(stacks.values())
+    busy = sum(n for s, n in stacks.items() if "Scenarios.busyAlpha" in s or "Scenarios.busyBeta" in s)
+    idle = sum(n for s, n in stacks.items() if re.match(r"^\[idle-", s))
+    s = summary(p.stderr)
+    print(f"total={total} busy={busy} ({100*busy/max(total,1):.2f}%) idle={idle} ({100*idle/max(total,1):.3f}%)")
+    print("summary:", {k: s[k] for k in ("samples", "units", "requests", "skipped_cpu", "skipped_idle", "cost_median_us", "sampler_cpu_ms") if k in s})
+    check(total > 1000, f"too few samples: {total}")
+    check(busy >= 0.95 * total, f"busy methods got {100*busy/total:.2f}% < 95%")
+    check(idle <= 0.001 * total, f"idle threads got {100*idle/total:.3f}% > 0.1%")
+    alpha = sum(n for st, n in stacks.items() if st.startswith("[busy-alpha") and "busyAlpha" in st)
+    beta = sum(n for st, n in stacks.items() if st.startswith("[busy-beta") and "busyBeta" in st)
+    check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
+
+
+def proportion_case(scenario, group, opts=""):
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,threads,file={out}{opts}", scenario, 8)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    stacks = parse_folded(out)
+    cpu = thread_cpu(p.stdout)
+    samples = by_thread(stacks)
+    workers = list(cpu)
+    s_total = sum(samples.get(w, 0) for w in workers)
+    c_total = sum(cpu.values())
+    s_group = sum(samples.get(w, 0) for w in workers if w.startswith(group))
+    c_group = sum(cpu[w] for w in workers if w.startswith(group))
+    s_share = 100 * s_group / max(s_total, 1)
+    c_share = 100 * c_group / max(c_total, 1)
+    print(f"{group}: samples {s_group}/{s_total} = {s_share:.2f}%, cpu {c_group/1e6:.1f}/{c_total/1e6:.1f} ms = {c_share:.2f}%")
+    print("per thread (samples, cpu ms):", {w: (samples.get(w, 0), round(cpu[w] / 1e6, 1)) for w in workers})
+    check(s_total > 1000, f"too few samples: {s_total}")
+    check(abs(s_share - c_share) <= 5.0, f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than 5 points apart")
+    return s_share, c_share
+
+
+def case_spin():
+    """(b) a thread spinning on a volatile flag beside a busy one: samples ~ CPU time (5 points)."""
+    proportion_case("spin", "spinner")
+
+
+def case_bursty():
+    """(c) threads waking every 5 ms for ~100 us: samples ~ CPU time (5 points)."""
+    proportion_case("bursty", "bursty-")
+
+
+BAD_OPTIONS = [
+    # (options, expected message fragment)
+    ("interval=5", "interval=5: needs a unit: ns, us, ms or s"),
+    ("interval=fast", "interval=fast: not a time"),
+    ("interval=10us", "interval=10us: out of range: 100us to 10s"),
+    ("interval=11s", "interval=11s: out of range: 100us to 10s"),
+    ("interval=1ms,interval=2ms", "option 'interval' given twice"),
+    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"),
+    ("format=png", "format=png: accepted: folded, text, svg, html"),
+    ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
+    ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
+    ("threads=maybe", "threads=maybe: accepted: on, off"),
+    ("hasrun=magic", "hasrun=magic: accepted: auto, cpu, regs"),
+    ("signal=SEGV", "signal=SEGV: accepted: RTMIN+N"),
+    ("signal=QUIT", "signal=QUIT: accepted: RTMIN+N"),
+    ("duration=10", "duration=10: needs a unit: ms, s, m or h"),
+    ("weight=bytes", "weight=bytes: accepted: samples, cpu"),
+    ("hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu"),
+    ("file=", "file=: empty path"),
+    ("depth", "option 'depth' needs a value"),
+    ("file=/nonexistent-dir/x.folded", "file=/nonexistent-dir/x.folded: cannot be written: No such file or directory"),
+    ("file=/proc/version", "file=/proc/version: cannot be written"),
+]
+
+
+def case_badopts():
+    """(d) every bad option and an unwritable path: non-zero exit and the message."""
+    fails = []
+    for opts, msg in BAD_OPTIONS:
+        p = run(opts, "exit", 0.1, timeout=60)
+        ok = p.returncode != 0 and msg in p.stderr and "result done" not in p.stdout
+        print(f"{'ok  ' if ok else 'FAIL'} {opts!r}: exit {p.returncode}; {p.stderr.strip().splitlines()[0] if p.stderr.strip() else ''}")
+        if not ok:
+            fails.append(f"{opts!r}: exit {p.returncode}, stderr {p.stderr!r}")
+    p = run("help", "exit", 0.1, timeout=60)
+    check(p.returncode != 0 and "interval=TIME" in p.stderr and "hasrun=MODE" in p.stderr, "help: " + p.stderr)
+    check(not fails, "\n".join(fails))
+
+
+def wait_for(path, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def case_exit():
+    """(e) System.exit from a worker thread: complete profile, exit status kept."""
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,file={out}", "exit", 3)
+    check(p.returncode == 3, f"exit status {p.returncode} (want the program's 3): {p.stderr[-1000:]}")
+    stacks = parse_folded(out)
+    check(sum(stacks.values()) > 500, f"too few samples after System.exit: {sum(stacks.values())}")
+    check(any("busyAlpha" in s for s in stacks), "busyAlpha missing")
+    summary(p.stderr)
+    no_temp_left(out)
+
+
+def case_sigterm():
+    """(e) SIGTERM mid-run: complete profile."""
+    out = tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    check(proc.returncode == 143, f"exit status {proc.returncode}, want 143 (SIGTERM): {err[-1000:]}")
+    stacks = parse_folded(out)
+    check(sum(stacks.values()) > 500, f"too few samples: {sum(stacks.values())}")
+    summary(err)
+    no_temp_left(out)
+
+
+def case_kill3():
+    """(e) kill -3 mid-run writes the profile so far; the JVM goes on; exit writes it again."""
+    out = tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGQUIT)
+    check(wait_for(out, 10), "kill -3 wrote no profile")
+    time.sleep(0.5)
+    first = parse_folded(out)
+    n1 = sum(first.values())
+    check(n1 > 500, f"too few samples in the kill -3 profile: {n1}")
+    check(proc.poll() is None, "the JVM died on kill -3")
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    n2 = sum(parse_folded(out).values())
+    print(f"kill -3: {n1} samples; at exit: {n2}")
+    check(n2 > n1, "the final profile should have more samples than the kill -3 one")
+    check("profile so far written" in err, "no kill -3 message on stderr")
+    no_temp_left(out)
+
+
+def case_duration():
+    """duration=2s: profile written when it ends, and not overwritten by later samples."""
+    out = tmpfile(".txt")
+    p = run(f"interval=1ms,duration=2s,file={out}", "busyidle", 4)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    text = open(out).read()
+    for section in ("Sampling", "ThreadHasRun evidence", "AsyncGetCallTrace", "Signals and losses", "Cost", "Hot frames by self"):
+        check(section in text, f"text report lacks {section!r}")
+    s = summary(p.stderr)
+    wall = float(s["wall_s"])
+    check(1.9 <= wall <= 2.6, f"sampled for {wall}s, want ~2s")
+    check("Scenarios.busyAlpha" in text, "hot frames should name Scenarios.busyAlpha")
+    check(p.stderr.count("[sampler] ") == 1, "one summary line expected")
+
+
+def case_same_result():
+    """The agent does not change what the program computes (exit status, output)."""
+    a = run(None, "spin", 1)
+    b = run("interval=1ms", "spin", 1)
+    check(a.returncode == b.returncode == 0, "exit status")
+    check("result done" in a.stdout and "result done" in b.stdout, "output")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--classes", required=True)
+    ap.add_argument("case", choices=sorted(CASES))
+    ARGS = ap.parse_args()
+    ARGS.agent = os.path.abspath(ARGS.agent)
+    with tempfile.TemporaryDirectory(prefix="sampler-it-") as tmp:
+        ARGS.tmp = tmp
+        try:
+            CASES[ARGS.case]()
+        except Fail as e:
+            print(f"FAIL {ARGS.case}: {e}")
+            return 1
+        except subprocess.TimeoutExpired as e:
+            print(f"FAIL {ARGS.case}: timed out: {e}")
+            return 1
+    print(f"PASS {ARGS.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

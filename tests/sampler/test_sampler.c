@@ -1,0 +1,240 @@
+/*
+ * Tests of the sampling protocol with real threads and real signals, but no JVM: a fake
+ * AsyncGetCallTrace reports one frame naming the interrupted thread's role, and a fake
+ * JavaVM answers GetEnv. Checks which threads get signalled and sampled under each
+ * ThreadHasRun mode, the weights, and the handling of late and lost requests.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "registry.h"
+#include "sampler.h"
+#include "traces.h"
+
+#define ROLE_BUSY ((jmethodID)0x1000)
+#define ROLE_IDLE ((jmethodID)0x2000)
+#define ROLE_BURST ((jmethodID)0x3000)
+
+static __thread jmethodID my_role; /* static TLS in the test binary: fine in a handler */
+
+static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
+  (void)uc;
+  if (depth < 1) return;
+  t->frames[0].method_id = my_role;
+  t->frames[0].lineno = 0;
+  t->num_frames = my_role ? 1 : ASGCT_UNKNOWN_JAVA;
+}
+
+static jint JNICALL fake_get_env(JavaVM *vm, void **env, jint version) {
+  (void)vm, (void)version;
+  static JNIEnv dummy;
+  *env = &dummy;
+  return JNI_OK;
+}
+
+static struct JNIInvokeInterface_ fake_invoke = {.GetEnv = fake_get_env};
+static JavaVM fake_vm = &fake_invoke;
+
+static int name_of(void *ctx, jmethodID m, char *buf, size_t len) {
+  (void)ctx;
+  snprintf(buf, len, "%s", m == ROLE_BUSY ? "Busy.run" : m == ROLE_IDLE ? "Idle.run" : "Burst.run");
+  return 0;
+}
+
+static atomic_int stop_workers;
+
+static void *busy_main(void *arg) {
+  (void)arg;
+  my_role = ROLE_BUSY;
+  registry_add(plat_gettid(), "busy");
+  volatile uint64_t x = 0;
+  while (!atomic_load(&stop_workers)) x++;
+  registry_remove(plat_gettid());
+  return NULL;
+}
+
+static void *idle_main(void *arg) {
+  (void)arg;
+  my_role = ROLE_IDLE;
+  registry_add(plat_gettid(), "idle");
+  while (!atomic_load(&stop_workers)) {
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  registry_remove(plat_gettid());
+  return NULL;
+}
+
+static void *burst_main(void *arg) {
+  (void)arg;
+  my_role = ROLE_BURST;
+  registry_add(plat_gettid(), "burst");
+  while (!atomic_load(&stop_workers)) {
+    uint64_t end = plat_mono_ns() + 100000; /* ~100us of work, then 5ms asleep */
+    while (plat_mono_ns() < end) { }
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  registry_remove(plat_gettid());
+  return NULL;
+}
+
+static void *sampler_main(void *arg) {
+  (void)arg;
+  sampler_run();
+  return NULL;
+}
+
+struct tally {
+  uint64_t units[4], samples[4];
+};
+
+static int role_index(const char *name) {
+  if (strstr(name, "Busy")) return 0;
+  if (strstr(name, "Idle")) return 1;
+  if (strstr(name, "Burst")) return 2;
+  return 3;
+}
+
+static void count(void *ctx, const struct trace_view *t) {
+  struct tally *ta = ctx;
+  int r = role_index(traces_str(t->frames[t->n > 1 ? 1 : 0])); /* after the thread root */
+  ta->units[r] += t->units;
+  ta->samples[r] += t->samples;
+}
+
+/* Runs nbusy/nidle/nburst threads for `ms` under `hasrun`; returns per-role totals. */
+static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, struct sampler_stats *st) {
+  struct sampler_config c = {1000000, 16, hasrun, 1, 0, SIGRTMIN + 4};
+  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  pthread_t th[64], sam;
+  int n = 0;
+  for (int i = 0; i < nbusy; i++) pthread_create(&th[n++], NULL, busy_main, NULL);
+  for (int i = 0; i < nidle; i++) pthread_create(&th[n++], NULL, idle_main, NULL);
+  for (int i = 0; i < nburst; i++) pthread_create(&th[n++], NULL, burst_main, NULL);
+  usleep(20000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep((useconds_t)ms * 1000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  atomic_store(&stop_workers, 1);
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+  struct tally t = {0};
+  traces_lock();
+  traces_foreach(count, &t);
+  *st = *sampler_stats();
+  traces_unlock();
+  return t;
+}
+
+Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
+  struct sampler_stats st;
+  struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 20, 0, 600, &st);
+  cr_log_info("ticks %lu requests %lu busy units %lu idle %lu skipped_cpu %lu idle-backoff %lu",
+              (unsigned long)st.ticks, (unsigned long)st.requests, (unsigned long)t.units[0],
+              (unsigned long)t.units[1], (unsigned long)st.skipped_cpu, (unsigned long)st.skipped_idle);
+  cr_expect_gt(st.ticks, 300u);
+  cr_expect_gt(t.units[0], st.ticks / 2, "the busy thread earns about one unit per tick");
+  cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
+  cr_expect_lt(st.requests, t.samples[0] + 20, "signals go to the thread that ran, not to idle ones");
+  cr_expect_gt(st.skipped_idle, 0u, "idle threads are looked at less often");
+  cr_expect_eq(st.lost_send, 0u);
+  cr_expect_eq(st.units, t.units[0] + t.units[1] + t.units[2] + t.units[3], "totals add up");
+}
+
+Test(sampler, regs_signals_everyone_and_the_checksum_finds_the_runner) {
+  struct sampler_stats st;
+  struct tally t = run(SAMPLER_HASRUN_REGS, 1, 10, 0, 400, &st);
+  cr_expect_gt(st.requests, st.ticks * 8, "regs signals every thread every tick");
+  cr_expect_gt(st.skipped_regs, st.ticks * 5, "sleeping threads' registers stay the same");
+  cr_expect_gt(t.samples[0], st.ticks / 2);
+  cr_expect_leq(t.samples[1], 10u * 3, "idle threads: about one first sample each");
+}
+
+Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
+  struct sampler_stats st;
+  struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 0, 4, 1000, &st);
+  double share = (double)t.units[2] / (double)(t.units[0] + t.units[2]);
+  cr_log_info("burst units %lu busy units %lu share %.3f", (unsigned long)t.units[2], (unsigned long)t.units[0], share);
+  /* 4 x (100us per ~5.1ms) ~= 0.08 of a core beside one busy core: ~7% of all units */
+  cr_expect(share > 0.02 && share < 0.15, "burst share %.3f", share);
+}
+
+static void *blocked_signal_main(void *arg) {
+  (void)arg;
+  my_role = ROLE_BUSY;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGRTMIN + 4);
+  pthread_sigmask(SIG_BLOCK, &set, NULL); /* requests cannot be answered for a while */
+  registry_add(plat_gettid(), "blocked");
+  uint64_t end = plat_mono_ns() + 150000000;
+  volatile uint64_t x = 0;
+  while (plat_mono_ns() < end) x++;
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  while (!atomic_load(&stop_workers)) x++;
+  registry_remove(plat_gettid());
+  return NULL;
+}
+
+Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
+  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_AUTO, 0, 0, SIGRTMIN + 4};
+  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  pthread_t w, sam;
+  pthread_create(&w, NULL, blocked_signal_main, NULL);
+  usleep(10000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep(400000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  atomic_store(&stop_workers, 1);
+  pthread_join(w, NULL);
+  traces_lock();
+  struct sampler_stats st = *sampler_stats();
+  traces_unlock();
+  cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding, (unsigned long)st.late,
+              (unsigned long)st.samples);
+  cr_expect_gt(st.outstanding, 50u, "while blocked, the open request is not re-sent");
+  cr_expect_geq(st.late, 1u, "the answer came after its round and was recorded");
+  cr_expect_gt(st.samples, 100u, "sampling resumes");
+}
+
+Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
+  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_REGS, 0, 0, SIGRTMIN + 4};
+  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  registry_add(999999, "ghost"); /* no such thread */
+  pthread_t sam;
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep(100000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  traces_lock();
+  struct sampler_stats st = *sampler_stats();
+  traces_unlock();
+  cr_expect_gt(st.lost_send, 10u, "each failed signal is counted");
+  cr_expect_eq(st.samples, 0u);
+}
+
+static void someone_elses_handler(int sig) { (void)sig; }
+
+Test(sampler, signal_in_use_is_refused) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGRTMIN + 6, &sa, NULL);
+  struct sigaction mine;
+  memset(&mine, 0, sizeof mine);
+  mine.sa_handler = someone_elses_handler;
+  sigaction(SIGRTMIN + 7, &mine, NULL);
+  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_AUTO, 0, 0, SIGRTMIN + 7};
+  cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), -EBUSY);
+  c.sig = SIGRTMIN + 6; /* ignored: free to take */
+  cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+}

@@ -1,0 +1,82 @@
+/* Unit tests of trace storage (interning, key cache, stack aggregation) and histograms. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stats.h"
+#include "traces.h"
+
+Test(traces, intern_dedupes_and_survives_growth) {
+  cr_assert_eq(traces_init(), 0);
+  uint32_t a = traces_intern("java/lang/String.hashCode", 25);
+  uint32_t b = traces_intern("java/lang/String.hashCodeXX", 25); /* same 25 bytes */
+  cr_expect_eq(a, b);
+  cr_expect_str_eq(traces_str(a), "java/lang/String.hashCode");
+  char buf[32];
+  uint32_t ids[20000];
+  for (int i = 0; i < 20000; i++) {
+    int n = snprintf(buf, sizeof buf, "m%d", i);
+    ids[i] = traces_intern(buf, (size_t)n);
+  }
+  for (int i = 0; i < 20000; i++) {
+    snprintf(buf, sizeof buf, "m%d", i);
+    cr_assert_str_eq(traces_str(ids[i]), buf);
+    cr_assert_eq(traces_intern(buf, strlen(buf)), ids[i]);
+  }
+  cr_expect_eq(traces_nstrings(), 20001u);
+  cr_expect_str_eq(traces_str(999999), "[bad frame id]");
+}
+
+Test(traces, key_cache) {
+  cr_assert_eq(traces_init(), 0);
+  cr_expect_eq(traces_key_get(42), TRACES_NO_ID);
+  for (uint64_t k = 1; k < 50000; k++) cr_assert_eq(traces_key_put(k * 4096, (uint32_t)k), 0);
+  for (uint64_t k = 1; k < 50000; k++) cr_assert_eq(traces_key_get(k * 4096), (uint32_t)k);
+  traces_key_put(4096, 7);
+  cr_expect_eq(traces_key_get(4096), 7u);
+}
+
+struct seen {
+  int n;
+  uint64_t samples[8], units[8], cpu[8];
+  int len[8];
+};
+
+static void collect(void *ctx, const struct trace_view *t) {
+  struct seen *s = ctx;
+  s->samples[s->n] = t->samples;
+  s->units[s->n] = t->units;
+  s->cpu[s->n] = t->cpu_ns;
+  s->len[s->n] = t->n;
+  s->n++;
+}
+
+Test(traces, stacks_aggregate_by_exact_frames) {
+  cr_assert_eq(traces_init(), 0);
+  uint32_t s1[] = {1, 2, 3}, s2[] = {1, 2}, s3[] = {1, 2, 3};
+  cr_assert_eq(traces_add(s1, 3, 2, 100), 0);
+  cr_assert_eq(traces_add(s2, 2, 1, 10), 0);
+  cr_assert_eq(traces_add(s3, 3, 5, 1000), 0);
+  struct seen s = {0};
+  traces_foreach(collect, &s);
+  cr_assert_eq(s.n, 2);
+  cr_expect_eq(s.len[0], 3);
+  cr_expect_eq(s.samples[0], 2u);
+  cr_expect_eq(s.units[0], 7u);
+  cr_expect_eq(s.cpu[0], 1100u);
+  cr_expect_eq(s.units[1], 1u);
+  cr_expect_eq(traces_count(), 2u);
+}
+
+Test(stats, histogram_quantiles) {
+  static struct hist h;
+  cr_expect_eq(hist_quantile(&h, 0.5), 0u);
+  for (uint64_t v = 1; v <= 1000; v++) hist_add(&h, v * 1000); /* 1us .. 1ms */
+  uint64_t med = hist_quantile(&h, 0.5), p99 = hist_quantile(&h, 0.99);
+  cr_expect(med >= 500000 && med <= 500000 * 1.125 + 1, "median %lu", (unsigned long)med);
+  cr_expect(p99 >= 990000 && p99 <= 1000000, "p99 %lu", (unsigned long)p99);
+  cr_expect_eq(hist_quantile(&h, 1.0), 1000000u);
+  static struct hist one;
+  hist_add(&one, 7);
+  cr_expect_eq(hist_quantile(&one, 0.5), 7u);
+}
