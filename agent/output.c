@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "flamegraph.h"
+#include "registry.h"
 #include "sampler.h"
 #include "stats.h"
 #include "traces.h"
@@ -48,7 +49,8 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
   char tmp[sizeof o->file + 16];
   FILE *f = open_temp(o->file, tmp, sizeof tmp);
   if (!f) {
-    snprintf(err, errlen, "file=%s: cannot be written: %s", o->file, strerror(errno));
+    snprintf(err, errlen, "file=%s: cannot be written (a temporary file beside it could not be created: %s)",
+             o->file, strerror(errno));
     return -1;
   }
   fclose(f);
@@ -161,6 +163,7 @@ static void write_report(FILE *f, const struct agent_options *o) {
   fprintf(f, "Sampling\n");
   fprintf(f, "  time sampled          %.3f s in %" PRIu64 " rounds (%" PRIu64 " skipped as overrun)\n",
           (double)st->wall_ns / 1e9, st->ticks, st->overruns);
+  fprintf(f, "  threads               %d registered in all, %d live now\n", registry_registered(), registry_live());
   fprintf(f, "  stacks captured       %" PRIu64 "\n", st->samples);
   fprintf(f, "  cost units written    %" PRIu64 " (one per %s of CPU%s)\n", st->units, ival,
           o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per stack captured" : "");
@@ -189,7 +192,8 @@ static void write_report(FILE *f, const struct agent_options *o) {
   fprintf(f, "  signals sent          %" PRIu64 "\n", st->requests);
   fprintf(f, "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64 " units kept under [sample lost]\n",
           st->lost_send, st->lost_units);
-  fprintf(f, "  answered late         %" PRIu64 " (after their round's deadline; recorded later)\n", st->late);
+  fprintf(f, "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n", st->late);
+  fprintf(f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n", st->unanswered);
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", st->outstanding);
   fprintf(f, "  not stored (no memory) %" PRIu64 "\n\n", st->store_failed);
 
@@ -302,13 +306,14 @@ void output_summary(FILE *out, const struct agent_options *o) {
           "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64 " units=%" PRIu64
           " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64 " skipped_idle=%" PRIu64
           " skipped_regs=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " lost=%" PRIu64
-          " lost_units=%" PRIu64 " late=%" PRIu64 " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f"
-          " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f\n",
+          " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f"
+          " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f threads=%d\n",
           o->file, opt_format_name(o->format), st->ticks, st->overruns, st->samples, st->units,
           (double)st->cpu_ns / 1e6, traces_count(), st->requests, st->skipped_cpu, st->skipped_idle,
           st->skipped_regs, st->blocked, st->asgct[0], fails, st->lost_send, st->lost_units, st->late,
-          st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
-          us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9);
+          st->unanswered, st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
+          us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9,
+          registry_registered());
   traces_unlock();
   fflush(out);
 }

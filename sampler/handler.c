@@ -20,8 +20,6 @@ static struct {
   JavaVM *vm;
   pid_t pid;
   _Atomic int active;
-  _Atomic uint32_t acks;   /* futex word: acknowledgements so far */
-  _Atomic uint32_t target; /* wake the sampler when acks reaches this */
   struct handler_counters counters;
 } hs;
 
@@ -74,11 +72,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   s->cpu_exit = plat_self_cpu_ns();
   s->end_ns = plat_mono_ns();
   atomic_store_explicit(&s->req, (REQ_SEQ(w) << 3) | REQ_DONE, memory_order_release);
-
-  uint32_t n = atomic_fetch_add_explicit(&hs.acks, 1, memory_order_acq_rel) + 1;
   atomic_fetch_add_explicit(&hs.counters.acks, 1, memory_order_relaxed);
-  if ((int32_t)(n - atomic_load_explicit(&hs.target, memory_order_relaxed)) >= 0)
-    plat_futex_wake((const uint32_t *)&hs.acks, 1);
 out:
   errno = saved_errno;
 }
@@ -101,20 +95,5 @@ int handler_install(int sig, asgct_fn asgct, JavaVM *vm) {
 }
 
 void handler_set_active(int on) { atomic_store(&hs.active, on); }
-
-uint32_t handler_expect(uint32_t target) {
-  atomic_store(&hs.target, target);
-  return atomic_load(&hs.acks);
-}
-
-uint32_t handler_wait_acks(uint64_t deadline_ns) {
-  for (;;) {
-    uint32_t n = atomic_load(&hs.acks);
-    if ((int32_t)(n - atomic_load(&hs.target)) >= 0) return n;
-    uint64_t now = plat_mono_ns();
-    if (now >= deadline_ns) return n;
-    plat_futex_wait((const uint32_t *)&hs.acks, n, deadline_ns - now);
-  }
-}
 
 const struct handler_counters *handler_counters(void) { return &hs.counters; }

@@ -5,9 +5,9 @@
  * sending it the sampling signal with the slot index as the signal's value. The handler,
  * running on that thread with the interrupted registers in its ucontext, claims the request
  * (PENDING -> BUSY), takes the sample into the slot's preallocated buffers, publishes it
- * (BUSY -> DONE) and counts an acknowledgement. The sampler never waits for one thread
- * longer than its tick allows: a request that is still outstanding is simply left for the
- * handler to finish and collected at a later tick; it is never re-sent or overwritten.
+ * (BUSY -> DONE). The sampler collects DONE answers at its next round and never blocks on a
+ * thread: a request that is still outstanding is left for the handler to finish and collected
+ * at a later round; it is never re-sent or overwritten.
  */
 #ifndef SAMPLER_HANDLER_H
 #define SAMPLER_HANDLER_H
@@ -34,14 +34,6 @@ int handler_install(int sig, asgct_fn asgct, JavaVM *vm);
 /* Turns sample-taking on or off; a signal arriving while off only counts as stray.
  * Signal-safe. */
 void handler_set_active(int on);
-
-/* Sets the acknowledgement count (it only grows, modulo 2^32) at which the handler wakes the
- * sampler, and returns the current count. Sampler thread only. */
-uint32_t handler_expect(uint32_t target);
-
-/* Waits until the acknowledgement count reaches the target given to handler_expect, or
- * until `deadline_ns` (CLOCK_MONOTONIC). Returns the count. Sampler thread only. */
-uint32_t handler_wait_acks(uint64_t deadline_ns);
 
 /* The handler's counters (live, read-only for callers). */
 const struct handler_counters *handler_counters(void);

@@ -12,6 +12,7 @@
 static struct reg_slot *_Atomic chunks[REG_MAX_CHUNKS];
 static _Atomic int limit;  /* slots in use: one more than the highest index handed out */
 static _Atomic int live;
+static _Atomic int registered;
 static int frames_per_slot;
 static pthread_mutex_t reg_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -48,6 +49,8 @@ struct reg_slot *registry_slot(int i) {
 int registry_limit(void) { return atomic_load_explicit(&limit, memory_order_acquire); }
 
 int registry_live(void) { return atomic_load(&live); }
+
+int registry_registered(void) { return atomic_load(&registered); }
 
 /* Index of the live slot of tid, or -1. Caller holds reg_mutex. */
 static int find_live(pid_t tid) {
@@ -103,6 +106,7 @@ int registry_add(pid_t tid, const char *name) {
   pthread_mutex_unlock(&s->lock);
   if (idx == n) atomic_store_explicit(&limit, n + 1, memory_order_release);
   atomic_fetch_add(&live, 1);
+  atomic_fetch_add(&registered, 1);
   pthread_mutex_unlock(&reg_mutex);
   return idx;
 }

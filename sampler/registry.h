@@ -107,6 +107,9 @@ int registry_limit(void);
 /* Number of live slots. Thread-safe. */
 int registry_live(void);
 
+/* Number of registrations so far (threads seen). Thread-safe. */
+int registry_registered(void);
+
 /* Frames per slot (the depth given to registry_init). */
 int registry_depth(void);
 

@@ -33,7 +33,8 @@ struct sampler_stats {
   uint64_t requests;       /* signals sent */
   uint64_t lost_send;      /* signals that could not be sent (thread gone, queue full) */
   uint64_t outstanding;    /* thread-ticks skipped because an earlier request was still open */
-  uint64_t late;           /* requests answered after their round's deadline */
+  uint64_t late;           /* requests not answered by the round after them */
+  uint64_t unanswered;     /* requests withdrawn unanswered at the end (units kept as lost) */
   uint64_t samples;        /* stacks captured and stored */
   uint64_t units;          /* cost units written */
   uint64_t cpu_ns;         /* CPU time attributed (ns) */

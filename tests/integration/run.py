@@ -168,8 +168,9 @@ BAD_OPTIONS = [
     ("hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu"),
     ("file=", "file=: empty path"),
     ("depth", "option 'depth' needs a value"),
-    ("file=/nonexistent-dir/x.folded", "file=/nonexistent-dir/x.folded: cannot be written: No such file or directory"),
+    ("file=/nonexistent-dir/x.folded", "file=/nonexistent-dir/x.folded: cannot be written (a temporary file beside it could not be created: No such file or directory)"),
     ("file=/proc/version", "file=/proc/version: cannot be written"),
+    ("file=/tmp", "file=/tmp: is a directory"),
 ]
 
 
