@@ -9,6 +9,10 @@
  * handler, malloc allowed) and writes it to a FILE* it opened (temp file + rename is the
  * agent's job). Frame names arrive as the agent prints them, kind suffix included
  * (`java/lang/String.hashCode_[j]`, `[unknown Java]`, `[main tid=123]`).
+ *
+ * Beyond the contract: the folded reader (fg_read_*), differential profiles (two sample
+ * columns: "base" = the first input, "main" = the second), and the rendering options.
+ * No function here is async-signal-safe; a profile is not thread-safe (one owner at a time).
  */
 #ifndef SAMPLER_FLAMEGRAPH_H
 #define SAMPLER_FLAMEGRAPH_H
@@ -16,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#define FG_VERSION "1.0.0"
 
 typedef struct fg_profile fg_profile;
 
@@ -27,17 +33,86 @@ void fg_profile_free(fg_profile *p);
  * Returns 0 or -ENOMEM / -EINVAL. */
 int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count);
 
+/* Sample columns of a profile. FG_MAIN is what fg_profile_add fills; FG_BASE is the
+ * baseline of a differential profile (the first of two inputs). */
+enum { FG_MAIN = 0, FG_BASE = 1 };
+
+/* Like fg_profile_add, with explicit frame lengths (names need not be NUL-terminated) and
+ * column. Adding anything to FG_BASE makes the profile differential.
+ * Returns 0 or -ENOMEM / -EINVAL (empty frame name, nframes == 0, bad column). */
+int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens,
+                     size_t nframes, uint64_t count, int column);
+
+/* Sum of all samples in a column. */
+uint64_t fg_profile_total(const fg_profile *p, int column);
+
+/* 1 if anything was added to FG_BASE (a differential profile), else 0. */
+int fg_profile_is_diff(const fg_profile *p);
+
+/* A new profile holding every stack of `p` reversed (leaf first: "merge at the leaves"),
+ * both columns; NULL when out of memory. */
+fg_profile *fg_profile_reversed(const fg_profile *p);
+
+/* Reader errors: the 1-based line number and what is wrong with it. */
+typedef struct fg_read_error {
+  unsigned long line; /* 0 when the error is not about a line (I/O, memory) */
+  char msg[200];
+} fg_read_error;
+
+/* Parses folded stacks from `buf` (the whole input; the last line may lack its LF) into
+ * `column` of `p`. Grammar and decided behaviours (each tested):
+ *   line   := frame (';' frame)* ' ' count, frames may contain spaces (the count is the text
+ *             after the LAST space); kind suffixes `_[j]` `_[i]` `_[0]` `_[k]` are part of
+ *             the name.
+ *   CRLF line ends: accepted (the CR is dropped). Trailing spaces/tabs: ignored.
+ *   Blank lines (empty or whitespace only): skipped.
+ *   count: decimal digits, 0 allowed (adds nothing), at most 2^63-1 in total.
+ *   Errors (return -EINVAL, err filled, nothing partial is trusted by the caller):
+ *     missing count, fractional count, negative count, count too large, empty frame
+ *     name (";;", leading or trailing ';'), NUL byte, invalid UTF-8.
+ * Returns 0, -EINVAL (err->line, err->msg set) or -ENOMEM. */
+int fg_read_buffer(fg_profile *p, const char *buf, size_t len, int column, fg_read_error *err);
+
+/* Like fg_read_buffer for a file descriptor (file or pipe), read in large chunks with
+ * memory bounded by the longest line. Returns 0, -EINVAL, -ENOMEM or -errno of read(). */
+int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err);
+
+/* Palettes (flamegraph.pl's familiar set, plus java by frame kind). */
+typedef enum fg_palette {
+  FG_PAL_HOT = 0, FG_PAL_MEM, FG_PAL_IO, FG_PAL_JAVA, FG_PAL_RED, FG_PAL_GREEN,
+  FG_PAL_BLUE, FG_PAL_AQUA, FG_PAL_YELLOW, FG_PAL_PURPLE, FG_PAL_ORANGE, FG_PAL_COUNT
+} fg_palette;
+
+/* Palette by name ("hot", "java", ...); returns 0 and sets *out, or -EINVAL. */
+int fg_palette_parse(const char *name, fg_palette *out);
+/* The palette's name. */
+const char *fg_palette_name(fg_palette pal);
+
 typedef struct fg_options {
-  const char *title;      /* NULL: "Flame Graph" */
+  const char *title;      /* NULL: "Flame Graph" ("Differential Flame Graph" for a diff) */
   const char *subtitle;   /* NULL: none */
   const char *count_name; /* NULL: "samples" */
   int width;              /* px, SVG; 0: 1200 */
-  /* flamegraph/ adds its further fields here; fg_options_init sets every default */
+  int frame_height;       /* px per frame, SVG; 0: 16 */
+  double min_width;       /* SVG: omit frames narrower than this; default 0.1 (px) */
+  int min_width_pct;      /* 1: min_width is a percentage of all samples, not px */
+  fg_palette palette;     /* default FG_PAL_HOT */
+  int hash;               /* 1: colour by a hash of the name (same name, same colour) */
+  int reverse;            /* 1: reverse stacks before drawing (merge at the leaves) */
+  int inverted;           /* 1: icicle graph (root at the top) */
+  int diff_absolute;      /* diff colours: 0 compare shares of each total, 1 raw counts */
+  double html_prune;      /* HTML: leave out subtrees below this fraction of the total
+                             (recorded in "pruned"); default 1e-5; 0 keeps everything */
 } fg_options;
 
+/* Sets every field to its default. */
 void fg_options_init(fg_options *o);
 
-/* Each writes the whole profile to `out`; returns 0 or a negative errno-style code. */
+/* Each writes the whole profile to `out`; returns 0 or a negative errno-style code
+ * (-EIO on a write error, -ENOMEM, -EINVAL for bad options).
+ * fg_write_folded: sorted stacks (frame by frame, bytewise), root first, ';'-joined, one
+ * space, the count, LF; stacks with 0 samples left out. A differential profile is written
+ * as `stack base main` (two counts, the difffolded form flamegraph.pl reads). */
 int fg_write_folded(FILE *out, const fg_profile *p);
 int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *o);
 int fg_write_html(FILE *out, const fg_profile *p, const fg_options *o);

@@ -1,0 +1,160 @@
+/*
+ * fg_html.c — the self-contained interactive HTML: the viewer page (flamegraph/viewer/
+ * viewer.html, embedded at build time) with its one FG_DATA marker line replaced by
+ * `const FG_DATA = <json>;` (schema version 1, see flamegraph/README.md).
+ *
+ * Size control: subtrees below o->html_prune of the total (in both columns of a diff) are
+ * left out and counted in "pruned". Hazards: the JSON sits inside a <script> element, so
+ * '<' is written as \u003c (a name containing "</script>" cannot close it); names that are
+ * not valid UTF-8 (possible through the API) are written with U+FFFD.
+ */
+#include "fg_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_marker[] = "/*@FG_DATA@*/";
+
+typedef struct kept {
+  uint32_t node, depth;
+} kept;
+
+typedef struct html_ctx {
+  kept *list;
+  size_t n, cap;
+  uint32_t *name_map; /* profile name id -> JSON index, FG_NO_NAME when unused */
+  uint32_t *names;    /* JSON index -> profile name id */
+  uint32_t nnames;
+  uint64_t min_main, min_base; /* keep a node when either total reaches its threshold */
+  uint64_t pruned_nodes, pruned_samples;
+} html_ctx;
+
+static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
+  (void)left;
+  html_ctx *c = ctx;
+  uint64_t m = t->total[2 * node], b = t->total[2 * node + 1];
+  if (node != 0 && !((m && m >= c->min_main) || (b && b >= c->min_base))) {
+    c->pruned_nodes += t->subtree_size[node];
+    c->pruned_samples += m;
+    return 0;
+  }
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 4096;
+    kept *nl = realloc(c->list, cap * sizeof *nl);
+    if (!nl) return -ENOMEM;
+    c->list = nl;
+    c->cap = cap;
+  }
+  c->list[c->n++] = (kept){ node, depth };
+  if (node != 0) {
+    uint32_t name = t->p->nodes[node].name;
+    if (c->name_map[name] == FG_NO_NAME) {
+      c->name_map[name] = c->nnames;
+      c->names[c->nnames++] = name;
+    }
+  }
+  return 1;
+}
+
+static uint64_t threshold(uint64_t total, double frac) {
+  if (frac <= 0) return 0;
+  double v = (double)total * frac;
+  return v >= 1.8e19 ? UINT64_MAX : (uint64_t)v;
+}
+
+static void json_str_or_null(fg_buf *b, const char *s) {
+  if (s) fg_buf_json(b, s, strlen(s));
+  else fg_buf_puts(b, "null");
+}
+
+/* fg_write_html: see flamegraph.h. */
+int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
+  if (!out || !p) return -EINVAL;
+  fg_options o;
+  if (opts) o = *opts;
+  else fg_options_init(&o);
+  if (!(o.html_prune >= 0 && o.html_prune <= 1)) return -EINVAL;
+  const char *tpl = (const char *)fg_viewer_html;
+  const char *mark = NULL;
+  for (size_t i = 0; i + sizeof k_marker - 1 <= fg_viewer_html_len; i++)
+    if (tpl[i] == '/' && memcmp(tpl + i, k_marker, sizeof k_marker - 1) == 0) {
+      mark = tpl + i;
+      break;
+    }
+  if (!mark) return -EINVAL; /* a template without the data line: a build problem */
+
+  fg_tree t;
+  int rc = fg_tree_build(&t, p);
+  if (rc) return rc;
+  html_ctx c = { .min_main = threshold(p->total[FG_MAIN], o.html_prune),
+                 .min_base = threshold(p->total[FG_BASE], o.html_prune) };
+  c.name_map = malloc(((size_t)p->nnames + 1) * sizeof *c.name_map);
+  c.names = malloc(((size_t)p->nnames + 1) * sizeof *c.names);
+  fg_buf b = { 0 };
+  if (!c.name_map || !c.names || fg_buf_init(&b, out) != 0) {
+    rc = -ENOMEM;
+    goto done;
+  }
+  memset(c.name_map, 0xff, (size_t)p->nnames * sizeof *c.name_map);
+  rc = fg_tree_walk(&t, html_visit, &c);
+  if (rc) goto done;
+
+  int diff = p->diff;
+  fg_buf_put(&b, tpl, (size_t)(mark - tpl));
+  fg_buf_puts(&b, "const FG_DATA = {\"version\":1,\"title\":");
+  const char *title = o.title ? o.title : diff ? "Differential Flame Graph" : "Flame Graph";
+  fg_buf_json(&b, title, strlen(title));
+  fg_buf_puts(&b, ",\"subtitle\":");
+  json_str_or_null(&b, o.subtitle);
+  fg_buf_puts(&b, ",\"countName\":");
+  json_str_or_null(&b, o.count_name ? o.count_name : "samples");
+  fg_buf_puts(&b, diff ? ",\"diff\":true,\"total\":" : ",\"diff\":false,\"total\":");
+  fg_buf_u64(&b, p->total[FG_MAIN]);
+  if (diff) {
+    fg_buf_puts(&b, ",\"totalBase\":");
+    fg_buf_u64(&b, p->total[FG_BASE]);
+  }
+  fg_buf_puts(&b, ",\n\"names\":[");
+  for (uint32_t i = 0; i < c.nnames; i++) {
+    if (i) fg_buf_puts(&b, (i & 63) ? "," : ",\n");
+    const fg_name *nm = &p->names[c.names[i]];
+    fg_buf_json(&b, nm->s, nm->len);
+  }
+  fg_buf_puts(&b, diff ? "],\n\"stride\":6,\"nodes\":[" : "],\n\"stride\":4,\"nodes\":[");
+  for (size_t i = 0; i < c.n; i++) {
+    uint32_t node = c.list[i].node;
+    if (i) fg_buf_puts(&b, (i & 31) ? "," : ",\n");
+    if (node == 0) fg_buf_puts(&b, "-1");
+    else fg_buf_u64(&b, c.name_map[p->nodes[node].name]);
+    fg_buf_putc(&b, ',');
+    fg_buf_u64(&b, c.list[i].depth);
+    fg_buf_putc(&b, ',');
+    fg_buf_u64(&b, t.total[2 * node]);
+    fg_buf_putc(&b, ',');
+    fg_buf_u64(&b, p->nodes[node].self[FG_MAIN]);
+    if (diff) {
+      fg_buf_putc(&b, ',');
+      fg_buf_u64(&b, t.total[2 * node + 1]);
+      fg_buf_putc(&b, ',');
+      fg_buf_u64(&b, p->nodes[node].self[FG_BASE]);
+    }
+  }
+  fg_buf_puts(&b, "],\n\"pruned\":{\"nodes\":");
+  fg_buf_u64(&b, c.pruned_nodes);
+  fg_buf_puts(&b, ",\"samples\":");
+  fg_buf_u64(&b, c.pruned_samples);
+  fg_buf_puts(&b, "}};");
+  const char *rest = mark + sizeof k_marker - 1;
+  fg_buf_put(&b, rest, fg_viewer_html_len - (size_t)(rest - tpl));
+done:
+  if (b.data) {
+    int rc2 = fg_buf_finish(&b);
+    if (!rc) rc = rc2;
+  }
+  free(c.list);
+  free(c.name_map);
+  free(c.names);
+  fg_tree_free(&t);
+  return rc;
+}

@@ -1,0 +1,242 @@
+/*
+ * fg_main.c — the `flamegraph` command-line tool: folded stacks (files or stdin, from this
+ * agent, perf + stackcollapse, async-profiler's collapsed output) to SVG, HTML or folded.
+ * Two inputs make a differential graph (first = base, second = the new profile).
+ *
+ * Lifecycle: parse options, read every input (a bad line stops with FILE:LINE: reason and
+ * exit status 1 before any output file is touched), write, close and check. Usage errors
+ * exit with 2.
+ */
+#include "flamegraph.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
+
+static const char k_help[] =
+  "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
+  "Reads folded stacks (frame;frame;... COUNT per line) and writes a flame graph.\n"
+  "No INPUT or '-': standard input. Two inputs: a differential graph of SECOND against\n"
+  "INPUT (widths from SECOND; red grew, blue shrank, by share of each total).\n"
+  "\n"
+  "Options:\n"
+  "  -o, --output FILE     write to FILE instead of standard output\n"
+  "  -f, --format FMT      svg, html or folded (default: from the -o extension\n"
+  "                        .svg/.html/.htm/.folded/.collapsed/.txt, else svg)\n"
+  "      --title TEXT      title (default \"Flame Graph\")\n"
+  "      --subtitle TEXT   second line under the title\n"
+  "      --width PX        SVG image width (default 1200)\n"
+  "      --height PX       SVG frame height (default 16)\n"
+  "      --minwidth N[%]   SVG: omit frames narrower than N px, or N% of all samples\n"
+  "                        (default 0.1 px)\n"
+  "  -c, --colors NAME     palette: hot (default), mem, io, java, red, green, blue, aqua,\n"
+  "      --palette NAME    yellow, purple, orange. java colours frames by kind: JIT _[j]\n"
+  "                        green, inlined _[i] aqua, interpreted _[0] yellow, kernel _[k]\n"
+  "                        orange, native red, [synthetic] grey\n"
+  "      --hash            colour by a hash of the name (same name, same colour)\n"
+  "      --countname NAME  what a count is (default \"samples\")\n"
+  "      --reverse         reverse the stacks: merge at the leaves (SVG, folded)\n"
+  "      --inverted        icicle graph: root at the top (SVG)\n"
+  "      --diff-absolute   diff colours by raw count change instead of share change\n"
+  "      --html-prune PCT  HTML: leave out subtrees below PCT% of all samples\n"
+  "                        (default 0.001; 0 keeps everything)\n"
+  "  -h, --help            this help\n"
+  "  -V, --version         the version\n"
+  "\n"
+  "Errors name the input and line: \"flamegraph: FILE:LINE: what is wrong\", exit 1.\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "flamegraph: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'flamegraph --help'.\n");
+  return 2;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out, int *pct) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (pct) *pct = 0;
+  if (pct && *end == '%' && end != s) {
+    *pct = 1;
+    end++;
+  }
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int ends_with(const char *s, const char *suf) {
+  size_t n = strlen(s), k = strlen(suf);
+  return n >= k && strcasecmp(s + n - k, suf) == 0;
+}
+
+static int read_input(fg_profile *p, const char *path, int column) {
+  int fd = 0;
+  const char *label = "<stdin>";
+  if (strcmp(path, "-") != 0) {
+    label = path;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      fprintf(stderr, "flamegraph: %s: %s\n", path, strerror(errno));
+      return 1;
+    }
+  }
+  fg_read_error err;
+  int rc = fg_read_fd(p, fd, column, &err);
+  if (fd != 0) close(fd);
+  if (rc) {
+    if (err.line)
+      fprintf(stderr, "flamegraph: %s:%lu: %s\n", label, err.line, err.msg);
+    else
+      fprintf(stderr, "flamegraph: %s: %s\n", label, err.msg[0] ? err.msg : strerror(-rc));
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_HASH, O_COUNTNAME,
+         O_REVERSE, O_INVERTED, O_DIFFABS, O_PRUNE };
+  static const struct option longopts[] = {
+    { "output", required_argument, 0, 'o' },      { "format", required_argument, 0, 'f' },
+    { "title", required_argument, 0, O_TITLE },   { "subtitle", required_argument, 0, O_SUBTITLE },
+    { "width", required_argument, 0, O_WIDTH },   { "height", required_argument, 0, O_HEIGHT },
+    { "minwidth", required_argument, 0, O_MINWIDTH },
+    { "colors", required_argument, 0, 'c' },      { "palette", required_argument, 0, 'c' },
+    { "hash", no_argument, 0, O_HASH },           { "countname", required_argument, 0, O_COUNTNAME },
+    { "reverse", no_argument, 0, O_REVERSE },     { "inverted", no_argument, 0, O_INVERTED },
+    { "diff-absolute", no_argument, 0, O_DIFFABS },
+    { "html-prune", required_argument, 0, O_PRUNE },
+    { "help", no_argument, 0, 'h' },              { "version", no_argument, 0, 'V' },
+    { 0, 0, 0, 0 },
+  };
+  fg_options o;
+  fg_options_init(&o);
+  const char *output = NULL;
+  int format = -1, opt;
+  while ((opt = getopt_long(argc, argv, "o:f:c:hV", longopts, NULL)) != -1) {
+    switch (opt) {
+    case 'o': output = optarg; break;
+    case 'f':
+      if (strcmp(optarg, "svg") == 0) format = FMT_SVG;
+      else if (strcmp(optarg, "html") == 0) format = FMT_HTML;
+      else if (strcmp(optarg, "folded") == 0) format = FMT_FOLDED;
+      else return usage_error("unknown format '%s' (svg, html or folded)", optarg);
+      break;
+    case O_TITLE: o.title = optarg; break;
+    case O_SUBTITLE: o.subtitle = optarg; break;
+    case O_WIDTH:
+      if (parse_int(optarg, 50, 1000000, &o.width))
+        return usage_error("--width '%s': expected a whole number of px, 50 to 1000000", optarg);
+      break;
+    case O_HEIGHT:
+      if (parse_int(optarg, 1, 1000, &o.frame_height))
+        return usage_error("--height '%s': expected a whole number of px, 1 to 1000", optarg);
+      break;
+    case O_MINWIDTH:
+      if (parse_double(optarg, 0, 1e9, &o.min_width, &o.min_width_pct) ||
+          (o.min_width_pct && o.min_width > 100))
+        return usage_error("--minwidth '%s': expected px (0.1) or a percentage (0.5%%)", optarg);
+      break;
+    case 'c': {
+      fg_palette pal;
+      if (fg_palette_parse(optarg, &pal))
+        return usage_error("unknown palette '%s' (hot, mem, io, java, red, green, blue, aqua, "
+                           "yellow, purple, orange)", optarg);
+      o.palette = pal;
+      break;
+    }
+    case O_HASH: o.hash = 1; break;
+    case O_COUNTNAME: o.count_name = optarg; break;
+    case O_REVERSE: o.reverse = 1; break;
+    case O_INVERTED: o.inverted = 1; break;
+    case O_DIFFABS: o.diff_absolute = 1; break;
+    case O_PRUNE: {
+      double pct;
+      if (parse_double(optarg, 0, 100, &pct, NULL))
+        return usage_error("--html-prune '%s': expected a percentage, 0 to 100", optarg);
+      o.html_prune = pct / 100.0;
+      break;
+    }
+    case 'h': fputs(k_help, stdout); return 0;
+    case 'V': printf("flamegraph %s\n", FG_VERSION); return 0;
+    default: fprintf(stderr, "Try 'flamegraph --help'.\n"); return 2;
+    }
+  }
+  int ninputs = argc - optind;
+  if (ninputs > 2) return usage_error("too many inputs (at most two: BASE and NEW), '%s'", argv[optind + 2]);
+  if (format < 0) {
+    format = FMT_SVG;
+    if (output && (ends_with(output, ".html") || ends_with(output, ".htm"))) format = FMT_HTML;
+    else if (output && (ends_with(output, ".folded") || ends_with(output, ".collapsed") ||
+                        ends_with(output, ".txt")))
+      format = FMT_FOLDED;
+  }
+  if (ninputs == 2 && strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+    return usage_error("%s", "standard input can be only one of the two inputs");
+
+  fg_profile *p = fg_profile_new();
+  if (!p) {
+    fprintf(stderr, "flamegraph: out of memory\n");
+    return 1;
+  }
+  int status = 0;
+  if (ninputs == 0) status = read_input(p, "-", FG_MAIN);
+  else if (ninputs == 1) status = read_input(p, argv[optind], FG_MAIN);
+  else {
+    status = read_input(p, argv[optind], FG_BASE);
+    if (!status) status = read_input(p, argv[optind + 1], FG_MAIN);
+  }
+  if (status) {
+    fg_profile_free(p);
+    return status;
+  }
+  if (format == FMT_FOLDED && o.reverse) {
+    fg_profile *r = fg_profile_reversed(p);
+    fg_profile_free(p);
+    p = r;
+    if (!p) {
+      fprintf(stderr, "flamegraph: out of memory\n");
+      return 1;
+    }
+  }
+  FILE *out = stdout;
+  if (output) {
+    out = fopen(output, "w");
+    if (!out) {
+      fprintf(stderr, "flamegraph: %s: %s\n", output, strerror(errno));
+      fg_profile_free(p);
+      return 1;
+    }
+  }
+  static char outbuf[1 << 16];
+  setvbuf(out, outbuf, _IOFBF, sizeof outbuf);
+  int rc = format == FMT_HTML ? fg_write_html(out, p, &o)
+           : format == FMT_FOLDED ? fg_write_folded(out, p)
+                                  : fg_write_svg(out, p, &o);
+  if (fflush(out) != 0 && !rc) rc = -EIO;
+  if (output && fclose(out) != 0 && !rc) rc = -EIO;
+  if (rc) {
+    fprintf(stderr, "flamegraph: writing %s: %s\n", output ? output : "<stdout>", strerror(-rc));
+    if (output) unlink(output);
+    status = 1;
+  }
+  fg_profile_free(p);
+  return status;
+}

@@ -1,0 +1,386 @@
+/*
+ * fg_profile.c — the profile: interned names, the (parent, name) tree, totals, reversal, and
+ * the sorted tree view (fg_tree) the writers walk.
+ *
+ * Built for big inputs (millions of frames): names are hashed once into an arena, children
+ * are found through one open-addressing table keyed by (parent, name id), nodes are 24 bytes
+ * in one array. Hazards: node and name ids are uint32_t (limit ~4 billion, checked); totals
+ * are capped at INT64_MAX so every writer can print exact integers.
+ */
+#include "fg_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fg_arena_block {
+  fg_arena_block *next;
+  size_t used, cap;
+  char data[];
+};
+
+#define FG_ARENA_BLOCK (1u << 20)
+
+static char *arena_alloc(fg_profile *p, size_t n) {
+  fg_arena_block *b = p->arena;
+  if (!b || b->cap - b->used < n) {
+    size_t cap = n > FG_ARENA_BLOCK ? n : FG_ARENA_BLOCK;
+    fg_arena_block *nb = malloc(sizeof *nb + cap);
+    if (!nb) return NULL;
+    nb->next = b;
+    nb->used = 0;
+    nb->cap = cap;
+    p->arena = nb;
+    b = nb;
+  }
+  char *r = b->data + b->used;
+  b->used += n;
+  return r;
+}
+
+/* See fg_internal.h. */
+uint32_t fg_hash_bytes(const char *s, size_t len) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < len; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+static inline uint32_t mix_pair(uint32_t a, uint32_t b) {
+  uint64_t x = ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+/* fg_profile_new: see flamegraph.h. */
+fg_profile *fg_profile_new(void) {
+  fg_profile *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->name_mask = 1023;
+  p->name_table = calloc(p->name_mask + 1, sizeof *p->name_table);
+  p->child_mask = 4095;
+  p->child_table = calloc(p->child_mask + 1, sizeof *p->child_table);
+  p->nodes_cap = 1024;
+  p->nodes = malloc(p->nodes_cap * sizeof *p->nodes);
+  if (!p->name_table || !p->child_table || !p->nodes) {
+    fg_profile_free(p);
+    return NULL;
+  }
+  p->nodes[0] = (fg_node){ .parent = FG_NO_NAME, .name = FG_NO_NAME };
+  p->nnodes = 1;
+  return p;
+}
+
+/* fg_profile_free: see flamegraph.h. NULL is fine. */
+void fg_profile_free(fg_profile *p) {
+  if (!p) return;
+  for (fg_arena_block *b = p->arena, *n; b; b = n) {
+    n = b->next;
+    free(b);
+  }
+  free(p->names);
+  free(p->name_table);
+  free(p->nodes);
+  free(p->child_table);
+  free(p);
+}
+
+static int grow_name_table(fg_profile *p) {
+  uint32_t mask = p->name_mask * 2 + 1;
+  uint32_t *t = calloc((size_t)mask + 1, sizeof *t);
+  if (!t) return -ENOMEM;
+  for (uint32_t i = 0; i < p->nnames; i++) {
+    uint32_t h = p->names[i].hash & mask;
+    while (t[h]) h = (h + 1) & mask;
+    t[h] = i + 1;
+  }
+  free(p->name_table);
+  p->name_table = t;
+  p->name_mask = mask;
+  return 0;
+}
+
+/* See fg_internal.h. */
+uint32_t fg_intern(fg_profile *p, const char *s, size_t len) {
+  if (len >= UINT32_MAX) return FG_NO_NAME;
+  uint32_t hash = fg_hash_bytes(s, len);
+  uint32_t h = hash & p->name_mask;
+  for (uint32_t e; (e = p->name_table[h]) != 0; h = (h + 1) & p->name_mask) {
+    const fg_name *n = &p->names[e - 1];
+    if (n->hash == hash && n->len == len && memcmp(n->s, s, len) == 0) return e - 1;
+  }
+  if (p->nnames >= UINT32_MAX - 2) return FG_NO_NAME;
+  if (p->nnames == p->names_cap) {
+    uint32_t cap = p->names_cap ? p->names_cap * 2 : 256;
+    fg_name *nn = realloc(p->names, cap * sizeof *nn);
+    if (!nn) return FG_NO_NAME;
+    p->names = nn;
+    p->names_cap = cap;
+  }
+  char *copy = arena_alloc(p, len + 1);
+  if (!copy) return FG_NO_NAME;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  uint32_t id = p->nnames++;
+  p->names[id] = (fg_name){ .s = copy, .len = (uint32_t)len, .hash = hash };
+  p->name_table[h] = id + 1;
+  if ((uint64_t)p->nnames * 2 > p->name_mask && grow_name_table(p) != 0) {
+    /* the name is stored; the table just stays fuller than we like */
+  }
+  return id;
+}
+
+static int grow_child_table(fg_profile *p) {
+  uint32_t mask = p->child_mask * 2 + 1;
+  uint32_t *t = calloc((size_t)mask + 1, sizeof *t);
+  if (!t) return -ENOMEM;
+  for (uint32_t i = 1; i < p->nnodes; i++) {
+    uint32_t h = mix_pair(p->nodes[i].parent, p->nodes[i].name) & mask;
+    while (t[h]) h = (h + 1) & mask;
+    t[h] = i + 1;
+  }
+  free(p->child_table);
+  p->child_table = t;
+  p->child_mask = mask;
+  return 0;
+}
+
+/* See fg_internal.h. */
+uint32_t fg_child(fg_profile *p, uint32_t parent, uint32_t name) {
+  uint32_t h = mix_pair(parent, name) & p->child_mask;
+  for (uint32_t e; (e = p->child_table[h]) != 0; h = (h + 1) & p->child_mask) {
+    const fg_node *n = &p->nodes[e - 1];
+    if (n->parent == parent && n->name == name) return e - 1;
+  }
+  if (p->nnodes >= UINT32_MAX / 2 - 1) return FG_NO_NAME;
+  if (p->nnodes == p->nodes_cap) {
+    uint32_t cap = p->nodes_cap * 2;
+    fg_node *nn = realloc(p->nodes, (size_t)cap * sizeof *nn);
+    if (!nn) return FG_NO_NAME;
+    p->nodes = nn;
+    p->nodes_cap = cap;
+  }
+  uint32_t id = p->nnodes++;
+  p->nodes[id] = (fg_node){ .parent = parent, .name = name };
+  p->child_table[h] = id + 1;
+  if ((uint64_t)p->nnodes * 2 > p->child_mask && grow_child_table(p) != 0) {
+    /* stored; a fuller table only costs probes */
+  }
+  return id;
+}
+
+/* See fg_internal.h. */
+int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column) {
+  if (count > (uint64_t)INT64_MAX - p->total[column]) return -EINVAL;
+  p->nodes[node].self[column] += count;
+  p->total[column] += count;
+  if (column == FG_BASE) p->diff = 1;
+  return 0;
+}
+
+/* fg_profile_add_n: see flamegraph.h. */
+int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens,
+                     size_t nframes, uint64_t count, int column) {
+  if (!p || nframes == 0 || (column != FG_MAIN && column != FG_BASE)) return -EINVAL;
+  for (size_t i = 0; i < nframes; i++)
+    if (lens[i] == 0) return -EINVAL;
+  uint32_t node = 0;
+  for (size_t i = 0; i < nframes; i++) {
+    uint32_t name = fg_intern(p, frames[i], lens[i]);
+    if (name == FG_NO_NAME) return -ENOMEM;
+    node = fg_child(p, node, name);
+    if (node == FG_NO_NAME) return -ENOMEM;
+  }
+  return fg_node_add(p, node, count, column);
+}
+
+/* fg_profile_add: see flamegraph.h. */
+int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count) {
+  if (!p || !frames || nframes == 0) return -EINVAL;
+  size_t small[64];
+  size_t *lens = nframes <= 64 ? small : malloc(nframes * sizeof *lens);
+  if (!lens) return -ENOMEM;
+  int rc = 0;
+  for (size_t i = 0; i < nframes; i++) {
+    if (!frames[i]) {
+      rc = -EINVAL;
+      break;
+    }
+    lens[i] = strlen(frames[i]);
+  }
+  if (rc == 0) rc = fg_profile_add_n(p, frames, lens, nframes, count, FG_MAIN);
+  if (lens != small) free(lens);
+  return rc;
+}
+
+/* fg_profile_total: see flamegraph.h. */
+uint64_t fg_profile_total(const fg_profile *p, int column) {
+  return (column == FG_MAIN || column == FG_BASE) ? p->total[column] : 0;
+}
+
+/* fg_profile_is_diff: see flamegraph.h. */
+int fg_profile_is_diff(const fg_profile *p) { return p->diff; }
+
+/* fg_profile_reversed: see flamegraph.h. Every node with samples of its own is one stack;
+ * walking its parents yields the frames leaf first, which is the reversed stack. */
+fg_profile *fg_profile_reversed(const fg_profile *p) {
+  fg_profile *r = fg_profile_new();
+  if (!r) return NULL;
+  /* the reversed profile reuses the name ids: intern every name in order first */
+  for (uint32_t i = 0; i < p->nnames; i++) {
+    if (fg_intern(r, p->names[i].s, p->names[i].len) != i) goto fail;
+  }
+  for (uint32_t i = 1; i < p->nnodes; i++) {
+    const fg_node *n = &p->nodes[i];
+    if (!n->self[0] && !n->self[1]) continue;
+    uint32_t at = 0;
+    for (uint32_t k = i; k != 0; k = p->nodes[k].parent) {
+      at = fg_child(r, at, p->nodes[k].name);
+      if (at == FG_NO_NAME) goto fail;
+    }
+    for (int c = 0; c < 2; c++)
+      if (n->self[c] && fg_node_add(r, at, n->self[c], c) != 0) goto fail;
+  }
+  r->diff = p->diff;
+  return r;
+fail:
+  fg_profile_free(r);
+  return NULL;
+}
+
+/* ---- the sorted tree view ---- */
+
+static int name_cmp(const fg_name *a, const fg_name *b) {
+  size_t n = a->len < b->len ? a->len : b->len;
+  int c = memcmp(a->s, b->s, n);
+  if (c) return c;
+  return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static const fg_name *g_sort_names; /* qsort has no context argument in C11 */
+
+static int name_id_cmp(const void *a, const void *b) {
+  return name_cmp(&g_sort_names[*(const uint32_t *)a], &g_sort_names[*(const uint32_t *)b]);
+}
+
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* fg_tree_build: see fg_internal.h. Children are grouped by parent with a counting sort,
+ * then each group is sorted by the rank of its names (names sorted once). */
+int fg_tree_build(fg_tree *t, const fg_profile *p) {
+  memset(t, 0, sizeof *t);
+  t->p = p;
+  uint32_t n = p->nnodes;
+  uint32_t *rank = malloc(((size_t)p->nnames + 1) * sizeof *rank);
+  uint32_t *order = malloc(((size_t)p->nnames + 1) * sizeof *order);
+  uint32_t *depth = malloc((size_t)n * sizeof *depth);
+  t->total = calloc((size_t)n * 2, sizeof *t->total);
+  t->child_start = calloc((size_t)n + 1, sizeof *t->child_start);
+  t->child_list = malloc(((size_t)n + 1) * sizeof *t->child_list);
+  t->subtree_size = malloc((size_t)n * sizeof *t->subtree_size);
+  uint64_t *keys = NULL;
+  if (!rank || !order || !depth || !t->total || !t->child_start || !t->child_list ||
+      !t->subtree_size)
+    goto oom;
+  for (uint32_t i = 0; i < p->nnames; i++) order[i] = i;
+  g_sort_names = p->names;
+  qsort(order, p->nnames, sizeof *order, name_id_cmp);
+  for (uint32_t i = 0; i < p->nnames; i++) rank[order[i]] = i;
+
+  /* counting sort of the nodes by parent (creation order within a parent) */
+  for (uint32_t i = 1; i < n; i++) t->child_start[p->nodes[i].parent + 1]++;
+  for (uint32_t i = 0; i < n; i++) t->child_start[i + 1] += t->child_start[i];
+  {
+    uint32_t *fill = depth; /* reuse as cursor array, depth is computed afterwards */
+    memcpy(fill, t->child_start, (size_t)n * sizeof *fill);
+    for (uint32_t i = 1; i < n; i++) t->child_list[fill[p->nodes[i].parent]++] = i;
+  }
+  /* sort each group by name rank: pack (rank, node) into one u64 and sort the group */
+  uint32_t biggest = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t k = t->child_start[i + 1] - t->child_start[i];
+    if (k > biggest) biggest = k;
+  }
+  keys = malloc(((size_t)biggest + 1) * sizeof *keys);
+  if (!keys) goto oom;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t a = t->child_start[i], b = t->child_start[i + 1];
+    if (b - a < 2) continue;
+    for (uint32_t j = a; j < b; j++)
+      keys[j - a] = (uint64_t)rank[p->nodes[t->child_list[j]].name] << 32 | t->child_list[j];
+    qsort(keys, b - a, sizeof *keys, u64_cmp);
+    for (uint32_t j = a; j < b; j++) t->child_list[j] = (uint32_t)keys[j - a];
+  }
+  /* totals and subtree sizes: children have larger indices than their parents */
+  for (uint32_t i = 0; i < n; i++) {
+    t->total[2 * i] = p->nodes[i].self[0];
+    t->total[2 * i + 1] = p->nodes[i].self[1];
+    t->subtree_size[i] = 1;
+  }
+  for (uint32_t i = n - 1; i > 0; i--) {
+    uint32_t par = p->nodes[i].parent;
+    t->total[2 * par] += t->total[2 * i];
+    t->total[2 * par + 1] += t->total[2 * i + 1];
+    t->subtree_size[par] += t->subtree_size[i];
+  }
+  depth[0] = 0;
+  t->max_depth = 0;
+  for (uint32_t i = 1; i < n; i++) {
+    depth[i] = depth[p->nodes[i].parent] + 1;
+    if (depth[i] > t->max_depth) t->max_depth = depth[i];
+  }
+  free(keys);
+  free(rank);
+  free(order);
+  free(depth);
+  return 0;
+oom:
+  free(keys);
+  free(rank);
+  free(order);
+  free(depth);
+  fg_tree_free(t);
+  return -ENOMEM;
+}
+
+/* fg_tree_free: see fg_internal.h. */
+void fg_tree_free(fg_tree *t) {
+  free(t->total);
+  free(t->child_start);
+  free(t->child_list);
+  free(t->subtree_size);
+  memset(t, 0, sizeof *t);
+}
+
+typedef struct walk_frame {
+  uint32_t node, next; /* next: index into child_list */
+  uint64_t left;       /* samples left of the next child */
+} walk_frame;
+
+/* fg_tree_walk: see fg_internal.h. Iterative (stacks can be thousands deep). */
+int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx) {
+  size_t cap = (size_t)t->max_depth + 2;
+  walk_frame *st = malloc(cap * sizeof *st);
+  if (!st) return -ENOMEM;
+  int rc = visit(t, 0, 0, 0, ctx);
+  size_t sp = 0;
+  if (rc > 0) st[sp++] = (walk_frame){ 0, t->child_start[0], 0 };
+  while (rc >= 0 && sp > 0) {
+    walk_frame *f = &st[sp - 1];
+    if (f->next == t->child_start[f->node + 1]) {
+      sp--;
+      continue;
+    }
+    uint32_t c = t->child_list[f->next++];
+    uint64_t left = f->left;
+    f->left += t->total[2 * c];
+    rc = visit(t, c, (uint32_t)sp, left, ctx);
+    if (rc > 0) st[sp++] = (walk_frame){ c, t->child_start[c], left };
+  }
+  free(st);
+  return rc < 0 ? rc : 0;
+}

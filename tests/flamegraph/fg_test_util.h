@@ -1,0 +1,52 @@
+/*
+ * fg_test_util.h — helpers shared by the flamegraph unit tests: build a profile from folded
+ * text, capture a writer's output in memory.
+ */
+#ifndef SAMPLER_FG_TEST_UTIL_H
+#define SAMPLER_FG_TEST_UTIL_H
+
+#include "fg_internal.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline fg_profile *profile_of(const char *folded) {
+  fg_profile *p = fg_profile_new();
+  cr_assert(p);
+  fg_read_error err = { 0 };
+  cr_assert_eq(fg_read_buffer(p, folded, strlen(folded), FG_MAIN, &err), 0, "%s", err.msg);
+  return p;
+}
+
+static inline fg_profile *diff_of(const char *base, const char *main_) {
+  fg_profile *p = profile_of(main_);
+  fg_read_error err = { 0 };
+  cr_assert_eq(fg_read_buffer(p, base, strlen(base), FG_BASE, &err), 0, "%s", err.msg);
+  return p;
+}
+
+enum { OUT_FOLDED, OUT_SVG, OUT_HTML };
+
+/* The writer's whole output (NUL-terminated, caller frees); asserts it returned 0. */
+static inline char *render(int what, const fg_profile *p, const fg_options *o) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert(f);
+  int rc = what == OUT_FOLDED ? fg_write_folded(f, p)
+           : what == OUT_SVG  ? fg_write_svg(f, p, o)
+                              : fg_write_html(f, p, o);
+  cr_assert_eq(rc, 0, "writer returned %d", rc);
+  fclose(f);
+  return buf;
+}
+
+/* Number of non-overlapping occurrences of `what` in `s`. */
+static inline int count_of(const char *s, const char *what) {
+  int n = 0;
+  for (const char *at = s; (at = strstr(at, what)) != NULL; at += strlen(what)) n++;
+  return n;
+}
+
+#endif

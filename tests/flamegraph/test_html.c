@@ -1,0 +1,126 @@
+/*
+ * test_html.c — the HTML writer: the template's marker replaced by `const FG_DATA = {...};`
+ * with the version-1 schema (exact JSON for small profiles, normal and differential),
+ * escaping inside <script> (quotes, backslash, controls, '<' of "</script>", non-ASCII),
+ * pruning recorded in "pruned".
+ */
+#include "fg_test_util.h"
+
+#include <errno.h>
+
+/* The JSON between "const FG_DATA = " and the ';' that closes it (caller frees). */
+static char *data_of(const char *html) {
+  const char *a = strstr(html, "const FG_DATA = ");
+  cr_assert(a);
+  a += strlen("const FG_DATA = ");
+  const char *b = strstr(a, "}};");
+  cr_assert(b);
+  return strndup(a, (size_t)(b + 2 - a));
+}
+
+Test(html, template_is_filled) {
+  fg_profile *p = profile_of("a 1\n");
+  char *html = render(OUT_HTML, p, NULL);
+  const char *tpl = (const char *)fg_viewer_html;
+  const char *mark = strstr(tpl, "/*@FG_DATA@*/");
+  cr_assert(mark);
+  size_t pre = (size_t)(mark - tpl);
+  cr_expect(strncmp(html, tpl, pre) == 0);
+  const char *rest = mark + strlen("/*@FG_DATA@*/");
+  cr_expect_str_eq(html + strlen(html) - strlen(rest), rest);
+  cr_expect_null(strstr(html, "/*@FG_DATA@*/"));
+  cr_expect_eq(count_of(html, "const FG_DATA = "), 1);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, schema_v1_exact) {
+  fg_profile *p = profile_of("main;zeta 2\nmain;alpha;x 3\nmain 1\n");
+  fg_options o;
+  fg_options_init(&o);
+  o.subtitle = "sub";
+  o.count_name = "ns";
+  char *html = render(OUT_HTML, p, &o);
+  char *json = data_of(html);
+  cr_expect_str_eq(json,
+    "{\"version\":1,\"title\":\"Flame Graph\",\"subtitle\":\"sub\",\"countName\":\"ns\","
+    "\"diff\":false,\"total\":6,\n"
+    "\"names\":[\"main\",\"alpha\",\"x\",\"zeta\"],\n"
+    "\"stride\":4,\"nodes\":[-1,0,6,0,0,1,6,1,1,2,3,0,2,3,3,3,3,2,2,2],\n"
+    "\"pruned\":{\"nodes\":0,\"samples\":0}}");
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, schema_v1_differential) {
+  fg_profile *p = diff_of("a;b 10\nold 5\n", "a;b 30\na 2\nnew 4\n");
+  char *html = render(OUT_HTML, p, NULL);
+  char *json = data_of(html);
+  cr_expect_str_eq(json,
+    "{\"version\":1,\"title\":\"Differential Flame Graph\",\"subtitle\":null,"
+    "\"countName\":\"samples\",\"diff\":true,\"total\":36,\"totalBase\":15,\n"
+    "\"names\":[\"a\",\"b\",\"new\",\"old\"],\n"
+    "\"stride\":6,\"nodes\":[-1,0,36,0,15,0,0,1,32,2,10,0,1,2,30,30,10,10,2,1,4,4,0,0,"
+    "3,1,0,0,5,5],\n"
+    "\"pruned\":{\"nodes\":0,\"samples\":0}}");
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, escaping_inside_script) {
+  fg_profile *p = fg_profile_new();
+  const char *fr[] = { "</script><b>&", "q\"u\\o\te\n", "\xc3\xa9\xe2\x82\xac", "bad\xff" };
+  cr_assert_eq(fg_profile_add(p, fr, 4, 1), 0);
+  fg_options o;
+  fg_options_init(&o);
+  o.title = "T</script>";
+  char *html = render(OUT_HTML, p, &o);
+  char *json = data_of(html);
+  cr_expect(strstr(json, "\"title\":\"T\\u003c/script\\u003e\""));
+  cr_expect(strstr(json, "\"\\u003c/script\\u003e\\u003cb\\u003e\\u0026\""));
+  cr_expect(strstr(json, "\"q\\\"u\\\\o\\u0009e\\u000a\""));
+  cr_expect(strstr(json, "\"\xc3\xa9\xe2\x82\xac\""));
+  cr_expect(strstr(json, "\"bad\xef\xbf\xbd\""));
+  cr_expect_null(strstr(json, "</"));
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, pruning_is_recorded) {
+  /* total 1000; prune below 1%: "small" (5) and its child go, "edge" (10) stays */
+  fg_profile *p = profile_of("r;big 985\nr;small 2\nr;small;deeper 3\nr;edge 10\n");
+  fg_options o;
+  fg_options_init(&o);
+  o.html_prune = 0.01;
+  char *html = render(OUT_HTML, p, &o);
+  char *json = data_of(html);
+  cr_expect(strstr(json, "\"names\":[\"r\",\"big\",\"edge\"],"));
+  cr_expect(strstr(json, "\"pruned\":{\"nodes\":2,\"samples\":5}}"));
+  /* the kept totals still describe the whole profile */
+  cr_expect(strstr(json, "\"nodes\":[-1,0,1000,0,0,1,1000,0,"));
+  free(json);
+  free(html);
+  /* a frame that exists only in the base survives pruning when it is big there */
+  fg_profile_free(p);
+  p = diff_of("gone 50\nstay 50\n", "stay 1000\n");
+  html = render(OUT_HTML, p, &o);
+  json = data_of(html);
+  cr_expect(strstr(json, "\"names\":[\"gone\",\"stay\"],"));
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, bad_options) {
+  fg_profile *p = profile_of("a 1\n");
+  fg_options o;
+  fg_options_init(&o);
+  o.html_prune = 2;
+  FILE *f = fopen("/dev/null", "w");
+  cr_expect_eq(fg_write_html(f, p, &o), -EINVAL);
+  fclose(f);
+  fg_profile_free(p);
+}

@@ -1,0 +1,204 @@
+/*
+ * test_tree.c — the merge into a tree (fg_profile_add, the (parent, name) table), the sorted
+ * view (children by name, totals, subtree sizes, left offsets that add up), reversal, the
+ * differential arithmetic and the deterministic folded writer.
+ */
+#include "fg_test_util.h"
+
+#include <errno.h>
+
+Test(tree, add_merges_identical_prefixes) {
+  fg_profile *p = fg_profile_new();
+  const char *s1[] = { "main", "work", "hash" };
+  const char *s2[] = { "main", "work" };
+  const char *s3[] = { "main", "idle" };
+  cr_assert_eq(fg_profile_add(p, s1, 3, 5), 0);
+  cr_assert_eq(fg_profile_add(p, s2, 2, 2), 0);
+  cr_assert_eq(fg_profile_add(p, s1, 3, 1), 0);
+  cr_assert_eq(fg_profile_add(p, s3, 2, 4), 0);
+  cr_expect_eq(p->nnodes, 5); /* root, main, work, hash, idle */
+  cr_expect_eq(p->nnames, 4);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 12);
+  char *out = render(OUT_FOLDED, p, NULL);
+  cr_expect_str_eq(out, "main;idle 4\nmain;work 2\nmain;work;hash 6\n");
+  free(out);
+  fg_profile_free(p);
+}
+
+Test(tree, add_rejects_bad_input) {
+  fg_profile *p = fg_profile_new();
+  const char *empty[] = { "a", "" };
+  const char *nul[] = { "a", NULL };
+  cr_expect_eq(fg_profile_add(p, empty, 2, 1), -EINVAL);
+  cr_expect_eq(fg_profile_add(p, nul, 2, 1), -EINVAL);
+  cr_expect_eq(fg_profile_add(p, empty, 0, 1), -EINVAL);
+  cr_expect_eq(fg_profile_add(NULL, empty, 1, 1), -EINVAL);
+  size_t lens[] = { 1 };
+  cr_expect_eq(fg_profile_add_n(p, empty, lens, 1, 1, 2), -EINVAL);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 0);
+  fg_profile_free(p);
+}
+
+Test(tree, add_n_takes_unterminated_names) {
+  fg_profile *p = fg_profile_new();
+  const char *buf = "alphabeta";
+  const char *frames[] = { buf, buf + 5 };
+  size_t lens[] = { 5, 4 };
+  cr_assert_eq(fg_profile_add_n(p, frames, lens, 2, 3, FG_MAIN), 0);
+  char *out = render(OUT_FOLDED, p, NULL);
+  cr_expect_str_eq(out, "alpha;beta 3\n");
+  free(out);
+  fg_profile_free(p);
+}
+
+Test(tree, many_children_and_names_grow_the_tables) {
+  fg_profile *p = fg_profile_new();
+  char name[32], name2[32];
+  for (int i = 0; i < 50000; i++) {
+    snprintf(name, sizeof name, "f%d", i % 7000);
+    snprintf(name2, sizeof name2, "g%d", i);
+    const char *fr[] = { "root", name, name2 };
+    cr_assert_eq(fg_profile_add(p, fr, 3, 1), 0);
+  }
+  cr_expect_eq(p->nnames, 1 + 7000 + 50000);
+  cr_expect_eq(p->nnodes, 1 + 1 + 7000 + 50000);
+  fg_tree t;
+  cr_assert_eq(fg_tree_build(&t, p), 0);
+  cr_expect_eq(t.total[0], 50000);
+  cr_expect_eq(t.subtree_size[0], p->nnodes);
+  cr_expect_eq(t.max_depth, 3);
+  fg_tree_free(&t);
+  fg_profile_free(p);
+}
+
+typedef struct seen {
+  uint32_t node[16], depth[16];
+  uint64_t left[16];
+  int n;
+} seen;
+
+static int record(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
+  (void)t;
+  seen *s = ctx;
+  s->node[s->n] = node;
+  s->depth[s->n] = depth;
+  s->left[s->n] = left;
+  s->n++;
+  return 1;
+}
+
+static const char *name_of(const fg_profile *p, uint32_t node) {
+  return node ? p->names[p->nodes[node].name].s : "all";
+}
+
+Test(tree, view_is_preorder_sorted_by_name_with_offsets) {
+  /* inserted out of order; bytewise order puts "B" before "a" */
+  fg_profile *p = profile_of("m;zeta 2\nm;alpha;x 3\nm 1\nm;B 4\nm;alpha 1\n");
+  fg_tree t;
+  cr_assert_eq(fg_tree_build(&t, p), 0);
+  seen s = { 0 };
+  cr_assert_eq(fg_tree_walk(&t, record, &s), 0);
+  const char *names[] = { "all", "m", "B", "alpha", "x", "zeta" };
+  const uint32_t depth[] = { 0, 1, 2, 2, 3, 2 };
+  const uint64_t left[] = { 0, 0, 0, 4, 4, 8 };
+  const uint64_t total[] = { 11, 11, 4, 4, 3, 2 };
+  cr_assert_eq(s.n, 6);
+  for (int i = 0; i < 6; i++) {
+    cr_expect_str_eq(name_of(p, s.node[i]), names[i], "node %d", i);
+    cr_expect_eq(s.depth[i], depth[i], "node %d", i);
+    cr_expect_eq(s.left[i], left[i], "node %d", i);
+    cr_expect_eq(t.total[2 * s.node[i]], total[i], "node %d", i);
+  }
+  /* widths add up: a node's total = its self + its children's totals */
+  for (uint32_t n = 0; n < p->nnodes; n++) {
+    uint64_t sum = p->nodes[n].self[0];
+    for (uint32_t k = t.child_start[n]; k < t.child_start[n + 1]; k++) sum += t.total[2 * t.child_list[k]];
+    cr_expect_eq(sum, t.total[2 * n]);
+  }
+  fg_tree_free(&t);
+  fg_profile_free(p);
+}
+
+static int stop_at_two(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
+  (void)t, (void)node, (void)left;
+  int *n = ctx;
+  if (++*n == 2) return -42;
+  return depth == 0 ? 1 : 0;
+}
+
+Test(tree, walk_can_stop_and_skip) {
+  fg_profile *p = profile_of("a;b 1\nc;d 1\n");
+  fg_tree t;
+  cr_assert_eq(fg_tree_build(&t, p), 0);
+  int n = 0;
+  cr_expect_eq(fg_tree_walk(&t, stop_at_two, &n), -42);
+  cr_expect_eq(n, 2);
+  fg_tree_free(&t);
+  fg_profile_free(p);
+}
+
+Test(tree, reversed_merges_at_the_leaves) {
+  fg_profile *p = profile_of("main;a;lock 3\nmain;b;lock 2\nmain;b 1\n");
+  fg_profile *r = fg_profile_reversed(p);
+  cr_assert(r);
+  char *out = render(OUT_FOLDED, r, NULL);
+  cr_expect_str_eq(out, "b;main 1\nlock;a;main 3\nlock;b;main 2\n");
+  free(out);
+  cr_expect_eq(fg_profile_total(r, FG_MAIN), 6);
+  fg_profile_free(r);
+  fg_profile_free(p);
+}
+
+Test(tree, diff_arithmetic) {
+  /* base (first input) and main (second input) merged into one tree */
+  fg_profile *p = diff_of("a;b 10\na;c 30\nold 10\n", "a;b 30\na;c 30\nnew 40\n");
+  cr_expect_eq(fg_profile_is_diff(p), 1);
+  cr_expect_eq(fg_profile_total(p, FG_BASE), 50);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 100);
+  fg_tree t;
+  cr_assert_eq(fg_tree_build(&t, p), 0);
+  /* per node: main total, base total */
+  struct { const char *name; uint64_t m, b; } want[] = {
+    { "a", 60, 40 }, { "b", 30, 10 }, { "c", 30, 30 }, { "new", 40, 0 }, { "old", 0, 10 },
+  };
+  for (size_t i = 0; i < 5; i++) {
+    int found = 0;
+    for (uint32_t n = 1; n < p->nnodes; n++)
+      if (strcmp(name_of(p, n), want[i].name) == 0) {
+        found = 1;
+        cr_expect_eq(t.total[2 * n], want[i].m, "%s", want[i].name);
+        cr_expect_eq(t.total[2 * n + 1], want[i].b, "%s", want[i].name);
+      }
+    cr_expect(found, "%s", want[i].name);
+  }
+  fg_tree_free(&t);
+  /* folded output of a diff: `stack base main` */
+  char *out = render(OUT_FOLDED, p, NULL);
+  cr_expect_str_eq(out, "a;b 10 30\na;c 30 30\nnew 0 40\nold 10 0\n");
+  free(out);
+  /* reversal keeps both columns */
+  fg_profile *r = fg_profile_reversed(p);
+  out = render(OUT_FOLDED, r, NULL);
+  cr_expect_str_eq(out, "b;a 10 30\nc;a 30 30\nnew 0 40\nold 10 0\n");
+  free(out);
+  fg_profile_free(r);
+  fg_profile_free(p);
+}
+
+Test(tree, folded_output_is_deterministic) {
+  fg_profile *a = profile_of("x;y 1\nb 2\na;q 3\nx 4\n");
+  fg_profile *b = profile_of("x 4\na;q 3\nb 2\nx;y 1\n");
+  char *oa = render(OUT_FOLDED, a, NULL), *ob = render(OUT_FOLDED, b, NULL);
+  cr_expect_str_eq(oa, ob);
+  cr_expect_str_eq(oa, "a;q 3\nb 2\nx 4\nx;y 1\n");
+  /* and reads back to the same */
+  fg_profile *c = profile_of(oa);
+  char *oc = render(OUT_FOLDED, c, NULL);
+  cr_expect_str_eq(oc, oa);
+  free(oa);
+  free(ob);
+  free(oc);
+  fg_profile_free(a);
+  fg_profile_free(b);
+  fg_profile_free(c);
+}
