@@ -33,7 +33,7 @@ typedef struct html_ctx {
 static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
   (void)left;
   html_ctx *c = ctx;
-  uint64_t m = t->total[2 * node], b = t->total[2 * node + 1];
+  uint64_t m = t->total[node], b = fg_tree_base(t, node);
   if (node != 0 && !((m && m >= c->min_main) || (b && b >= c->min_base))) {
     c->pruned_nodes += t->subtree_size[node];
     c->pruned_samples += m;
@@ -130,14 +130,14 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
     fg_buf_putc(&b, ',');
     fg_buf_u64(&b, c.list[i].depth);
     fg_buf_putc(&b, ',');
-    fg_buf_u64(&b, t.total[2 * node]);
+    fg_buf_u64(&b, t.total[node]);
     fg_buf_putc(&b, ',');
-    fg_buf_u64(&b, p->nodes[node].self[FG_MAIN]);
+    fg_buf_u64(&b, fg_self(p, node, FG_MAIN));
     if (diff) {
       fg_buf_putc(&b, ',');
-      fg_buf_u64(&b, t.total[2 * node + 1]);
+      fg_buf_u64(&b, fg_tree_base(&t, node));
       fg_buf_putc(&b, ',');
-      fg_buf_u64(&b, p->nodes[node].self[FG_BASE]);
+      fg_buf_u64(&b, fg_self(p, node, FG_BASE));
     }
   }
   fg_buf_puts(&b, "],\n\"pruned\":{\"nodes\":");

@@ -27,20 +27,39 @@ typedef struct fg_name {
 typedef struct fg_node {
   uint32_t parent; /* FG_NO_NAME for the root */
   uint32_t name;   /* index in names, FG_NO_NAME for the root */
-  uint64_t self[2]; /* samples ending here: [FG_MAIN], [FG_BASE] */
+  uint64_t self;   /* samples ending here (FG_MAIN; FG_BASE is in fg_profile.self_base) */
 } fg_node;
 
+#define FG_ROOT_HASH 0x2545F491u
+
+/* The child-table hash of the node `name` under a parent whose path hash is `parent_hash`.
+ * Hashing the path (not the parent's id) lets a reader compute every slot of a stack before
+ * touching the table, and prefetch them all. */
+static inline uint32_t fg_path_hash(uint32_t parent_hash, uint32_t name) {
+  uint64_t x = ((uint64_t)parent_hash << 32 | name) * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
 typedef struct fg_arena_block fg_arena_block;
+
+/* A child-table slot holds the node's full path hash besides its index, so a lookup that
+ * misses (the common case while a big profile grows) touches one cache line, not the node
+ * too; only a hash match is confirmed against the node's (parent, name). 8 bytes a slot. */
+typedef struct fg_child_slot {
+  uint32_t node; /* 0 (the root, never a child): empty */
+  uint32_t hash;
+} fg_child_slot;
 
 struct fg_profile {
   fg_arena_block *arena;
   fg_name *names;
   uint32_t nnames, names_cap;
-  uint32_t *name_table; /* index+1, 0 = empty */
+  uint32_t *name_table; /* index+1, 0 = empty; NULL after fg_profile_trim */
   uint32_t name_mask;
   fg_node *nodes;
+  uint64_t *self_base; /* FG_BASE samples ending at each node; NULL until a base is added */
   uint32_t nnodes, nodes_cap;
-  uint32_t *child_table; /* node index+1, 0 = empty; keyed by (parent, name) */
+  fg_child_slot *child_table; /* keyed by (parent, name); NULL after fg_profile_trim */
   uint32_t child_mask;
   uint64_t total[2];
   int diff;
@@ -51,9 +70,47 @@ uint32_t fg_hash_bytes(const char *s, size_t len);
 
 /* Interns a name; returns its id or FG_NO_NAME when out of memory. */
 uint32_t fg_intern(fg_profile *p, const char *s, size_t len);
+/* The same with hash = fg_hash_bytes(s, len) already computed. */
+uint32_t fg_intern_h(fg_profile *p, const char *s, size_t len, uint32_t hash);
 
-/* The child of `parent` named `name`, created when missing; FG_NO_NAME when out of memory. */
-uint32_t fg_child(fg_profile *p, uint32_t parent, uint32_t name);
+/* The child of `parent` named `name`, created when missing; FG_NO_NAME when out of memory.
+ * `hash` is fg_path_hash(parent's path hash, name) (the root's is FG_ROOT_HASH): callers
+ * walk down from the root and carry it. */
+uint32_t fg_child_h(fg_profile *p, uint32_t parent, uint32_t name, uint32_t hash);
+
+/* Samples ending at node n in a column. */
+static inline uint64_t fg_self(const fg_profile *p, uint32_t n, int column) {
+  return column == FG_MAIN ? p->nodes[n].self : p->self_base ? p->self_base[n] : 0;
+}
+
+/* Sizes the tables and the node array for about `nodes` nodes (an estimate; a reader
+ * knows the input size): growing them step by step rehashes every node each time. */
+int fg_profile_reserve(fg_profile *p, size_t nodes);
+
+/* Asks the kernel to back a big fresh allocation with huge pages (page faults were a third
+ * of the time on multi-GB profiles). Only a hint: no effect on small blocks or on failure. */
+void fg_hint_huge(void *ptr, size_t size);
+
+/* Hints that the table slots for these hashes will be read soon (no effect on results). */
+static inline void fg_prefetch_child(const fg_profile *p, uint32_t hash) {
+  if (p->child_table) __builtin_prefetch(&p->child_table[hash & p->child_mask]);
+}
+static inline void fg_prefetch_name(const fg_profile *p, uint32_t hash) {
+  if (p->name_table) __builtin_prefetch(&p->name_table[hash & p->name_mask]);
+}
+/* Second stage: the name a table slot points to, and its bytes. */
+static inline void fg_prefetch_name_entry(const fg_profile *p, uint32_t hash) {
+  if (!p->name_table) return;
+  uint32_t e = p->name_table[hash & p->name_mask];
+  if (e) {
+    __builtin_prefetch(&p->names[e - 1]);
+  }
+}
+static inline void fg_prefetch_name_bytes(const fg_profile *p, uint32_t hash) {
+  if (!p->name_table) return;
+  uint32_t e = p->name_table[hash & p->name_mask];
+  if (e) __builtin_prefetch(p->names[e - 1].s);
+}
 
 /* Adds `count` to node's self and to the column total; -EINVAL when the total would
  * exceed INT64_MAX (JSON and SVG stay exact integers). */
@@ -62,12 +119,18 @@ int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column);
 /* The sorted tree view the writers walk: children ordered by name (bytewise), totals. */
 typedef struct fg_tree {
   const fg_profile *p;
-  uint64_t *total;        /* [2 * node + column]: samples in the node's subtree */
+  uint64_t *total;        /* samples (FG_MAIN) in the node's subtree */
+  uint64_t *total_base;   /* the same for FG_BASE; NULL unless the profile is a diff */
   uint32_t *child_start;  /* children of n: child_list[child_start[n] .. child_start[n+1]) */
   uint32_t *child_list;
   uint32_t *subtree_size; /* nodes in the subtree, itself included */
   uint32_t max_depth;     /* deepest node (root = 0) */
 } fg_tree;
+
+/* FG_BASE samples in node n's subtree. */
+static inline uint64_t fg_tree_base(const fg_tree *t, uint32_t n) {
+  return t->total_base ? t->total_base[n] : 0;
+}
 
 /* Builds the view; returns 0 or -ENOMEM. */
 int fg_tree_build(fg_tree *t, const fg_profile *p);

@@ -207,6 +207,7 @@ int main(int argc, char **argv) {
     fg_profile_free(p);
     return status;
   }
+  fg_profile_trim(p); /* reading is done: the lookup tables are dead weight now */
   if (format == FMT_FOLDED && o.reverse) {
     fg_profile *r = fg_profile_reversed(p);
     fg_profile_free(p);

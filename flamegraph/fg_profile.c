@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct fg_arena_block {
   fg_arena_block *next;
@@ -38,32 +39,60 @@ static char *arena_alloc(fg_profile *p, size_t n) {
   return r;
 }
 
-/* See fg_internal.h. */
+/* See fg_internal.h. 8 bytes per step (names average ~30 bytes; a byte-serial hash was a
+ * measurable part of reading). */
 uint32_t fg_hash_bytes(const char *s, size_t len) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 16777619u;
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
   }
-  return h;
+  uint64_t w = 0;
+  memcpy(&w, s + i, len - i);
+  h = (h ^ w) * 0x94D049BB133111EBull;
+  h ^= h >> 32;
+  return (uint32_t)h;
 }
 
-static inline uint32_t mix_pair(uint32_t a, uint32_t b) {
-  uint64_t x = ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull;
-  return (uint32_t)(x >> 32) ^ (uint32_t)x;
+static int grow_name_table(fg_profile *p);
+static int grow_child_table(fg_profile *p);
+
+/* See fg_internal.h. */
+void fg_hint_huge(void *ptr, size_t size) {
+  const uintptr_t huge = 2u << 20;
+  if (!ptr || size < 4 * huge) return;
+  uintptr_t a = ((uintptr_t)ptr + huge - 1) & ~(huge - 1);
+  uintptr_t b = ((uintptr_t)ptr + size) & ~(huge - 1);
+  if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+}
+
+/* Room for `cap` nodes (and their base column, when there is one). */
+static int grow_nodes(fg_profile *p, size_t cap) {
+  if (cap > UINT32_MAX / 2) return -ENOMEM;
+  fg_node *nn = realloc(p->nodes, cap * sizeof *nn);
+  if (!nn) return -ENOMEM;
+  p->nodes = nn;
+  fg_hint_huge(nn, cap * sizeof *nn);
+  if (p->self_base) {
+    uint64_t *nb = realloc(p->self_base, cap * sizeof *nb);
+    if (!nb) return -ENOMEM;
+    p->self_base = nb;
+    fg_hint_huge(nb, cap * sizeof *nb);
+  }
+  p->nodes_cap = (uint32_t)cap;
+  return 0;
 }
 
 /* fg_profile_new: see flamegraph.h. */
 fg_profile *fg_profile_new(void) {
   fg_profile *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  p->name_mask = 1023;
-  p->name_table = calloc(p->name_mask + 1, sizeof *p->name_table);
-  p->child_mask = 4095;
-  p->child_table = calloc(p->child_mask + 1, sizeof *p->child_table);
   p->nodes_cap = 1024;
   p->nodes = malloc(p->nodes_cap * sizeof *p->nodes);
-  if (!p->name_table || !p->child_table || !p->nodes) {
+  if (!p->nodes || grow_name_table(p) != 0 || grow_child_table(p) != 0) {
     fg_profile_free(p);
     return NULL;
   }
@@ -82,12 +111,15 @@ void fg_profile_free(fg_profile *p) {
   free(p->names);
   free(p->name_table);
   free(p->nodes);
+  free(p->self_base);
   free(p->child_table);
   free(p);
 }
 
+/* (Re)builds the name table with room for at least twice the names. */
 static int grow_name_table(fg_profile *p) {
-  uint32_t mask = p->name_mask * 2 + 1;
+  uint32_t mask = p->name_mask ? p->name_mask : 1023;
+  while ((uint64_t)p->nnames * 2 >= mask) mask = mask * 2 + 1;
   uint32_t *t = calloc((size_t)mask + 1, sizeof *t);
   if (!t) return -ENOMEM;
   for (uint32_t i = 0; i < p->nnames; i++) {
@@ -103,8 +135,13 @@ static int grow_name_table(fg_profile *p) {
 
 /* See fg_internal.h. */
 uint32_t fg_intern(fg_profile *p, const char *s, size_t len) {
+  return fg_intern_h(p, s, len, fg_hash_bytes(s, len));
+}
+
+/* See fg_internal.h. */
+uint32_t fg_intern_h(fg_profile *p, const char *s, size_t len, uint32_t hash) {
   if (len >= UINT32_MAX) return FG_NO_NAME;
-  uint32_t hash = fg_hash_bytes(s, len);
+  if (!p->name_table && grow_name_table(p) != 0) return FG_NO_NAME;
   uint32_t h = hash & p->name_mask;
   for (uint32_t e; (e = p->name_table[h]) != 0; h = (h + 1) & p->name_mask) {
     const fg_name *n = &p->names[e - 1];
@@ -131,15 +168,27 @@ uint32_t fg_intern(fg_profile *p, const char *s, size_t len) {
   return id;
 }
 
+/* (Re)builds the child table with room for at least twice the nodes. */
 static int grow_child_table(fg_profile *p) {
-  uint32_t mask = p->child_mask * 2 + 1;
-  uint32_t *t = calloc((size_t)mask + 1, sizeof *t);
+  uint32_t mask = p->child_mask ? p->child_mask : 4095;
+  while ((uint64_t)p->nnodes * 4 >= (uint64_t)mask * 3) mask = mask * 2 + 1;
+  fg_child_slot *t = calloc((size_t)mask + 1, sizeof *t);
   if (!t) return -ENOMEM;
-  for (uint32_t i = 1; i < p->nnodes; i++) {
-    uint32_t h = mix_pair(p->nodes[i].parent, p->nodes[i].name) & mask;
-    while (t[h]) h = (h + 1) & mask;
-    t[h] = i + 1;
+  fg_hint_huge(t, ((size_t)mask + 1) * sizeof *t);
+  /* path hashes, recomputed in one forward pass (parents come before their children) */
+  uint32_t *ph = malloc(((size_t)p->nnodes + 1) * sizeof *ph);
+  if (!ph) {
+    free(t);
+    return -ENOMEM;
   }
+  ph[0] = FG_ROOT_HASH;
+  for (uint32_t i = 1; i < p->nnodes; i++) {
+    ph[i] = fg_path_hash(ph[p->nodes[i].parent], p->nodes[i].name);
+    uint32_t h = ph[i] & mask;
+    while (t[h].node) h = (h + 1) & mask;
+    t[h] = (fg_child_slot){ i, ph[i] };
+  }
+  free(ph);
   free(p->child_table);
   p->child_table = t;
   p->child_mask = mask;
@@ -147,33 +196,58 @@ static int grow_child_table(fg_profile *p) {
 }
 
 /* See fg_internal.h. */
-uint32_t fg_child(fg_profile *p, uint32_t parent, uint32_t name) {
-  uint32_t h = mix_pair(parent, name) & p->child_mask;
-  for (uint32_t e; (e = p->child_table[h]) != 0; h = (h + 1) & p->child_mask) {
-    const fg_node *n = &p->nodes[e - 1];
-    if (n->parent == parent && n->name == name) return e - 1;
-  }
+/* See fg_internal.h. */
+uint32_t fg_child_h(fg_profile *p, uint32_t parent, uint32_t name, uint32_t hash) {
+  if (!p->child_table && grow_child_table(p) != 0) return FG_NO_NAME;
+  uint32_t h = hash & p->child_mask;
+  for (const fg_child_slot *e; (e = &p->child_table[h])->node != 0; h = (h + 1) & p->child_mask)
+    if (e->hash == hash && p->nodes[e->node].parent == parent && p->nodes[e->node].name == name)
+      return e->node;
   if (p->nnodes >= UINT32_MAX / 2 - 1) return FG_NO_NAME;
-  if (p->nnodes == p->nodes_cap) {
-    uint32_t cap = p->nodes_cap * 2;
-    fg_node *nn = realloc(p->nodes, (size_t)cap * sizeof *nn);
-    if (!nn) return FG_NO_NAME;
-    p->nodes = nn;
-    p->nodes_cap = cap;
-  }
+  if (p->nnodes == p->nodes_cap && grow_nodes(p, (size_t)p->nodes_cap * 2) != 0)
+    return FG_NO_NAME;
   uint32_t id = p->nnodes++;
   p->nodes[id] = (fg_node){ .parent = parent, .name = name };
-  p->child_table[h] = id + 1;
-  if ((uint64_t)p->nnodes * 2 > p->child_mask && grow_child_table(p) != 0) {
+  if (p->self_base) p->self_base[id] = 0;
+  p->child_table[h] = (fg_child_slot){ id, hash };
+  if ((uint64_t)p->nnodes * 4 > (uint64_t)p->child_mask * 3 && grow_child_table(p) != 0) {
     /* stored; a fuller table only costs probes */
   }
   return id;
 }
 
 /* See fg_internal.h. */
+int fg_profile_reserve(fg_profile *p, size_t nodes) {
+  if (nodes >= UINT32_MAX / 4) nodes = UINT32_MAX / 4;
+  if (nodes > p->nodes_cap && grow_nodes(p, nodes) != 0) return -ENOMEM;
+  if ((uint64_t)nodes * 4 >= (uint64_t)p->child_mask * 3 || !p->child_table) {
+    uint32_t mask = p->child_mask ? p->child_mask : 4095;
+    while ((uint64_t)nodes * 4 >= (uint64_t)mask * 3) mask = mask * 2 + 1;
+    p->child_mask = mask;
+    return grow_child_table(p);
+  }
+  return 0;
+}
+
+/* fg_profile_trim: see flamegraph.h. */
+void fg_profile_trim(fg_profile *p) {
+  if (!p) return;
+  free(p->child_table);
+  p->child_table = NULL;
+  free(p->name_table);
+  p->name_table = NULL;
+}
+
+/* See fg_internal.h. */
 int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column) {
   if (count > (uint64_t)INT64_MAX - p->total[column]) return -EINVAL;
-  p->nodes[node].self[column] += count;
+  if (column == FG_BASE && !p->self_base) {
+    p->self_base = calloc(p->nodes_cap, sizeof *p->self_base);
+    if (!p->self_base) return -ENOMEM;
+    fg_hint_huge(p->self_base, p->nodes_cap * sizeof *p->self_base);
+  }
+  if (column == FG_MAIN) p->nodes[node].self += count;
+  else p->self_base[node] += count;
   p->total[column] += count;
   if (column == FG_BASE) p->diff = 1;
   return 0;
@@ -185,11 +259,12 @@ int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *len
   if (!p || nframes == 0 || (column != FG_MAIN && column != FG_BASE)) return -EINVAL;
   for (size_t i = 0; i < nframes; i++)
     if (lens[i] == 0) return -EINVAL;
-  uint32_t node = 0;
+  uint32_t node = 0, hash = FG_ROOT_HASH;
   for (size_t i = 0; i < nframes; i++) {
     uint32_t name = fg_intern(p, frames[i], lens[i]);
     if (name == FG_NO_NAME) return -ENOMEM;
-    node = fg_child(p, node, name);
+    hash = fg_path_hash(hash, name);
+    node = fg_child_h(p, node, name, hash);
     if (node == FG_NO_NAME) return -ENOMEM;
   }
   return fg_node_add(p, node, count, column);
@@ -232,15 +307,16 @@ fg_profile *fg_profile_reversed(const fg_profile *p) {
     if (fg_intern(r, p->names[i].s, p->names[i].len) != i) goto fail;
   }
   for (uint32_t i = 1; i < p->nnodes; i++) {
-    const fg_node *n = &p->nodes[i];
-    if (!n->self[0] && !n->self[1]) continue;
-    uint32_t at = 0;
+    uint64_t self[2] = { fg_self(p, i, FG_MAIN), fg_self(p, i, FG_BASE) };
+    if (!self[0] && !self[1]) continue;
+    uint32_t at = 0, hash = FG_ROOT_HASH;
     for (uint32_t k = i; k != 0; k = p->nodes[k].parent) {
-      at = fg_child(r, at, p->nodes[k].name);
+      hash = fg_path_hash(hash, p->nodes[k].name);
+      at = fg_child_h(r, at, p->nodes[k].name, hash);
       if (at == FG_NO_NAME) goto fail;
     }
     for (int c = 0; c < 2; c++)
-      if (n->self[c] && fg_node_add(r, at, n->self[c], c) != 0) goto fail;
+      if (self[c] && fg_node_add(r, at, self[c], c) != 0) goto fail;
   }
   r->diff = p->diff;
   return r;
@@ -277,28 +353,38 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
   uint32_t n = p->nnodes;
   uint32_t *rank = malloc(((size_t)p->nnames + 1) * sizeof *rank);
   uint32_t *order = malloc(((size_t)p->nnames + 1) * sizeof *order);
-  uint32_t *depth = malloc((size_t)n * sizeof *depth);
-  t->total = calloc((size_t)n * 2, sizeof *t->total);
+  t->total = malloc((size_t)n * sizeof *t->total);
+  if (p->self_base) t->total_base = malloc((size_t)n * sizeof *t->total_base);
   t->child_start = calloc((size_t)n + 1, sizeof *t->child_start);
   t->child_list = malloc(((size_t)n + 1) * sizeof *t->child_list);
   t->subtree_size = malloc((size_t)n * sizeof *t->subtree_size);
   uint64_t *keys = NULL;
-  if (!rank || !order || !depth || !t->total || !t->child_start || !t->child_list ||
-      !t->subtree_size)
+  fg_hint_huge(t->total, (size_t)n * sizeof *t->total);
+  fg_hint_huge(t->total_base, (size_t)n * sizeof *t->total_base);
+  fg_hint_huge(t->child_start, ((size_t)n + 1) * sizeof *t->child_start);
+  fg_hint_huge(t->child_list, ((size_t)n + 1) * sizeof *t->child_list);
+  fg_hint_huge(t->subtree_size, (size_t)n * sizeof *t->subtree_size);
+  if (!rank || !order || !t->total || !t->child_start || !t->child_list || !t->subtree_size ||
+      (p->self_base && !t->total_base))
     goto oom;
   for (uint32_t i = 0; i < p->nnames; i++) order[i] = i;
   g_sort_names = p->names;
   qsort(order, p->nnames, sizeof *order, name_id_cmp);
   for (uint32_t i = 0; i < p->nnames; i++) rank[order[i]] = i;
 
+  /* depths (subtree_size serves as scratch until the end): parents precede children */
+  uint32_t *scratch = t->subtree_size;
+  scratch[0] = 0;
+  t->max_depth = 0;
+  for (uint32_t i = 1; i < n; i++) {
+    scratch[i] = scratch[p->nodes[i].parent] + 1;
+    if (scratch[i] > t->max_depth) t->max_depth = scratch[i];
+  }
   /* counting sort of the nodes by parent (creation order within a parent) */
   for (uint32_t i = 1; i < n; i++) t->child_start[p->nodes[i].parent + 1]++;
   for (uint32_t i = 0; i < n; i++) t->child_start[i + 1] += t->child_start[i];
-  {
-    uint32_t *fill = depth; /* reuse as cursor array, depth is computed afterwards */
-    memcpy(fill, t->child_start, (size_t)n * sizeof *fill);
-    for (uint32_t i = 1; i < n; i++) t->child_list[fill[p->nodes[i].parent]++] = i;
-  }
+  memcpy(scratch, t->child_start, (size_t)n * sizeof *scratch); /* fill cursors */
+  for (uint32_t i = 1; i < n; i++) t->child_list[scratch[p->nodes[i].parent]++] = i;
   /* sort each group by name rank: pack (rank, node) into one u64 and sort the group */
   uint32_t biggest = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -317,32 +403,24 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
   }
   /* totals and subtree sizes: children have larger indices than their parents */
   for (uint32_t i = 0; i < n; i++) {
-    t->total[2 * i] = p->nodes[i].self[0];
-    t->total[2 * i + 1] = p->nodes[i].self[1];
+    t->total[i] = p->nodes[i].self;
+    if (t->total_base) t->total_base[i] = p->self_base[i];
     t->subtree_size[i] = 1;
   }
   for (uint32_t i = n - 1; i > 0; i--) {
     uint32_t par = p->nodes[i].parent;
-    t->total[2 * par] += t->total[2 * i];
-    t->total[2 * par + 1] += t->total[2 * i + 1];
+    t->total[par] += t->total[i];
+    if (t->total_base) t->total_base[par] += t->total_base[i];
     t->subtree_size[par] += t->subtree_size[i];
-  }
-  depth[0] = 0;
-  t->max_depth = 0;
-  for (uint32_t i = 1; i < n; i++) {
-    depth[i] = depth[p->nodes[i].parent] + 1;
-    if (depth[i] > t->max_depth) t->max_depth = depth[i];
   }
   free(keys);
   free(rank);
   free(order);
-  free(depth);
   return 0;
 oom:
   free(keys);
   free(rank);
   free(order);
-  free(depth);
   fg_tree_free(t);
   return -ENOMEM;
 }
@@ -350,6 +428,7 @@ oom:
 /* fg_tree_free: see fg_internal.h. */
 void fg_tree_free(fg_tree *t) {
   free(t->total);
+  free(t->total_base);
   free(t->child_start);
   free(t->child_list);
   free(t->subtree_size);
@@ -377,7 +456,7 @@ int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx) {
     }
     uint32_t c = t->child_list[f->next++];
     uint64_t left = f->left;
-    f->left += t->total[2 * c];
+    f->left += t->total[c];
     rc = visit(t, c, (uint32_t)sp, left, ctx);
     if (rc > 0) st[sp++] = (walk_frame){ c, t->child_start[c], left };
   }

@@ -108,7 +108,7 @@ typedef struct svg_ctx {
 /* Change of a frame between the base and main columns, as shares of each total
  * (diff_absolute: as raw sample counts). */
 static double change_of(const svg_ctx *c, const fg_tree *t, uint32_t node) {
-  double m = (double)t->total[2 * node], b = (double)t->total[2 * node + 1];
+  double m = (double)t->total[node], b = (double)fg_tree_base(t, node);
   if (c->o->diff_absolute) return m - b;
   double sm = c->total ? m / (double)c->total : 0, sb = c->total_base ? b / (double)c->total_base : 0;
   return sm - sb;
@@ -156,7 +156,7 @@ static void put_label(fg_buf *b, const char *s, size_t len, double width) {
 static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
   svg_ctx *c = ctx;
   const fg_profile *p = t->p;
-  uint64_t tot = t->total[2 * node];
+  uint64_t tot = t->total[node];
   double w = (double)tot * c->scale;
   if (node != 0 && (tot == 0 || w < c->min_px)) return 0;
   if (c->pass == 0) {
@@ -200,7 +200,7 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
   fg_buf_puts(b, ", ");
   put_pct(b, tot, c->total);
   if (p->diff) {
-    uint64_t base = t->total[2 * node + 1];
+    uint64_t base = fg_tree_base(t, node);
     fg_buf_puts(b, "; base ");
     fg_buf_u64_grouped(b, base);
     fg_buf_puts(b, ", ");

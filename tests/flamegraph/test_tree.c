@@ -107,13 +107,13 @@ Test(tree, view_is_preorder_sorted_by_name_with_offsets) {
     cr_expect_str_eq(name_of(p, s.node[i]), names[i], "node %d", i);
     cr_expect_eq(s.depth[i], depth[i], "node %d", i);
     cr_expect_eq(s.left[i], left[i], "node %d", i);
-    cr_expect_eq(t.total[2 * s.node[i]], total[i], "node %d", i);
+    cr_expect_eq(t.total[s.node[i]], total[i], "node %d", i);
   }
   /* widths add up: a node's total = its self + its children's totals */
   for (uint32_t n = 0; n < p->nnodes; n++) {
-    uint64_t sum = p->nodes[n].self[0];
-    for (uint32_t k = t.child_start[n]; k < t.child_start[n + 1]; k++) sum += t.total[2 * t.child_list[k]];
-    cr_expect_eq(sum, t.total[2 * n]);
+    uint64_t sum = fg_self(p, n, FG_MAIN);
+    for (uint32_t k = t.child_start[n]; k < t.child_start[n + 1]; k++) sum += t.total[t.child_list[k]];
+    cr_expect_eq(sum, t.total[n]);
   }
   fg_tree_free(&t);
   fg_profile_free(p);
@@ -166,8 +166,8 @@ Test(tree, diff_arithmetic) {
     for (uint32_t n = 1; n < p->nnodes; n++)
       if (strcmp(name_of(p, n), want[i].name) == 0) {
         found = 1;
-        cr_expect_eq(t.total[2 * n], want[i].m, "%s", want[i].name);
-        cr_expect_eq(t.total[2 * n + 1], want[i].b, "%s", want[i].name);
+        cr_expect_eq(t.total[n], want[i].m, "%s", want[i].name);
+        cr_expect_eq(fg_tree_base(&t, n), want[i].b, "%s", want[i].name);
       }
     cr_expect(found, "%s", want[i].name);
   }
