@@ -4,13 +4,16 @@
  * `const FG_DATA = <json>;` (schema version 1, see flamegraph/README.md).
  *
  * Size control: subtrees below o->html_prune of the total (in both columns of a diff) are
- * left out and counted in "pruned". Hazards: the JSON sits inside a <script> element, so
+ * left out and counted in "pruned"; when more than o->html_max_nodes remain, the cut is
+ * raised until the largest nodes fit (a node's share is never larger than its parent's, so
+ * a cut by share always keeps whole top-down subtrees). Hazards: the JSON sits inside a <script> element, so
  * '<' is written as \u003c (a name containing "</script>" cannot close it); names that are
  * not valid UTF-8 (possible through the API) are written with U+FFFD.
  */
 #include "fg_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,10 +60,45 @@ static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t 
   return 1;
 }
 
+/* The smallest count whose share of `total` reaches `frac`. */
 static uint64_t threshold(uint64_t total, double frac) {
   if (frac <= 0) return 0;
-  double v = (double)total * frac;
+  double v = ceil((double)total * frac * (1 - 1e-12));
   return v >= 1.8e19 ? UINT64_MAX : (uint64_t)v;
+}
+
+#define SHARE_BUCKETS 4096 /* 64 per octave: shares down to 2^-64 */
+
+/* The smallest share cut that keeps at most `budget` nodes (the root included), found with a
+ * log-scale histogram of every node's share (the larger of its two columns): no per-node
+ * memory, and the budget is used to within one bucket (~1% of share). 0 when all fit. */
+static double share_cut(const fg_tree *t, size_t budget) {
+  const fg_profile *p = t->p;
+  if (budget == 0 || p->nnodes <= budget) return 0;
+  uint64_t *hist = calloc(SHARE_BUCKETS, sizeof *hist);
+  if (!hist) return 0;
+  double tm = (double)p->total[FG_MAIN], tb = (double)p->total[FG_BASE];
+  for (uint32_t i = 1; i < p->nnodes; i++) {
+    double x = tm > 0 ? (double)t->total[i] / tm : 0;
+    if (tb > 0) {
+      double y = (double)fg_tree_base(t, i) / tb;
+      if (y > x) x = y;
+    }
+    if (x <= 0) continue; /* never kept */
+    double b = -log2(x) * 64;
+    hist[b >= SHARE_BUCKETS - 1 ? SHARE_BUCKETS - 1 : (size_t)b]++;
+  }
+  double cut = 0;
+  uint64_t kept = 1;
+  for (size_t j = 0; j < SHARE_BUCKETS; j++) {
+    if (kept + hist[j] > budget) {
+      cut = exp2(-(double)j / 64) * (1 + 1e-9); /* everything in bucket j and below goes */
+      break;
+    }
+    kept += hist[j];
+  }
+  free(hist);
+  return cut;
 }
 
 static void json_str_or_null(fg_buf *b, const char *s) {
@@ -87,8 +125,10 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   fg_tree t;
   int rc = fg_tree_build(&t, p);
   if (rc) return rc;
-  html_ctx c = { .min_main = threshold(p->total[FG_MAIN], o.html_prune),
-                 .min_base = threshold(p->total[FG_BASE], o.html_prune) };
+  double cut = share_cut(&t, o.html_max_nodes);
+  if (cut < o.html_prune) cut = o.html_prune;
+  html_ctx c = { .min_main = threshold(p->total[FG_MAIN], cut),
+                 .min_base = threshold(p->total[FG_BASE], cut) };
   c.name_map = malloc(((size_t)p->nnames + 1) * sizeof *c.name_map);
   c.names = malloc(((size_t)p->nnames + 1) * sizeof *c.names);
   fg_buf b = { 0 };

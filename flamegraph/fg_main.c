@@ -46,6 +46,8 @@ static const char k_help[] =
   "      --diff-absolute   diff colours by raw count change instead of share change\n"
   "      --html-prune PCT  HTML: leave out subtrees below PCT% of all samples\n"
   "                        (default 0.001; 0 keeps everything)\n"
+  "      --html-max-nodes N  HTML: keep at most N frames, the largest (the pruning cut\n"
+  "                        rises until they fit; default 200000; 0: no limit)\n"
   "  -h, --help            this help\n"
   "  -V, --version         the version\n"
   "\n"
@@ -112,7 +114,7 @@ static int read_input(fg_profile *p, const char *path, int column) {
 
 int main(int argc, char **argv) {
   enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_HASH, O_COUNTNAME,
-         O_REVERSE, O_INVERTED, O_DIFFABS, O_PRUNE };
+         O_REVERSE, O_INVERTED, O_DIFFABS, O_PRUNE, O_MAXNODES };
   static const struct option longopts[] = {
     { "output", required_argument, 0, 'o' },      { "format", required_argument, 0, 'f' },
     { "title", required_argument, 0, O_TITLE },   { "subtitle", required_argument, 0, O_SUBTITLE },
@@ -123,6 +125,7 @@ int main(int argc, char **argv) {
     { "reverse", no_argument, 0, O_REVERSE },     { "inverted", no_argument, 0, O_INVERTED },
     { "diff-absolute", no_argument, 0, O_DIFFABS },
     { "html-prune", required_argument, 0, O_PRUNE },
+    { "html-max-nodes", required_argument, 0, O_MAXNODES },
     { "help", no_argument, 0, 'h' },              { "version", no_argument, 0, 'V' },
     { 0, 0, 0, 0 },
   };
@@ -172,6 +175,13 @@ int main(int argc, char **argv) {
       if (parse_double(optarg, 0, 100, &pct, NULL))
         return usage_error("--html-prune '%s': expected a percentage, 0 to 100", optarg);
       o.html_prune = pct / 100.0;
+      break;
+    }
+    case O_MAXNODES: {
+      int n;
+      if (parse_int(optarg, 0, 2000000000, &n))
+        return usage_error("--html-max-nodes '%s': expected a whole number >= 0", optarg);
+      o.html_max_nodes = (size_t)n;
       break;
     }
     case 'h': fputs(k_help, stdout); return 0;

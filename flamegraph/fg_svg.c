@@ -44,6 +44,7 @@ void fg_options_init(fg_options *o) {
   o->min_width = 0.1;
   o->palette = FG_PAL_HOT;
   o->html_prune = 1e-5;
+  o->html_max_nodes = 200000;
 }
 
 typedef struct rgb {

@@ -107,6 +107,8 @@ typedef struct fg_options {
   int diff_absolute;      /* diff colours: 0 compare shares of each total, 1 raw counts */
   double html_prune;      /* HTML: leave out subtrees below this fraction of the total
                              (recorded in "pruned"); default 1e-5; 0 keeps everything */
+  size_t html_max_nodes;  /* HTML: at most this many nodes, the largest kept (the cut is
+                             raised until they fit); default 200000; 0: no limit */
 } fg_options;
 
 /* Sets every field to its default. */

@@ -124,3 +124,41 @@ Test(html, bad_options) {
   fclose(f);
   fg_profile_free(p);
 }
+
+Test(html, node_budget_keeps_the_largest) {
+  /* root + r + 100 leaves with counts 1..100: a budget of 12 nodes keeps r and the 10
+   * largest leaves (91..100) at most, and never a small one while a larger one is out */
+  char buf[4096];
+  size_t len = 0;
+  for (int i = 1; i <= 100; i++) len += (size_t)snprintf(buf + len, sizeof buf - len, "r;f%03d %d\n", i, i);
+  fg_profile *p = profile_of(buf);
+  fg_options o;
+  fg_options_init(&o);
+  o.html_prune = 0;
+  o.html_max_nodes = 12;
+  char *html = render(OUT_HTML, p, &o);
+  char *json = data_of(html);
+  int kept = 0, min_kept = 1000, max_out = 0;
+  for (int i = 1; i <= 100; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "\"f%03d\"", i);
+    if (strstr(json, name)) {
+      kept++;
+      if (i < min_kept) min_kept = i;
+    } else if (i > max_out) {
+      max_out = i;
+    }
+  }
+  cr_expect(kept >= 8 && kept <= 10, "kept %d", kept);
+  cr_expect(max_out < min_kept, "a leaf of %d left out while one of %d is kept", max_out, min_kept);
+  cr_expect(strstr(json, "\"pruned\":{\"nodes\":"));
+  free(json);
+  free(html);
+  o.html_max_nodes = 0; /* no limit */
+  html = render(OUT_HTML, p, &o);
+  json = data_of(html);
+  cr_expect(strstr(json, "\"pruned\":{\"nodes\":0,\"samples\":0}}"));
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
