@@ -279,6 +279,7 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
         fo.title = title;
         fo.subtitle = sub;
         fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
+        fo.palette = FG_PAL_JAVA;
         rc = o->format == FORMAT_SVG ? fg_write_svg(f, c.p, &fo) : fg_write_html(f, c.p, &fo);
       }
       fg_profile_free(c.p);

@@ -79,8 +79,13 @@ int registry_add(pid_t tid, const char *name) {
     return idx;
   }
   int n = registry_limit();
-  for (idx = 0; idx < n; idx++)
-    if (atomic_load(&registry_slot(idx)->state) == REG_FREE) break;
+  for (idx = 0; idx < n; idx++) {
+    struct reg_slot *s = registry_slot(idx);
+    uint32_t st = REQ_STATE(atomic_load(&s->req));
+    /* a slot whose last owner still has a request open is not reused until the sampler has
+     * withdrawn or collected it: its answer must never land on a new owner */
+    if (atomic_load(&s->state) == REG_FREE && st != REQ_PENDING && st != REQ_BUSY) break;
+  }
   if (idx == n) {
     if (n == REG_MAX_CHUNKS * REG_CHUNK_SLOTS) {
       pthread_mutex_unlock(&reg_mutex);

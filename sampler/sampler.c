@@ -240,7 +240,15 @@ static void tick(void) {
     struct reg_slot *s = registry_slot(i);
     uint32_t w = atomic_load_explicit(&s->req, memory_order_acquire);
     int st = atomic_load_explicit(&s->state, memory_order_relaxed);
-    if (st != REG_LIVE && REQ_STATE(w) != REQ_DONE) continue;
+    if (st != REG_LIVE) {
+      /* the thread left: collect its last answer, or withdraw a request it will never see */
+      if (REQ_STATE(w) == REQ_PENDING && s->priv.gen == s->gen &&
+          atomic_compare_exchange_strong(&s->req, &w, (REQ_SEQ(w) << 3) | REQ_IDLE)) {
+        S.st.unanswered++;
+        record_lost(s);
+      }
+      if (REQ_STATE(w) != REQ_DONE) continue;
+    }
     /* backed-off idle thread: nothing to do, not even the lock */
     if (!regs && REQ_STATE(w) == REQ_IDLE && s->priv.gen == s->gen && S.st.ticks < s->priv.next_look) {
       S.st.skipped_idle++;

@@ -22,7 +22,7 @@ Test(registry, add_rename_remove_reuse) {
   cr_expect_str_eq(registry_slot(a)->name, "renamed");
   cr_expect_eq(registry_live(), 2);
 
-  /* a request left open by the thread that leaves must not survive into the next owner */
+  /* a request left open by the thread that leaves: the slot is not reused while it is open */
   atomic_store(&s->req, (5u << 3) | REQ_PENDING);
   registry_remove(1001);
   cr_expect_eq(atomic_load(&s->state), REG_FREE);
@@ -30,14 +30,19 @@ Test(registry, add_rename_remove_reuse) {
   registry_remove(1001); /* twice: no-op */
   registry_remove(4242); /* unknown: no-op */
   cr_expect_eq(registry_live(), 1);
-
   int c = registry_add(1003, "new");
-  cr_expect_eq(c, a, "a free slot is reused");
-  cr_expect_eq(s->tid, 1003);
+  cr_expect_neq(c, a, "a slot with an open request is not handed to a new thread");
+  cr_expect_eq(registry_limit(), 3);
+
+  /* once the sampler has withdrawn it, the slot is reused */
+  atomic_store(&s->req, (5u << 3) | REQ_IDLE);
+  int d = registry_add(1004, "newer");
+  cr_expect_eq(d, a, "a free slot is reused");
+  cr_expect_eq(s->tid, 1004);
   cr_expect_neq(s->gen, gen, "reuse bumps the generation");
   cr_expect_eq(REQ_STATE(atomic_load(&s->req)), REQ_IDLE);
   cr_expect_eq(REQ_SEQ(atomic_load(&s->req)), 5u, "the sequence keeps counting");
-  cr_expect_eq(registry_limit(), 2);
+  cr_expect_eq(registry_limit(), 3);
   cr_expect_null(registry_slot(-1));
   cr_expect_null(registry_slot(REG_MAX_CHUNKS * REG_CHUNK_SLOTS));
 }

@@ -1,0 +1,66 @@
+/*
+ * platform/x86_64/regs.c — the x86-64 register backend (see platform.h). SIGNAL-SAFE: every
+ * function here runs in the sampling signal handler; no allocation, no locks, no libc calls.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "platform.h"
+
+const char *plat_arch_name(void) { return "x86_64"; }
+
+/* A mixing step: every input bit reaches every output bit, so one changed register changes
+ * the result, and equal register sets give equal results. */
+static inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdULL;
+  return h ^ (h >> 32);
+}
+
+uint64_t plat_regs_checksum(const ucontext_t *uc) {
+  static const int regs[] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX,
+                             REG_RDX, REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10,
+                             REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_EFL};
+  const greg_t *g = uc->uc_mcontext.gregs;
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (unsigned i = 0; i < sizeof regs / sizeof *regs; i++) h = mix(h, (uint64_t)g[regs[i]]);
+  return h;
+}
+
+uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]; }
+uintptr_t plat_uc_sp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]; }
+uintptr_t plat_uc_fp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]; }
+
+/*
+ * A thread blocked in a system call is interrupted by the signal in one of two ways:
+ *  - the call will be restarted: the kernel rewound rip by 2 onto the `syscall` instruction
+ *    (0f 05) and put the call's number back in rax (SA_RESTART, or the restart_block case
+ *    where rax = __NR_restart_syscall = 219);
+ *  - it will not: rip is just after `syscall` and rax holds -EINTR (the kernel turns its
+ *    internal -ERESTART* codes, -512..-516, into that before a handler runs; they are
+ *    accepted too, in case a kernel shows them).
+ * A thread that was running user code has no `syscall` at rip or just before it, or has a
+ * different rax. Limits: a thread interrupted right after a syscall that legitimately
+ * returned -EINTR, or sitting exactly on a `syscall` instruction with its number in rax
+ * (about to enter), is taken as blocked; both are rare and were in a syscall anyway.
+ * Instruction bytes are read only from the page rip is in (rip-2 may cross into the page
+ * before only when rip is at a page's first two bytes: then that check is skipped).
+ */
+int plat_uc_in_syscall(const ucontext_t *uc) {
+  uintptr_t pc = plat_uc_pc(uc);
+  int64_t rax = (int64_t)uc->uc_mcontext.gregs[REG_RAX];
+  if (!pc) return 0;
+  const uintptr_t page = 4096;
+  /* at `syscall`, about to be restarted: rax is a syscall number */
+  if ((pc & (page - 1)) <= page - 2) {
+    const uint8_t *p = (const uint8_t *)pc;
+    if (p[0] == 0x0f && p[1] == 0x05 && rax >= 0 && rax < 1024) return 1;
+  }
+  /* just after `syscall`, interrupted: rax is -EINTR or an -ERESTART* code */
+  if ((pc & (page - 1)) >= 2) {
+    const uint8_t *p = (const uint8_t *)(pc - 2);
+    if (p[0] == 0x0f && p[1] == 0x05 && (rax == -EINTR || (rax <= -512 && rax >= -516))) return 1;
+  }
+  return 0;
+}
