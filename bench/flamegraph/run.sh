@@ -48,3 +48,21 @@ for in in "${inputs[@]}"; do
   done
   printf '(input %s: %.1f MB, %d lines)\n' "$in" "$(awk -v b="$size" 'BEGIN { print b / 1048576 }')" "$(wc -l < "$data/$in.folded")"
 done
+
+# Headless Chromium: milliseconds from navigation start until a script placed at the end of
+# the page's <body> runs (the FG_DATA literal parsed plus whatever the viewer does
+# synchronously; the viewer's own browser tests time the first drawn frame). Median of 3.
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chromium" ]; then
+  for in in "${inputs[@]}"; do
+    page=$data/$in.out.probe.html
+    sed 's|</body>|<script>document.documentElement.setAttribute("data-fg-ms", performance.now().toFixed(0));</script></body>|' \
+      "$data/$in.out.html" > "$page"
+    ms=()
+    for i in 1 2 3; do
+      ms+=("$(timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --dump-dom "file://$page" 2>/dev/null |
+              grep -o 'data-fg-ms="[0-9]*"' | grep -o '[0-9]*' || echo NA)")
+    done
+    echo "$in html in headless Chromium: $(printf '%s\n' "${ms[@]}" | sort -n | sed -n 2p) ms to the end of <body>"
+  done
+fi
