@@ -69,33 +69,68 @@ static uint64_t threshold(uint64_t total, double frac) {
 
 #define SHARE_BUCKETS 4096 /* 64 per octave: shares down to 2^-64 */
 
-/* The smallest share cut that keeps at most `budget` nodes (the root included), found with a
- * log-scale histogram of every node's share (the larger of its two columns): no per-node
- * memory, and the budget is used to within one bucket (~1% of share). 0 when all fit. */
+/* A node's share: the larger of its two columns' shares of their totals (0: never kept). */
+static double share_of(const fg_tree *t, uint32_t i, double tm, double tb) {
+  double x = tm > 0 ? (double)t->total[i] / tm : 0;
+  if (tb > 0) {
+    double y = (double)fg_tree_base(t, i) / tb;
+    if (y > x) x = y;
+  }
+  return x;
+}
+
+static size_t bucket_of(double x) {
+  double b = -log2(x) * 64;
+  return b >= SHARE_BUCKETS - 1 ? SHARE_BUCKETS - 1 : (size_t)b;
+}
+
+static int desc_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The smallest share cut that keeps at most `budget` nodes (the root included): a log-scale
+ * histogram of every node's share finds the bucket where the budget runs out, then the
+ * shares inside that bucket are sorted to place the cut exactly (equal shares stay together,
+ * so a cut can keep fewer than the budget). 0 when everything fits. */
 static double share_cut(const fg_tree *t, size_t budget) {
   const fg_profile *p = t->p;
   if (budget == 0 || p->nnodes <= budget) return 0;
   uint64_t *hist = calloc(SHARE_BUCKETS, sizeof *hist);
-  if (!hist) return 0;
+  if (!hist) return 1; /* out of memory: keep only the root rather than fail */
   double tm = (double)p->total[FG_MAIN], tb = (double)p->total[FG_BASE];
   for (uint32_t i = 1; i < p->nnodes; i++) {
-    double x = tm > 0 ? (double)t->total[i] / tm : 0;
-    if (tb > 0) {
-      double y = (double)fg_tree_base(t, i) / tb;
-      if (y > x) x = y;
-    }
-    if (x <= 0) continue; /* never kept */
-    double b = -log2(x) * 64;
-    hist[b >= SHARE_BUCKETS - 1 ? SHARE_BUCKETS - 1 : (size_t)b]++;
+    double x = share_of(t, i, tm, tb);
+    if (x > 0) hist[bucket_of(x)]++;
+  }
+  size_t j = 0;
+  uint64_t kept = 1;
+  for (; j < SHARE_BUCKETS; j++) {
+    if (kept + hist[j] > budget) break;
+    kept += hist[j];
   }
   double cut = 0;
-  uint64_t kept = 1;
-  for (size_t j = 0; j < SHARE_BUCKETS; j++) {
-    if (kept + hist[j] > budget) {
-      cut = exp2(-(double)j / 64) * (1 + 1e-9); /* everything in bucket j and below goes */
-      break;
+  if (j < SHARE_BUCKETS) {
+    cut = exp2(-(double)j / 64) * (1 + 1e-9); /* bucket j and below go ... */
+    double *in = malloc(hist[j] * sizeof *in);
+    if (in) { /* ... unless part of bucket j still fits */
+      size_t n = 0;
+      for (uint32_t i = 1; i < p->nnodes && n < hist[j]; i++) {
+        double x = share_of(t, i, tm, tb);
+        if (x > 0 && bucket_of(x) == j) in[n++] = x;
+      }
+      qsort(in, n, sizeof *in, desc_double);
+      size_t k = 0;
+      while (k < n) {
+        size_t e = k;
+        while (e < n && in[e] == in[k]) e++;
+        if (kept + (e - k) > budget) break;
+        kept += e - k;
+        k = e;
+      }
+      if (k < n) cut = in[k] * (1 + 1e-9);
+      free(in);
     }
-    kept += hist[j];
   }
   free(hist);
   return cut;
