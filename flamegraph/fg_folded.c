@@ -148,6 +148,22 @@ static int read_line(reader *r, const char *s, size_t n) {
   if (rc) return rc;
   size_t stack_len = (size_t)(sp - s);
   if (stack_len == 0) return fail(r, "no frames before the count");
+  /* differential form `stack BASE NEW` (what the writer emits for a diff, and difffolded):
+   * the word before the count is a whole number too */
+  int two_counts = 0;
+  uint64_t base_count = 0;
+  {
+    size_t k = stack_len;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    if (k < stack_len && k > 1 && s[k - 1] == ' ') {
+      two_counts = 1;
+      rc = parse_count(r, s + k, stack_len - k, &base_count);
+      if (rc) return rc;
+      if (r->column == FG_BASE)
+        return fail(r, "a differential line (two counts) cannot be one side of a diff");
+      stack_len = k - 1;
+    }
+  }
 
   /* split and validate: ';' separates, no empty frame, no NUL, valid UTF-8 */
   size_t nf = 0, start = 0, i = 0;
@@ -213,7 +229,8 @@ static int read_line(reader *r, const char *s, size_t n) {
     r->path[d] = node;
   }
   r->path_len = nf;
-  if (fg_node_add(p, node, count, r->column) != 0)
+  if (fg_node_add(p, node, count, r->column) != 0 ||
+      (two_counts && fg_node_add(p, node, base_count, FG_BASE) != 0))
     return fail(r, "the sample total exceeds 9223372036854775807");
   return 0;
 }

@@ -70,6 +70,10 @@ typedef struct fg_read_error {
  *             the name.
  *   CRLF line ends: accepted (the CR is dropped). Trailing spaces/tabs: ignored.
  *   Blank lines (empty or whitespace only): skipped.
+ *   Two counts (`stack BASE NEW`, the differential form fg_write_folded writes for a diff,
+ *   as difffolded does): a line whose word before the count is a whole number too is read
+ *   into both columns (BASE into FG_BASE) and makes the profile differential; an error when
+ *   reading into FG_BASE. (So a last frame cannot end in " DIGITS".)
  *   count: decimal digits, 0 allowed (adds nothing), at most 2^63-1 in total.
  *   Errors (return -EINVAL, err filled, nothing partial is trusted by the caller):
  *     missing count, fractional count, negative count, count too large, empty frame

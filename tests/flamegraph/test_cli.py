@@ -114,6 +114,13 @@ check(data.get("diff") is True and data.get("stride") == 6 and data.get("totalBa
       "diff html")
 r = run([base, new])
 check(b"Differential Flame Graph" in r.stdout, "diff svg")
+# the diff's folded form reads back as a diff; it cannot be one side of another diff
+dfold = write("d.folded", b"a;b 10 30\nnew 0 4\nold 5 0\n")
+r = run(["-f", "folded", dfold])
+check(r.stdout == b"a;b 10 30\nnew 0 4\nold 5 0\n", "diff folded round trip: %r" % r.stdout)
+r = run([dfold, new])
+check(r.returncode == 1 and r.stderr.decode() == "flamegraph: %s:1: a differential line (two "
+      "counts) cannot be one side of a diff\n" % dfold, "two-count line as a side: %r" % r.stderr)
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

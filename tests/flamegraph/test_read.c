@@ -117,6 +117,29 @@ Test(read, tolerated_forms) {
   }
 }
 
+Test(read, differential_two_count_lines) {
+  fg_profile *p = fg_profile_new();
+  const char *in = "a;b 10 30\nnew 0 4\nold 5 0\nplain 2\n";
+  fg_read_error err = { 0 };
+  cr_assert_eq(fg_read_buffer(p, in, strlen(in), FG_MAIN, &err), 0, "%s", err.msg);
+  cr_expect_eq(fg_profile_is_diff(p), 1);
+  cr_expect_eq(fg_profile_total(p, FG_BASE), 15);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 36);
+  char *out = folded_of(p);
+  cr_expect_str_eq(out, "a;b 10 30\nnew 0 4\nold 5 0\nplain 0 2\n");
+  free(out);
+  /* as one side of a two-input diff it is an error */
+  fg_profile *q = fg_profile_new();
+  cr_expect_eq(fg_read_buffer(q, in, strlen(in), FG_BASE, &err), -EINVAL);
+  cr_expect_eq(err.line, 1);
+  cr_expect_str_eq(err.msg, "a differential line (two counts) cannot be one side of a diff");
+  /* the base count is checked like any count */
+  cr_expect_eq(fg_read_buffer(q, "x 99999999999999999999 1\n", 25, FG_MAIN, &err), -EINVAL);
+  cr_expect_str_eq(err.msg, "count '99999999999999999999' is too large (at most 9223372036854775807)");
+  fg_profile_free(q);
+  fg_profile_free(p);
+}
+
 Test(read, counts_and_totals) {
   fg_profile *p = fg_profile_new();
   const char *in = "a;b 5\na;c 7\nd 9223372036854775795\n";
