@@ -112,6 +112,7 @@ static int read_input(fg_profile *p, const char *path, int column) {
   return 0;
 }
 
+/* The tool: exit 0 on success, 1 on an input, output or memory error, 2 on a usage error. */
 int main(int argc, char **argv) {
   enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_HASH, O_COUNTNAME,
          O_REVERSE, O_INVERTED, O_DIFFABS, O_PRUNE, O_MAXNODES };
