@@ -175,6 +175,7 @@ static void write_report(FILE *f, const struct agent_options *o) {
   fprintf(f, "  not run (CPU clock)   %" PRIu64 " thread-rounds\n", st->skipped_cpu);
   fprintf(f, "  not looked at (idle back-off) %" PRIu64 " thread-rounds\n", st->skipped_idle);
   fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", st->skipped_regs);
+  fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", st->deferred);
   fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n",
           (double)st->ambiguous_kept_ns / 1e6, (double)st->ambiguous_dropped_ns / 1e6);
   fprintf(f, "  CPU clock errors      %" PRIu64 "\n\n", st->clock_errors);
@@ -306,12 +307,12 @@ void output_summary(FILE *out, const struct agent_options *o) {
   fprintf(out,
           "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64 " units=%" PRIu64
           " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64 " skipped_idle=%" PRIu64
-          " skipped_regs=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " lost=%" PRIu64
+          " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " lost=%" PRIu64
           " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f"
           " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f threads=%d\n",
           o->file, opt_format_name(o->format), st->ticks, st->overruns, st->samples, st->units,
           (double)st->cpu_ns / 1e6, traces_count(), st->requests, st->skipped_cpu, st->skipped_idle,
-          st->skipped_regs, st->blocked, st->asgct[0], fails, st->lost_send, st->lost_units, st->late,
+          st->skipped_regs, st->deferred, st->blocked, st->asgct[0], fails, st->lost_send, st->lost_units, st->late,
           st->unanswered, st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
           us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9,
           registry_registered());

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "handler.h"
 #include "platform.h"
@@ -29,6 +32,8 @@
 /* CPU deltas at most this large, right after we signalled a thread that was blocked, may be
  * our own doing (sigreturn, re-entering the system call); the checksum decides (auto). */
 #define AMBIGUOUS_NS 20000u
+/* How long a due sample may wait for its thread to be caught running (see decide). */
+#define MAX_DEFER_NS 500000000u
 /* Longest idle back-off between two looks at a thread's CPU clock. */
 #define MAX_BACKOFF_NS 16000000u
 #define MAX_BACKOFF_TICKS 15u
@@ -164,6 +169,25 @@ static void record(struct reg_slot *s, uint32_t w) {
 
 /* ---- deciding (sampler thread, slot lock held) ---- */
 
+/* 1 when the kernel says thread s is running or runnable, 0 when it is blocked, -1 unknown.
+ * One pread of /proc/self/task/<tid>/stat (the file stays open). */
+static int thread_running(struct reg_slot *s) {
+  struct reg_private *p = &s->priv;
+  if (p->stat_fd < 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)s->tid);
+    p->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (p->stat_fd < 0) return -1;
+  }
+  char buf[512];
+  ssize_t n = pread(p->stat_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+  if (!paren || paren[1] != ' ' || !paren[2]) return -1;
+  return paren[2] == 'R';
+}
+
 /* Returns 1 and the mode when thread s should be asked for a sample this tick. */
 static int decide(struct reg_slot *s, int *mode) {
   struct reg_private *p = &s->priv;
@@ -193,6 +217,7 @@ static int decide(struct reg_slot *s, int *mode) {
     S.st.skipped_cpu++;
     p->idle_streak++;
     uint64_t back = (p->idle_streak >= 5) ? 15 : (1u << (p->idle_streak - 1)) - 1;
+    if (back > S.max_backoff || p->defer_since) back = 0; /* a due sample: look every round */
     if (back > S.max_backoff) back = S.max_backoff;
     p->next_look = S.st.ticks + 1 + back;
     return 0;
@@ -208,6 +233,23 @@ static int decide(struct reg_slot *s, int *mode) {
     S.st.skipped_cpu++; /* ran, but less than an interval's worth so far */
     return 0;
   }
+  /* Catch it running. A thread that did not use (nearly) the whole interval since the last
+   * look may be blocked again. Signalling it then would only show where it waits — and worse,
+   * wake it: a thread parked in LockSupport.parkNanos or Object.wait returns early when a
+   * signal interrupts its futex (spurious wake-ups are allowed), which shifts the program's
+   * timing. So while the kernel says it is blocked, the due sample waits (its units keep
+   * accruing) for a round that finds it running — at most MAX_DEFER_NS, after which it is taken
+   * where the thread is, with a [cpu before wait] leaf. Busy threads skip the check (unless
+   * their last sample found them blocked). */
+  if (S.cfg.hasrun == SAMPLER_HASRUN_AUTO && (d < S.cfg.interval_ns - S.cfg.interval_ns / 10 || p->last_blocked) &&
+      thread_running(s) == 0) {
+    if (!p->defer_since) p->defer_since = S.st.ticks + 1;
+    if ((S.st.ticks + 1 - p->defer_since) * S.cfg.interval_ns < MAX_DEFER_NS) {
+      S.st.deferred++;
+      return 0;
+    }
+  }
+  p->defer_since = 0;
   p->req_units = due;
   p->units_given += due;
   p->req_cpu = p->cum - p->cum_captured;
@@ -219,7 +261,9 @@ static int decide(struct reg_slot *s, int *mode) {
 }
 
 static void reset_private(struct reg_slot *s) {
+  if (s->priv.stat_fd > 0) close(s->priv.stat_fd); /* the previous owner's */
   memset(&s->priv, 0, sizeof s->priv);
+  s->priv.stat_fd = -1;
   s->priv.gen = s->gen;
   s->priv.root_id = TRACES_NO_ID;
 }
@@ -320,16 +364,30 @@ static void drain(void) {
   }
 }
 
+/* A xorshift generator for the rounds' jitter (sampler thread only). */
+static uint64_t jitter_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t jitter(uint64_t span) {
+  jitter_state ^= jitter_state << 13;
+  jitter_state ^= jitter_state >> 7;
+  jitter_state ^= jitter_state << 17;
+  return span ? jitter_state % span : 0;
+}
+
 int sampler_run(void) {
   atomic_store(&S.running, 1);
+  /* our wake-ups exact: no coalescing with the application's timers */
+  if (!getenv("NOSLACK")) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  jitter_state ^= plat_mono_ns();
   handler_set_active(1);
   uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns();
   uint64_t next = start + S.cfg.interval_ns;
+  uint64_t span = getenv("NOJITTER") ? 0 : S.cfg.interval_ns / 2;
+  uint64_t when = next - span / 2 + jitter(span); /* this round's time: next +- interval/4 */
   int expired = 0;
   while (!atomic_load(&S.stop)) {
     uint64_t now = plat_mono_ns();
-    if (now < next) {
-      plat_futex_wait((const uint32_t *)&S.stop, 0, next - now);
+    if (now < when) {
+      plat_futex_wait((const uint32_t *)&S.stop, 0, when - now);
       continue; /* re-check stop and the time */
     }
     if (S.cfg.duration_ns && now - start >= S.cfg.duration_ns) {
@@ -352,6 +410,7 @@ int sampler_run(void) {
       S.st.overruns += missed;
       next += missed * S.cfg.interval_ns;
     }
+    when = next - span / 2 + jitter(span);
   }
   drain();
   handler_set_active(0);

@@ -30,6 +30,7 @@ struct sampler_stats {
   uint64_t skipped_idle;   /* thread-ticks not looked at: idle back-off */
   uint64_t skipped_cpu;    /* thread-ticks judged not run by the CPU clock */
   uint64_t skipped_regs;   /* requests whose register checksum said not run */
+  uint64_t deferred;       /* thread-rounds a due sample waited for its blocked thread to run */
   uint64_t requests;       /* signals sent */
   uint64_t lost_send;      /* signals that could not be sent (thread gone, queue full) */
   uint64_t outstanding;    /* thread-ticks skipped because an earlier request was still open */
