@@ -376,13 +376,15 @@ static uint64_t jitter(uint64_t span) {
 int sampler_run(void) {
   atomic_store(&S.running, 1);
   /* our wake-ups exact: no coalescing with the application's timers */
-  if (!getenv("NOSLACK")) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   jitter_state ^= plat_mono_ns();
   handler_set_active(1);
   uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns();
   uint64_t next = start + S.cfg.interval_ns;
-  uint64_t span = getenv("NOJITTER") ? 0 : S.cfg.interval_ns / 2;
-  uint64_t when = next - span / 2 + jitter(span); /* this round's time: next +- interval/4 */
+  /* Rounds are jittered by +-interval/4 around their absolute deadlines (no drift): a sampler
+   * in lock-step with a periodic program would see it always at the same phase. */
+  uint64_t span = S.cfg.interval_ns / 2;
+  uint64_t when = next - span / 2 + jitter(span);
   int expired = 0;
   while (!atomic_load(&S.stop)) {
     uint64_t now = plat_mono_ns();
