@@ -202,3 +202,26 @@ Test(tree, folded_output_is_deterministic) {
   fg_profile_free(b);
   fg_profile_free(c);
 }
+
+Test(tree, trim_then_add_rebuilds_the_tables) {
+  fg_profile *p = profile_of("a;b 1\na;c 2\n");
+  fg_profile_trim(p);
+  cr_expect_null(p->child_table);
+  cr_expect_null(p->name_table);
+  char *before = render(OUT_FOLDED, p, NULL);
+  cr_expect_str_eq(before, "a;b 1\na;c 2\n");
+  free(before);
+  const char *fr[] = { "a", "b" };
+  cr_assert_eq(fg_profile_add(p, fr, 2, 4), 0); /* merges into the existing node */
+  const char *fr2[] = { "a", "d" };
+  cr_assert_eq(fg_profile_add(p, fr2, 2, 1), 0);
+  cr_expect_eq(p->nnodes, 5);
+  char *after = render(OUT_FOLDED, p, NULL);
+  cr_expect_str_eq(after, "a;b 5\na;c 2\na;d 1\n");
+  free(after);
+  /* reserve on a live profile keeps every node findable */
+  cr_assert_eq(fg_profile_reserve(p, 100000), 0);
+  cr_assert_eq(fg_profile_add(p, fr, 2, 1), 0);
+  cr_expect_eq(p->nnodes, 5);
+  fg_profile_free(p);
+}
