@@ -30,7 +30,7 @@ typedef struct html_ctx {
   uint32_t *names;    /* JSON index -> profile name id */
   uint32_t nnames;
   uint64_t min_main, min_base; /* keep a node when either total reaches its threshold */
-  uint64_t pruned_nodes, pruned_samples;
+  uint64_t pruned_samples;
 } html_ctx;
 
 static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t left, void *ctx) {
@@ -38,7 +38,6 @@ static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t 
   html_ctx *c = ctx;
   uint64_t m = t->total[node], b = fg_tree_base(t, node);
   if (node != 0 && !((m && m >= c->min_main) || (b && b >= c->min_base))) {
-    c->pruned_nodes += t->subtree_size[node];
     c->pruned_samples += m;
     return 0;
   }
@@ -216,7 +215,7 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
     }
   }
   fg_buf_puts(&b, "],\n\"pruned\":{\"nodes\":");
-  fg_buf_u64(&b, c.pruned_nodes);
+  fg_buf_u64(&b, p->nnodes - c.n); /* every node not kept lies in a pruned subtree */
   fg_buf_puts(&b, ",\"samples\":");
   fg_buf_u64(&b, c.pruned_samples);
   fg_buf_puts(&b, "}};");

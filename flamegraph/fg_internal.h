@@ -123,7 +123,6 @@ typedef struct fg_tree {
   uint64_t *total_base;   /* the same for FG_BASE; NULL unless the profile is a diff */
   uint32_t *child_start;  /* children of n: child_list[child_start[n] .. child_start[n+1]) */
   uint32_t *child_list;
-  uint32_t *subtree_size; /* nodes in the subtree, itself included */
   uint32_t max_depth;     /* deepest node (root = 0) */
 } fg_tree;
 

@@ -357,14 +357,12 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
   if (p->self_base) t->total_base = malloc((size_t)n * sizeof *t->total_base);
   t->child_start = calloc((size_t)n + 1, sizeof *t->child_start);
   t->child_list = malloc(((size_t)n + 1) * sizeof *t->child_list);
-  t->subtree_size = malloc((size_t)n * sizeof *t->subtree_size);
   uint64_t *keys = NULL;
   fg_hint_huge(t->total, (size_t)n * sizeof *t->total);
   fg_hint_huge(t->total_base, (size_t)n * sizeof *t->total_base);
   fg_hint_huge(t->child_start, ((size_t)n + 1) * sizeof *t->child_start);
   fg_hint_huge(t->child_list, ((size_t)n + 1) * sizeof *t->child_list);
-  fg_hint_huge(t->subtree_size, (size_t)n * sizeof *t->subtree_size);
-  if (!rank || !order || !t->total || !t->child_start || !t->child_list || !t->subtree_size ||
+  if (!rank || !order || !t->total || !t->child_start || !t->child_list ||
       (p->self_base && !t->total_base))
     goto oom;
   for (uint32_t i = 0; i < p->nnames; i++) order[i] = i;
@@ -372,8 +370,9 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
   qsort(order, p->nnames, sizeof *order, name_id_cmp);
   for (uint32_t i = 0; i < p->nnames; i++) rank[order[i]] = i;
 
-  /* depths (subtree_size serves as scratch until the end): parents precede children */
-  uint32_t *scratch = t->subtree_size;
+  /* depths (the totals array serves as scratch until the totals pass): parents precede
+   * their children */
+  uint32_t *scratch = (uint32_t *)t->total;
   scratch[0] = 0;
   t->max_depth = 0;
   for (uint32_t i = 1; i < n; i++) {
@@ -405,13 +404,11 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
   for (uint32_t i = 0; i < n; i++) {
     t->total[i] = p->nodes[i].self;
     if (t->total_base) t->total_base[i] = p->self_base[i];
-    t->subtree_size[i] = 1;
   }
   for (uint32_t i = n - 1; i > 0; i--) {
     uint32_t par = p->nodes[i].parent;
     t->total[par] += t->total[i];
     if (t->total_base) t->total_base[par] += t->total_base[i];
-    t->subtree_size[par] += t->subtree_size[i];
   }
   free(keys);
   free(rank);
@@ -431,7 +428,6 @@ void fg_tree_free(fg_tree *t) {
   free(t->total_base);
   free(t->child_start);
   free(t->child_list);
-  free(t->subtree_size);
   memset(t, 0, sizeof *t);
 }
 
