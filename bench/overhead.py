@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Overhead of the sampler agent against no agent and JFR, on a SPECjvm-style workload.
+
+    bench/overhead.py [--workload scimark] [--threads 2] [--idle 200] [--rounds 5]
+                      [--seconds 6] [--warmup 2] [--configs none,s10-auto,...] [--quick]
+    bench/overhead.py --scaling        # the sampler thread's CPU vs idle and busy threads
+
+Every configuration is a fresh JVM. Configurations are interleaved round-robin, and the order
+is rotated each round, so drift on a shared machine hits all of them alike. The loss of a
+configuration is computed against the no-agent run of the same round, then the median over
+rounds is reported with its min-max spread. Results: a markdown table on stdout and in
+bench/results/<name>.md, raw rows in bench/results/raw/<name>.csv.
+"""
+import argparse
+import csv
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+JVM = ["-Xms512m", "-Xmx512m", "-XX:+UseParallelGC"]
+
+CONFIGS = {
+    "none": None,
+    "s10-auto": "interval=10ms,hasrun=auto",
+    "s10-cpu": "interval=10ms,hasrun=cpu",
+    "s10-regs": "interval=10ms,hasrun=regs",
+    "s1-auto": "interval=1ms,hasrun=auto",
+    "s1-cpu": "interval=1ms,hasrun=cpu",
+    "s1-regs": "interval=1ms,hasrun=regs",
+    "jfr-default": "jfr:default",
+    "jfr-profile": "jfr:profile",
+}
+
+
+def run_one(args, name, tmp):
+    spec = CONFIGS[name]
+    cmd = ["java", *JVM]
+    if spec and spec.startswith("jfr:"):
+        cmd.append(f"-XX:StartFlightRecording=settings={spec[4:]},filename={tmp}/r.jfr")
+    elif spec:
+        cmd.append(f"-agentpath:{args.agent}={spec},file={tmp}/p.folded")
+    cmd += ["-cp", args.classes, "Workloads", args.workload, "--threads", str(args.threads),
+            "--idle", str(args.idle), "--warmup", str(args.warmup), "--seconds", str(args.seconds)]
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate()
+    wall = time.time() - t0
+    if p.returncode != 0:
+        sys.exit(f"{name}: java exited {p.returncode}:\n{err[-2000:]}")
+    row = {"config": name, "wall_s": round(wall, 2)}
+    for tok in out.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            row[k] = v
+    for line in err.splitlines():
+        if line.startswith("[sampler] "):
+            for kv in line[10:].split():
+                if "=" in kv:
+                    k, v = kv.split("=", 1)
+                    row["s_" + k] = v
+    return row
+
+
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def overhead(args):
+    names = args.configs.split(",")
+    for n in names:
+        if n not in CONFIGS:
+            sys.exit(f"unknown config {n} (known: {', '.join(CONFIGS)})")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for n in order:
+                c0 = child_cpu()
+                row = run_one(args, n, tmp)
+                row["proc_cpu_s"] = round(child_cpu() - c0, 3)
+                row["round"] = r
+                rows.append(row)
+                print(f"round {r} {n:12s} ops/s {float(row['ops_per_s']):10.1f} cpu {row['proc_cpu_s']:7.2f}s"
+                      + (f" samples {row.get('s_samples')} sampler_cpu_ms {row.get('s_sampler_cpu_ms')}" if "s_samples" in row else ""),
+                      file=sys.stderr, flush=True)
+    checks = {row["checksum"] for row in rows}
+    base = {row["round"]: row for row in rows if row["config"] == "none"}
+    lines = [f"workload `{args.workload}`, {args.threads} worker threads + {args.idle} idle threads, "
+             f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, {args.rounds} interleaved rounds, "
+             f"JVM {' '.join(JVM)}; checksums identical across all runs: {'yes' if len(checks) == 1 else 'NO'}",
+             "",
+             "| config | throughput (ops/s, median) | spread (min-max) | loss vs no agent (median of per-round ratios, min..max) | process CPU s (median) | samples per CPU-second | one sample: median / p99 µs | sampler thread CPU (% of one core) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        rs = [row for row in rows if row["config"] == n]
+        thr = [float(row["ops_per_s"]) for row in rs]
+        losses = [100 * (1 - float(row["ops_per_s"]) / float(base[row["round"]]["ops_per_s"])) for row in rs if row["round"] in base]
+        cpu = [row["proc_cpu_s"] for row in rs]
+        sps, cost, sam = "", "", ""
+        if "s_samples" in rs[0]:
+            per_cpu = [float(r['s_samples']) / (float(r['s_cpu_ms']) / 1000) for r in rs if float(r['s_cpu_ms']) > 0]
+            sps = f"{med(per_cpu):.0f}" if per_cpu else "n/a (regs measures no CPU)"
+            cost = f"{med([float(r['s_cost_median_us']) for r in rs]):.1f} / {med([float(r['s_cost_p99_us']) for r in rs]):.1f}"
+            sam = f"{med([100 * float(r['s_sampler_cpu_ms']) / 1000 / float(r['s_wall_s']) for r in rs]):.2f}"
+        loss = f"{med(losses):+.2f}% ({min(losses):+.2f}..{max(losses):+.2f})" if losses and n != "none" else "—"
+        lines.append(f"| {n} ({CONFIGS[n] or 'no agent'}) | {med(thr):.1f} | {min(thr):.1f}-{max(thr):.1f} | {loss} | {med(cpu):.2f} | {sps} | {cost} | {sam} |")
+    report(args, rows, lines)
+
+
+def scaling(args):
+    rows = []
+    cases = [(b, i) for b in (1, 2) for i in (0, 200, 1000)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for busy, idle in cases[r % len(cases):] + cases[:r % len(cases)]:
+                a = argparse.Namespace(**vars(args))
+                a.threads, a.idle = busy, idle
+                row = run_one(a, "s1-auto", tmp)
+                row.update(busy=busy, idle=idle, round=r)
+                rows.append(row)
+                print(f"round {r} busy {busy} idle {idle:5d} sampler_cpu_ms {row.get('s_sampler_cpu_ms')} wall {row.get('s_wall_s')}", file=sys.stderr, flush=True)
+    lines = [f"interval=1ms hasrun=auto, workload `{args.workload}`, {args.rounds} interleaved rounds, "
+             f"{args.warmup:g} s + {args.seconds:g} s per run", "",
+             "| busy threads | idle threads | sampler thread CPU, % of one core (median, min-max) | per round, µs of sampler CPU (median) | signals sent per second (median) |",
+             "|---|---|---|---|---|"]
+    for busy, idle in cases:
+        rs = [row for row in rows if row["busy"] == busy and row["idle"] == idle]
+        pct = [100 * float(r["s_sampler_cpu_ms"]) / 1000 / float(r["s_wall_s"]) for r in rs]
+        per = [1000 * float(r["s_sampler_cpu_ms"]) / max(1, int(r["s_ticks"])) for r in rs]
+        sig = [int(r["s_requests"]) / float(r["s_wall_s"]) for r in rs]
+        lines.append(f"| {busy} | {idle} | {med(pct):.2f} ({min(pct):.2f}-{max(pct):.2f}) | {med(per):.1f} | {med(sig):.0f} |")
+    report(args, rows, lines)
+
+
+def report(args, rows, lines):
+    os.makedirs(os.path.join(HERE, "results", "raw"), exist_ok=True)
+    name = args.name or ("scaling" if args.scaling else f"overhead-{args.workload}")
+    with open(os.path.join(HERE, "results", "raw", name + ".csv"), "w", newline="") as f:
+        keys = sorted({k for r in rows for k in r})
+        w = csv.DictWriter(f, keys)
+        w.writeheader()
+        w.writerows(rows)
+    head = [f"# {name}", "", f"Command: `bench/overhead.py {' '.join(sys.argv[1:])}` on {time.strftime('%Y-%m-%d')}, "
+            f"{os.cpu_count()} CPUs.", ""]
+    text = "\n".join(head + lines) + "\n"
+    if not args.quick:
+        with open(os.path.join(HERE, "results", name + ".md"), "w") as f:
+            f.write(text)
+    print(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", default="scimark")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--idle", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=6)
+    ap.add_argument("--warmup", type=float, default=2)
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--agent", default=os.path.join(ROOT, "build", "agent", "libsampler.so"))
+    ap.add_argument("--classes", default=os.path.join(ROOT, "build", "bench", "classes"))
+    ap.add_argument("--name", help="results file name (default from the mode and workload)")
+    ap.add_argument("--scaling", action="store_true", help="sampler CPU vs idle/busy thread counts")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 1 s, nothing saved")
+    args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.seconds, args.warmup = 1, 1, 0.5
+    for path in (args.agent, os.path.join(args.classes, "Workloads.class")):
+        if not os.path.exists(path):
+            sys.exit(f"{path} missing: build first (cmake -S . -B build && cmake --build build)")
+    scaling(args) if args.scaling else overhead(args)
+
+
+if __name__ == "__main__":
+    main()
