@@ -6,9 +6,10 @@
  * Size control: subtrees below o->html_prune of the total (in both columns of a diff) are
  * left out and counted in "pruned"; when more than o->html_max_nodes remain, the cut is
  * raised until the largest nodes fit (a node's share is never larger than its parent's, so
- * a cut by share always keeps whole top-down subtrees). Hazards: the JSON sits inside a <script> element, so
- * '<' is written as \u003c (a name containing "</script>" cannot close it); names that are
- * not valid UTF-8 (possible through the API) are written with U+FFFD.
+ * a cut by share always keeps whole top-down subtrees).
+ * Hazards: the JSON sits inside a <script> element, so '<' is written as \u003c (a name
+ * containing "</script>" cannot close it); names that are not valid UTF-8 (possible through
+ * the API) are written with U+FFFD.
  */
 #include "fg_internal.h"
 

@@ -123,7 +123,8 @@ int main(int argc, char **argv) {
     { "width", required_argument, 0, O_WIDTH },   { "height", required_argument, 0, O_HEIGHT },
     { "minwidth", required_argument, 0, O_MINWIDTH },
     { "colors", required_argument, 0, 'c' },      { "palette", required_argument, 0, 'c' },
-    { "hash", no_argument, 0, O_HASH },           { "countname", required_argument, 0, O_COUNTNAME },
+    { "hash", no_argument, 0, O_HASH },
+    { "countname", required_argument, 0, O_COUNTNAME },
     { "reverse", no_argument, 0, O_REVERSE },     { "inverted", no_argument, 0, O_INVERTED },
     { "diff-absolute", no_argument, 0, O_DIFFABS },
     { "html-prune", required_argument, 0, O_PRUNE },
@@ -192,7 +193,8 @@ int main(int argc, char **argv) {
     }
   }
   int ninputs = argc - optind;
-  if (ninputs > 2) return usage_error("too many inputs (at most two: BASE and NEW), '%s'", argv[optind + 2]);
+  if (ninputs > 2)
+    return usage_error("too many inputs (at most two: BASE and NEW), '%s'", argv[optind + 2]);
   if (format < 0) {
     format = FMT_SVG;
     if (output && (ends_with(output, ".html") || ends_with(output, ".htm"))) format = FMT_HTML;

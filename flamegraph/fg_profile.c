@@ -400,7 +400,7 @@ int fg_tree_build(fg_tree *t, const fg_profile *p) {
     qsort(keys, b - a, sizeof *keys, u64_cmp);
     for (uint32_t j = a; j < b; j++) t->child_list[j] = (uint32_t)keys[j - a];
   }
-  /* totals and subtree sizes: children have larger indices than their parents */
+  /* totals: children have larger indices than their parents */
   for (uint32_t i = 0; i < n; i++) {
     t->total[i] = p->nodes[i].self;
     if (t->total_base) t->total_base[i] = p->self_base[i];

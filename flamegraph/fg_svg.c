@@ -111,7 +111,8 @@ typedef struct svg_ctx {
 static double change_of(const svg_ctx *c, const fg_tree *t, uint32_t node) {
   double m = (double)t->total[node], b = (double)fg_tree_base(t, node);
   if (c->o->diff_absolute) return m - b;
-  double sm = c->total ? m / (double)c->total : 0, sb = c->total_base ? b / (double)c->total_base : 0;
+  double sm = c->total ? m / (double)c->total : 0;
+  double sb = c->total_base ? b / (double)c->total_base : 0;
   return sm - sb;
 }
 
