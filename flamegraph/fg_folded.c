@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -293,17 +294,61 @@ int fg_read_buffer(fg_profile *p, const char *buf, size_t len, int column, fg_re
   return oom(err, rc);
 }
 
-/* fg_read_fd: see flamegraph.h. */
-int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err) {
+/* Reads `size` bytes of a regular file through read-only mappings of about `window` bytes
+ * (no copy into a buffer: copying was a sixth of the time on a 1.2 GB input); a line that
+ * crosses a window's end is read again from the next window, a line longer than the window
+ * doubles it. Returns 1 when the file cannot be mapped at all (the caller reads it instead),
+ * else 0, -EINVAL, -ENOMEM or -EIO. Hazard: a file truncated while it is read raises SIGBUS. */
+static int read_mapped(reader *r, int fd, uint64_t size, size_t window) {
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t off = 0; /* the first byte not read yet */
+  int first = 1;
+  while (off < size) {
+    uint64_t base = off & ~(page - 1);
+    size_t skip = (size_t)(off - base), len = window;
+    if (base + len > size) len = (size_t)(size - base);
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, (off_t)base);
+    if (m == MAP_FAILED) {
+      if (first) return 1;
+      if (r->err) {
+        r->err->line = 0;
+        snprintf(r->err->msg, sizeof r->err->msg, "cannot map the input: %s", strerror(errno));
+      }
+      return -EIO;
+    }
+    first = 0;
+    int last = base + len == size;
+    size_t used;
+    int rc = read_lines(r, (const char *)m + skip, len - skip, last, &used);
+    munmap(m, len);
+    if (rc) return rc;
+    if (used == 0 && !last) window *= 2; /* one line longer than the window */
+    off += used;
+    if (last) break;
+  }
+  return 0;
+}
+
+/* Internal (fg_internal.h): fg_read_fd with a chosen mapping window, for tests. */
+int fg_read_fd_window(fg_profile *p, int fd, int column, fg_read_error *err, size_t window) {
   int rc = check_args(p, column, err);
   if (rc) return rc;
   reader r = { .p = p, .column = column, .err = err };
   /* a regular file's size bounds its frames: size the tables once (~1 node per 32 bytes,
    * the shape of distinct deep stacks; sorted or repetitive inputs need far fewer) */
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (1 << 20) &&
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && st.st_size > (1 << 20) &&
       fg_profile_reserve(p, p->nnodes + (size_t)st.st_size / 32) != 0)
     rc = -ENOMEM;
+  if (rc == 0 && regular && st.st_size > 0 && lseek(fd, 0, SEEK_CUR) == 0) {
+    rc = read_mapped(&r, fd, (uint64_t)st.st_size, window);
+    if (rc != 1) {
+      reader_free(&r);
+      return oom(err, rc);
+    }
+    rc = 0; /* not mappable: read it */
+  }
   size_t cap = 4u << 20, len = 0;
   char *buf = malloc(cap);
   if (!buf) rc = -ENOMEM;
@@ -337,6 +382,11 @@ int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err) {
   free(buf);
   reader_free(&r);
   return oom(err, rc);
+}
+
+/* fg_read_fd: see flamegraph.h. Regular files are mapped window by window, pipes read. */
+int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err) {
+  return fg_read_fd_window(p, fd, column, err, 32u << 20);
 }
 
 /* ---- writer ---- */

@@ -83,6 +83,10 @@ static inline uint64_t fg_self(const fg_profile *p, uint32_t n, int column) {
   return column == FG_MAIN ? p->nodes[n].self : p->self_base ? p->self_base[n] : 0;
 }
 
+/* fg_read_fd with the mapping window for regular files chosen (a multiple of the page
+ * size); fg_read_fd uses 32 MB. For tests of lines that cross windows. */
+int fg_read_fd_window(fg_profile *p, int fd, int column, fg_read_error *err, size_t window);
+
 /* Sizes the tables and the node array for about `nodes` nodes (an estimate; a reader
  * knows the input size): growing them step by step rehashes every node each time. */
 int fg_profile_reserve(fg_profile *p, size_t nodes);

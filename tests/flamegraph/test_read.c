@@ -222,3 +222,65 @@ Test(read, bad_arguments) {
   cr_expect_str_eq(err.msg, "read error: Bad file descriptor");
   fg_profile_free(p);
 }
+
+/* A temporary file holding `data` (unlinked; the caller closes the fd). */
+static int temp_file(const char *data, size_t len) {
+  char path[] = "/tmp/fg_test_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  unlink(path);
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, data + off, len - off);
+    cr_assert(w > 0);
+    off += (size_t)w;
+  }
+  lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+Test(read, mapped_file_windows) {
+  /* ~3 MB in 64 KB windows: lines cross every window end; one line is 300 KB long */
+  size_t cap = 8u << 20, len = 0;
+  char *buf = malloc(cap);
+  for (size_t i = 0; i < 60000; i++) {
+    len += (size_t)snprintf(buf + len, cap - len, "root;f%zu;g %zu\r\n", i % 331, i % 7 + 1);
+    if (i == 30000) {
+      len += (size_t)snprintf(buf + len, cap - len, "root;");
+      memset(buf + len, 'y', 300000);
+      len += 300000;
+      len += (size_t)snprintf(buf + len, cap - len, " 5\n");
+    }
+  }
+  len += (size_t)snprintf(buf + len, cap - len, "last;line 9"); /* no final LF */
+  fg_profile *a = fg_profile_new(), *b = fg_profile_new();
+  fg_read_error err = { 0 };
+  cr_assert_eq(fg_read_buffer(a, buf, len, FG_MAIN, &err), 0, "%s", err.msg);
+  int fd = temp_file(buf, len);
+  cr_assert_eq(fg_read_fd_window(b, fd, FG_MAIN, &err, 65536), 0, "%s", err.msg);
+  close(fd);
+  char *fa = folded_of(a), *fb = folded_of(b);
+  cr_expect(strcmp(fa, fb) == 0);
+  cr_expect_eq(fg_profile_total(b, FG_MAIN), fg_profile_total(a, FG_MAIN));
+  free(fa);
+  free(fb);
+  fg_profile_free(a);
+  fg_profile_free(b);
+
+  /* an error late in the file reports its line */
+  len += (size_t)snprintf(buf + len, cap - len, "\nbad;line -3\n");
+  fd = temp_file(buf, len);
+  fg_profile *c = fg_profile_new();
+  cr_expect_eq(fg_read_fd_window(c, fd, FG_MAIN, &err, 65536), -EINVAL);
+  cr_expect_eq(err.line, 60003);
+  cr_expect_str_eq(err.msg, "negative count '-3' (counts are whole numbers of samples, >= 0)");
+  fg_profile_free(c);
+  /* a file not at its start is read from where it is (not mapped) */
+  lseek(fd, (off_t)(len - strlen("bad;line -3\n")), SEEK_SET);
+  c = fg_profile_new();
+  cr_expect_eq(fg_read_fd(c, fd, FG_MAIN, &err), -EINVAL);
+  cr_expect_eq(err.line, 1);
+  fg_profile_free(c);
+  close(fd);
+  free(buf);
+}
