@@ -81,8 +81,10 @@ typedef struct fg_read_error {
  * Returns 0, -EINVAL (err->line, err->msg set) or -ENOMEM. */
 int fg_read_buffer(fg_profile *p, const char *buf, size_t len, int column, fg_read_error *err);
 
-/* Like fg_read_buffer for a file descriptor (file or pipe), read in large chunks with
- * memory bounded by the longest line. Returns 0, -EINVAL, -ENOMEM or -errno of read(). */
+/* Like fg_read_buffer for a file descriptor: a regular file at offset 0 is mapped read-only
+ * in 32 MB windows, anything else (pipes, stdin, a file already partly read) is read in 4 MB
+ * chunks; memory stays bounded by the window or the longest line. Returns 0, -EINVAL,
+ * -ENOMEM, -EIO (a later window cannot be mapped) or -errno of read(). */
 int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err);
 
 /* Palettes (flamegraph.pl's familiar set, plus java by frame kind). */
