@@ -35,8 +35,8 @@
 /* How long a due sample may wait for its thread to be caught running (see decide). */
 #define MAX_DEFER_NS 500000000u
 /* Longest idle back-off between two looks at a thread's CPU clock. */
-#define MAX_BACKOFF_NS 16000000u
-#define MAX_BACKOFF_TICKS 15u
+#define MAX_BACKOFF_NS 50000000u
+#define MAX_BACKOFF_TICKS 63u
 
 static struct {
   struct sampler_config cfg;
@@ -216,9 +216,9 @@ static int decide(struct reg_slot *s, int *mode) {
   if (d == 0) {
     S.st.skipped_cpu++;
     p->idle_streak++;
-    uint64_t back = (p->idle_streak >= 5) ? 15 : (1u << (p->idle_streak - 1)) - 1;
-    if (back > S.max_backoff || p->defer_since) back = 0; /* a due sample: look every round */
+    uint64_t back = (p->idle_streak >= 7) ? 63 : (1u << (p->idle_streak - 1)) - 1;
     if (back > S.max_backoff) back = S.max_backoff;
+    if (p->defer_since) back = 0; /* a due sample waits for it to run: look every round */
     p->next_look = S.st.ticks + 1 + back;
     return 0;
   }
@@ -233,15 +233,15 @@ static int decide(struct reg_slot *s, int *mode) {
     S.st.skipped_cpu++; /* ran, but less than an interval's worth so far */
     return 0;
   }
-  /* Catch it running. A thread that did not use (nearly) the whole interval since the last
-   * look may be blocked again. Signalling it then would only show where it waits — and worse,
-   * wake it: a thread parked in LockSupport.parkNanos or Object.wait returns early when a
+  /* Catch it running. A thread that used less than half the interval since the last look, or
+   * that its last sample found blocked, may be blocked again. Signalling it then would only
+   * show where it waits — and worse, wake it: a thread parked in LockSupport.parkNanos or Object.wait returns early when a
    * signal interrupts its futex (spurious wake-ups are allowed), which shifts the program's
    * timing. So while the kernel says it is blocked, the due sample waits (its units keep
    * accruing) for a round that finds it running — at most MAX_DEFER_NS, after which it is taken
-   * where the thread is, with a [cpu before wait] leaf. Busy threads skip the check (unless
-   * their last sample found them blocked). */
-  if (S.cfg.hasrun == SAMPLER_HASRUN_AUTO && (d < S.cfg.interval_ns - S.cfg.interval_ns / 10 || p->last_blocked) &&
+   * where the thread is, with a [cpu before wait] leaf. Busy threads skip the check (one
+   * pread of /proc, ~3 us). */
+  if (S.cfg.hasrun == SAMPLER_HASRUN_AUTO && (d < S.cfg.interval_ns / 2 || p->last_blocked) &&
       thread_running(s) == 0) {
     if (!p->defer_since) p->defer_since = S.st.ticks + 1;
     if ((S.st.ticks + 1 - p->defer_since) * S.cfg.interval_ns < MAX_DEFER_NS) {
