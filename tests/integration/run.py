@@ -260,6 +260,23 @@ def case_duration():
     check(p.stderr.count("[sampler] ") == 1, "one summary line expected")
 
 
+def case_formats():
+    """file=*.svg / *.html / *.txt: the agent writes each format itself, complete."""
+    for ext, must in ((".svg", ["<svg", "</svg>", "Scenarios.busyAlpha"]),
+                      (".html", ["<html", "</html>", "Scenarios.busyAlpha", "const FG_DATA = "]),
+                      (".collapsed", ["Scenarios.busyAlpha"])):
+        out = tmpfile(ext)
+        p = run(f"interval=1ms,file={out}", "exit", 2)
+        check(p.returncode == 3, f"{ext}: java exited {p.returncode}: {p.stderr[-1000:]}")
+        text = open(out, encoding="utf-8").read()
+        for m in must:
+            check(m in text, f"{ext}: {m!r} missing from the output")
+        if ext == ".collapsed":
+            parse_folded(out)
+        print(f"{ext}: {len(text)} bytes, complete")
+        no_temp_left(out)
+
+
 def case_same_result():
     """The agent does not change what the program computes (exit status, output)."""
     a = run(None, "spin", 1)

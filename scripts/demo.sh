@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job: installs missing packages, builds everything, installs libsampler.so where
+# `java -agentlib:sampler` finds it by name (and the flamegraph tool), then profiles the bundled
+# demo workload and writes its flame graph. Needs root (or sudo) for the packages and install.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/deps.sh
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$(nproc)"
+$sudo cmake --install build >/dev/null
+echo "installed: $(ls /usr/java/packages/lib/libsampler.so) and $(command -v flamegraph)"
+
+out="$root/build/demo"
+mkdir -p "$out"
+echo "== profiling the demo workload (6 s): java -agentlib:sampler=interval=1ms,file=$out/demo-profile.html"
+java -agentlib:sampler=interval=1ms,file="$out/demo-profile.html" -cp build/bench/classes Demo 6000
+echo "== the same as folded stacks, then SVG from them with the flamegraph tool"
+java -agentlib:sampler=interval=1ms,file="$out/demo-profile.folded" -cp build/bench/classes Demo 3000
+flamegraph --palette java --title "Demo (sampler, 1 ms)" "$out/demo-profile.folded" -o "$out/demo-profile.svg"
+echo "== the text report"
+java -agentlib:sampler=interval=1ms,file="$out/demo-profile.txt" -cp build/bench/classes Demo 3000 2>/dev/null
+sed -n '/^Hot frames by self/,/^$/p' "$out/demo-profile.txt" | head -12
+echo
+echo "Flame graph: $out/demo-profile.html (open it in a browser); also demo-profile.svg, .folded, .txt"
