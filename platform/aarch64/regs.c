@@ -6,23 +6,18 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#include "mix.h"
 #include "platform.h"
 
 const char *plat_arch_name(void) { return "aarch64"; }
 
-static inline uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdULL;
-  return h ^ (h >> 32);
-}
-
 uint64_t plat_regs_checksum(const ucontext_t *uc) {
   const mcontext_t *m = &uc->uc_mcontext;
-  uint64_t h = 0x243f6a8885a308d3ULL;
-  h = mix(h, m->pc);
-  h = mix(h, m->sp);
-  for (int i = 0; i < 31; i++) h = mix(h, m->regs[i]); /* x29 = fp, x30 = lr */
-  return mix(h, m->pstate);
+  uint64_t h = PLAT_MIX_SEED;
+  h = plat_mix(h, m->pc);
+  h = plat_mix(h, m->sp);
+  for (int i = 0; i < 31; i++) h = plat_mix(h, m->regs[i]); /* x29 = fp, x30 = lr */
+  return plat_mix(h, m->pstate);
 }
 
 uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.pc; }

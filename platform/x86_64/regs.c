@@ -6,25 +6,18 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#include "mix.h"
 #include "platform.h"
 
 const char *plat_arch_name(void) { return "x86_64"; }
-
-/* A mixing step: every input bit reaches every output bit, so one changed register changes
- * the result, and equal register sets give equal results. */
-static inline uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdULL;
-  return h ^ (h >> 32);
-}
 
 uint64_t plat_regs_checksum(const ucontext_t *uc) {
   static const int regs[] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX,
                              REG_RDX, REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10,
                              REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_EFL};
   const greg_t *g = uc->uc_mcontext.gregs;
-  uint64_t h = 0x243f6a8885a308d3ULL;
-  for (unsigned i = 0; i < sizeof regs / sizeof *regs; i++) h = mix(h, (uint64_t)g[regs[i]]);
+  uint64_t h = PLAT_MIX_SEED;
+  for (unsigned i = 0; i < sizeof regs / sizeof *regs; i++) h = plat_mix(h, (uint64_t)g[regs[i]]);
   return h;
 }
 

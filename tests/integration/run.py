@@ -209,10 +209,15 @@ def case_exit():
     no_temp_left(out)
 
 
+def start_forever(out):
+    return subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
 def case_sigterm():
     """(e) SIGTERM mid-run: complete profile."""
     out = tmpfile(".folded")
-    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_forever(out)
     time.sleep(3)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
@@ -226,7 +231,7 @@ def case_sigterm():
 def case_kill3():
     """(e) kill -3 mid-run writes the profile so far; the JVM goes on; exit writes it again."""
     out = tmpfile(".folded")
-    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_forever(out)
     time.sleep(3)
     proc.send_signal(signal.SIGQUIT)
     check(wait_for(out, 10), "kill -3 wrote no profile")
