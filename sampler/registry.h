@@ -109,7 +109,8 @@ int registry_limit(void);
 /* Number of live slots. Thread-safe. */
 int registry_live(void);
 
-/* Number of registrations so far (threads seen). Thread-safe. */
+/* Number of registrations so far (threads seen): changes whenever a slot gets a new owner.
+ * Thread-safe. */
 int registry_registered(void);
 
 /* Frames per slot (the depth given to registry_init). */

@@ -36,7 +36,7 @@
 #define MAX_DEFER_NS 500000000u
 /* Longest idle back-off between two looks at a thread's CPU clock. */
 #define MAX_BACKOFF_NS 50000000u
-#define MAX_BACKOFF_TICKS 63u
+#define MAX_BACKOFF_TICKS 63u /* with few threads; see decide() */
 
 static struct {
   struct sampler_config cfg;
@@ -44,6 +44,9 @@ static struct {
   void *name_ctx;
   struct sampler_stats st;
   uint32_t *fbuf;     /* frame ids of one capture: depth + root + label */
+  uint64_t *look;     /* per slot: the tick before which an idle thread needs no look */
+  int look_cap;
+  int seen_registered;/* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method;
   _Atomic uint32_t stop; /* futex word */
@@ -216,8 +219,13 @@ static int decide(struct reg_slot *s, int *mode) {
   if (d == 0) {
     S.st.skipped_cpu++;
     p->idle_streak++;
-    uint64_t back = (p->idle_streak >= 7) ? 63 : (1u << (p->idle_streak - 1)) - 1;
-    if (back > S.max_backoff) back = S.max_backoff;
+    /* Idle back-off: 0, 1, 3, 7 ... rounds, up to MAX_BACKOFF_NS — or longer when there are
+     * so many threads that their looks alone would cost more than ~8 clock reads a round:
+     * the cost of a round stays with the threads that run, whatever the number that sleep. */
+    uint64_t cap = S.max_backoff, fair = (uint64_t)registry_live() / 8;
+    if (cap < fair) cap = fair;
+    uint64_t back = p->idle_streak >= 20 ? cap : (1ull << (p->idle_streak - 1)) - 1;
+    if (back > cap) back = cap;
     if (p->defer_since) back = 0; /* a due sample waits for it to run: look every round */
     p->next_look = S.st.ticks + 1 + back;
     return 0;
@@ -279,8 +287,26 @@ static void reset_private(struct reg_slot *s) {
 static void tick(void) {
   int limit = registry_limit();
   int regs = S.cfg.hasrun == SAMPLER_HASRUN_REGS;
+  if (limit > S.look_cap) {
+    uint64_t *l = realloc(S.look, (size_t)limit * 2 * sizeof *l);
+    if (l) {
+      memset(l + S.look_cap, 0, (size_t)(limit * 2 - S.look_cap) * sizeof *l);
+      S.look = l;
+      S.look_cap = limit * 2;
+    }
+  }
+  /* Idle threads in back-off are skipped from a compact array, without touching their slots,
+   * so that a round costs the threads that run, not the ones that sleep — unless a slot got a
+   * new owner since the last round: then every slot is visited. */
+  int any_new = registry_registered() != S.seen_registered;
+  S.seen_registered = registry_registered();
+  int compact = !regs && !any_new && limit <= S.look_cap;
   traces_lock();
   for (int i = 0; i < limit; i++) {
+    if (compact && S.st.ticks < S.look[i]) {
+      S.st.skipped_idle++;
+      continue;
+    }
     struct reg_slot *s = registry_slot(i);
     uint32_t w = atomic_load_explicit(&s->req, memory_order_acquire);
     int st = atomic_load_explicit(&s->state, memory_order_relaxed);
@@ -326,6 +352,9 @@ static void tick(void) {
         S.st.requests++;
       }
     }
+    if (i < S.look_cap) /* only a thread waiting for nothing but its next look is skipped */
+      S.look[i] = atomic_load(&s->state) == REG_LIVE && REQ_STATE(atomic_load(&s->req)) == REQ_IDLE &&
+                          s->priv.gen == s->gen ? s->priv.next_look : 0;
     pthread_mutex_unlock(&s->lock);
   }
   traces_unlock();
