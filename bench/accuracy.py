@@ -7,7 +7,8 @@ Runs the integration-test programs (tests/integration/java/Scenarios.java) under
 mode at interval=1ms and reports, per scenario, the share of samples that went to the threads
 under study against their share of CPU time, plus what it cost (signals sent, sampler CPU):
   spin    a thread spinning on a volatile flag (constant registers) beside a busy thread
-  bursty  10 threads waking every 5 ms for ~100 us of work, beside a busy thread
+  bursty  10 threads waking every 5 ms for ~100 us of work, beside a busy thread (also: how
+          many of their samples point at the code that ran rather than at the wait after it)
   idle    2 busy threads + 50 idle ones: the share of samples the idle threads got
 Writes bench/results/accuracy.md.
 """
@@ -46,7 +47,10 @@ def one(agent, classes, mode, scenario, seconds, tmp):
         share_s = 100 * sum(per_thread.get(w, 0) for w in cpu if w.startswith(group)) / max(s_tot, 1)
         share_c = 100 * sum(v for w, v in cpu.items() if w.startswith(group)) / max(sum(cpu.values()), 1)
     wall = float(s["wall_s"])
-    return share_s, share_c, int(s["requests"]) / wall, 100 * float(s["sampler_cpu_ms"]) / 1000 / wall
+    # where the bursty threads' samples point: at the code that ran, or at the wait after it
+    bursty = {k: n for k, n in stacks.items() if k.startswith("[bursty-")}
+    in_work = 100 * sum(n for k, n in bursty.items() if "Scenarios.burstWork" in k) / max(1, sum(bursty.values()))
+    return share_s, share_c, int(s["requests"]) / wall, 100 * float(s["sampler_cpu_ms"]) / 1000 / wall, in_work
 
 
 def main():
@@ -69,14 +73,15 @@ def main():
     med = lambda xs: statistics.median(xs)
     lines = [f"# accuracy", "", f"Command: `bench/accuracy.py {' '.join(sys.argv[1:])}`; interval=1ms, "
              f"{args.rounds} interleaved rounds of {args.seconds:g} s per scenario; medians (min-max).", "",
-             "| hasrun | spinner: sample share vs CPU share | bursty threads: sample share vs CPU share | idle threads' share of samples | signals sent per second (spin / bursty / busy+idle) | sampler thread CPU, % of a core (busy+idle) |",
-             "|---|---|---|---|---|---|"]
+             "| hasrun | spinner: sample share vs CPU share | bursty threads: sample share vs CPU share | bursty threads' samples in `burstWork` (the code that ran) | idle threads' share of samples | signals sent per second (spin / bursty / busy+idle) | sampler thread CPU, % of a core (busy+idle) |",
+             "|---|---|---|---|---|---|---|"]
     for mode in modes:
         cells = []
         for sc in ("spin", "bursty"):
             v = res[(mode, sc)]
             cells.append(f"{med([x[0] for x in v]):.1f}% vs {med([x[1] for x in v]):.1f}% "
                          f"(samples {min(x[0] for x in v):.1f}-{max(x[0] for x in v):.1f})")
+        cells.append(f"{med([x[4] for x in res[(mode, 'bursty')]]):.1f}%")
         idle = res[(mode, "busyidle")]
         cells.append(f"{med([x[0] for x in idle]):.3f}%")
         cells.append(" / ".join(f"{med([x[2] for x in res[(mode, sc)]]):.0f}" for sc in scenarios))
