@@ -178,9 +178,9 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
 
 /* ---- the sampler thread ---- */
 
-static int name_method(void *ctx, jmethodID m, char *buf, size_t len) {
+static int name_method(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
   (void)ctx;
-  return names_method(A.jvmti, A.sampler_jni, m, buf, len);
+  return names_method(A.jvmti, A.sampler_jni, m, bci, buf, len);
 }
 
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
@@ -286,8 +286,8 @@ static int setup(JavaVM *vm, const char *options) {
               "SetEventNotificationMode"))
       return -1;
 
-  struct sampler_config sc = {A.opt.interval_ns, A.opt.depth, A.opt.hasrun, A.opt.threads,
-                              A.opt.duration_ns, A.opt.sig};
+  struct sampler_config sc = {A.opt.interval_ns, A.opt.depth,       A.opt.hasrun, A.opt.threads,
+                              A.opt.lines,       A.opt.duration_ns, A.opt.sig};
   int rc = sampler_init(&sc, asgct, vm, name_method, NULL);
   if (rc == -EBUSY) {
     say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",

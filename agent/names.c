@@ -75,13 +75,34 @@ int names_frame(const char *class_sig, const char *method, char *buf, size_t len
   return (m < 0 || (size_t)m >= len - (size_t)n) ? -1 : 0;
 }
 
-int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, char *buf, size_t len) {
+jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci) {
+  jint line = 0;
+  jlocation best = -1;
+  for (jint i = 0; i < n; i++) /* tables are not always sorted */
+    if (table[i].start_location <= bci && table[i].start_location > best) {
+      best = table[i].start_location;
+      line = table[i].line_number;
+    }
+  return line;
+}
+
+int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf, size_t len) {
   jclass cls = NULL;
   char *csig = NULL, *mname = NULL;
   jvmtiError e = (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls);
   if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL);
   if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetMethodName(jvmti, m, &mname, NULL, NULL);
   if (e == JVMTI_ERROR_NONE) names_frame(csig, mname, buf, len);
+  if (e == JVMTI_ERROR_NONE && bci >= 0) {
+    jint n = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    if ((*jvmti)->GetLineNumberTable(jvmti, m, &n, &table) == JVMTI_ERROR_NONE) {
+      jint line = names_line(table, n, bci);
+      size_t used = strlen(buf);
+      if (line > 0 && used < len) snprintf(buf + used, len - used, ":%d", (int)line);
+      (*jvmti)->Deallocate(jvmti, (unsigned char *)table);
+    }
+  }
   if (csig) (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
   if (mname) (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
   if (cls && jni) (*jni)->DeleteLocalRef(jni, cls);

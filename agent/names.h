@@ -18,9 +18,14 @@ int names_class(const char *sig, char *buf, size_t len);
 /* Writes "<class>.<method>" into buf; returns 0 or -1 (truncated). */
 int names_frame(const char *class_sig, const char *method, char *buf, size_t len);
 
-/* The name of method m via JVMTI: 0, or a negative code (JVMTI error, e.g. the class was
- * unloaded) with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller
- * has no local references to release (they are then released when its native frame ends). */
-int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, char *buf, size_t len);
+/* The line of bytecode index bci in a line number table: the entry with the largest start
+ * location <= bci; 0 when there is none. */
+jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci);
+
+/* The name of method m via JVMTI, with ":<line>" of bytecode index bci when bci >= 0 and the
+ * class has line numbers: 0, or a negative code (JVMTI error, e.g. the class was unloaded)
+ * with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller has no local
+ * references to release (they are then released when its native frame ends). */
+int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf, size_t len);
 
 #endif

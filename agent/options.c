@@ -21,7 +21,7 @@
 #define MAX_DEPTH 8192
 
 static const char *const KNOWN =
-    "interval, file, format, depth, threads, hasrun, signal, duration, weight, help";
+    "interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help";
 
 static const char HELP[] =
     "sampler: a thread-aware CPU sampler for the JVM\n"
@@ -34,6 +34,7 @@ static const char HELP[] =
     "                  (.folded .collapsed .txt .svg .html .htm), else folded]\n"
     "  depth=N         most frames per stack, 1..8192  [default 1024]\n"
     "  threads[=on|off] a root frame per thread: [name tid=N]  [default off]\n"
+    "  lines[=on|off]  frames carry their source line: Class.method:152  [default off]\n"
     "  hasrun=MODE     evidence that a thread ran since its last sample:\n"
     "                  auto: its CPU clock, registers arbitrate tiny deltas [default]\n"
     "                  cpu:  its CPU clock alone\n"
@@ -213,8 +214,8 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
   const char *file = NULL;
   char filebuf[sizeof o->file];
   unsigned seen = 0;
-  static const char *const names[] = {"interval", "file",   "format",   "depth",  "threads",
-                                      "hasrun",   "signal", "duration", "weight", "help"};
+  static const char *const names[] = {"interval", "file",     "format", "depth", "threads", "hasrun",
+                                      "signal",   "duration", "weight", "help",  "lines"};
 
   char *copy = strdup(s ? s : "");
   if (!copy) return fail(err, errlen, "out of memory");
@@ -235,7 +236,7 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
       break;
     }
     seen |= 1u << which;
-    if (!v && which != 4 && which != 9) {
+    if (!v && which != 4 && which != 9 && which != 10) {
       rc = fail(err, errlen, "option '%s' needs a value (%s=...)", tok, tok);
       break;
     }
@@ -311,6 +312,9 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
     case 9: /* help */
       if (v) rc = fail(err, errlen, "help takes no value");
       else o->help = 1;
+      break;
+    case 10: /* lines */
+      if (on_off(v, &o->lines)) rc = fail(err, errlen, "lines=%s: accepted: on, off", v);
       break;
     }
     if (rc) break;

@@ -17,6 +17,7 @@ struct agent_options {
   int format;            /* format=       default from the file's extension, else folded */
   int depth;             /* depth=        default 1024 */
   int threads;           /* threads       default off */
+  int lines;             /* lines         default off: frames carry their source line */
   int hasrun;            /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
   int sig;               /* signal=       default SIGRTMIN+4 */
   char sig_name[32];

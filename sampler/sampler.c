@@ -79,14 +79,20 @@ const struct sampler_stats *sampler_stats(void) { return &S.st; }
 
 /* ---- recording (sampler thread, traces_lock held) ---- */
 
-static uint32_t method_frame(jmethodID m) {
+/* The frame id of method m at bytecode index bci (the line matters only with `lines`). */
+static uint32_t method_frame(jmethodID m, jint bci) {
   if (!m) return S.id_unknown_method;
-  uint32_t id = traces_key_get((uint64_t)(uintptr_t)m);
+  uint64_t key = (uint64_t)(uintptr_t)m;
+  /* with lines, key on (method, bci): jmethodIDs are user-space pointers (< 2^48) and a
+   * bytecode index fits 16 bits; anything else (native frames: -3) gets no line */
+  if (!S.cfg.lines || bci < 0 || bci > 0xffff || key >> 48) bci = -1;
+  else key = key << 16 | (uint64_t)bci;
+  uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
-  if (S.name_fn(S.name_ctx, m, S.namebuf, NAMEBUF_LEN) != 0) return S.id_unknown_method;
+  if (S.name_fn(S.name_ctx, m, bci, S.namebuf, NAMEBUF_LEN) != 0) return S.id_unknown_method;
   id = traces_intern(S.namebuf, strlen(S.namebuf));
   if (id == TRACES_NO_ID) return S.id_unknown_method;
-  traces_key_put((uint64_t)(uintptr_t)m, id);
+  traces_key_put(key, id);
   return id;
 }
 
@@ -140,7 +146,7 @@ static void record(struct reg_slot *s, uint32_t w) {
     int n = begin_stack(s);
     if (s->num_frames > 0) {
       S.st.asgct[0]++;
-      for (int i = s->num_frames - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->frames[i].method_id);
+      for (int i = s->num_frames - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->frames[i].method_id, s->frames[i].lineno);
     } else {
       int code = s->num_frames > -ASGCT_NCODES ? s->num_frames : ASGCT_NOT_JAVA_THREAD;
       S.st.asgct[1 - code]++;

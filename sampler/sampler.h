@@ -30,14 +30,16 @@ struct sampler_config {
   int depth;           /* frames per stack */
   int hasrun;          /* enum sampler_hasrun */
   int thread_roots;    /* a root frame per thread: "[name tid=N]" */
+  int lines;           /* frames carry their source line: "Class.method:152" */
   uint64_t duration_ns;/* stop after this long; 0: until stopped */
   int sig;             /* the sampling signal */
 };
 
-/* Writes the name of method m ("java/lang/String.hashCode") into buf; returns 0, or a
- * negative code when the method cannot be resolved (then "[unknown method]" is used).
- * Called on the sampler thread with traces_lock() held; must not call traces_*. */
-typedef int (*sampler_method_name_fn)(void *ctx, jmethodID m, char *buf, size_t len);
+/* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of
+ * bytecode index bci when bci >= 0 — and returns 0, or a negative code when the method cannot
+ * be resolved (then "[unknown method]" is used). Called on the sampler thread with
+ * traces_lock() held; must not call traces_*. */
+typedef int (*sampler_method_name_fn)(void *ctx, jmethodID m, jint bci, char *buf, size_t len);
 
 /* Prepares the sampler (registry, traces, signal handler). Returns 0 or -errno (-EBUSY: the
  * signal is in use by somebody else). Call once, before sampler_run. */

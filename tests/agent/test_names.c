@@ -49,3 +49,16 @@ Test(names, truncation_is_reported_and_terminated) {
   cr_expect_eq(names_class("[[[[I", b3, sizeof b3), -1);
   cr_expect_eq(strlen(b3), 3u);
 }
+
+Test(names, line_of_a_bytecode_index) {
+  /* unsorted on purpose: javac emits tables in source order, not bci order, for loops */
+  jvmtiLineNumberEntry t[] = {{0, 10}, {12, 14}, {5, 11}, {30, 20}};
+  static const struct {
+    jint bci, line;
+  } cases[] = {{0, 10}, {4, 10}, {5, 11}, {11, 11}, {12, 14}, {29, 14}, {30, 20}, {1000, 20}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    cr_expect_eq(names_line(t, 4, cases[i].bci), cases[i].line, "bci %d", (int)cases[i].bci);
+  cr_expect_eq(names_line(t, 0, 3), 0, "no table: no line");
+  jvmtiLineNumberEntry late[] = {{8, 3}};
+  cr_expect_eq(names_line(late, 1, 2), 0, "before the first entry: no line");
+}

@@ -56,9 +56,14 @@ Test(options, everything) {
   cr_expect_eq(o.format, FORMAT_SVG);
   cr_expect_eq(o.depth, 64);
   cr_expect_eq(o.threads, 1);
+  cr_expect_eq(o.lines, 0);
   cr_expect_eq(o.hasrun, SAMPLER_HASRUN_REGS);
   cr_expect_eq(o.sig, SIGPROF);
   cr_expect_str_eq(o.sig_name, "SIGPROF");
+  cr_assert_eq(opt_parse("lines", &o, err, sizeof err), 0);
+  cr_expect_eq(o.lines, 1);
+  cr_assert_eq(opt_parse("lines=off", &o, err, sizeof err), 0);
+  cr_expect_eq(o.lines, 0);
 }
 
 Test(options, format_from_extension_and_explicit) {
@@ -123,13 +128,14 @@ ParameterizedTestParameters(options, rejected) {
       {"format=png", "format=png: accepted: folded, text, svg, html"},
       {"threads=2", "threads=2: accepted: on, off"},
       {"hasrun=both", "hasrun=both: accepted: auto, cpu, regs"},
+      {"lines=some", "lines=some: accepted: on, off"},
       {"weight=cycles", "weight=cycles: accepted: samples, cpu"},
       {"duration=5", "duration=5: needs a unit: ms, s, m or h (e.g. duration=30s)"},
       {"duration=5us", "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
-      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"},
-      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"},
+      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help)"},
+      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
   };

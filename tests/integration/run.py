@@ -155,7 +155,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, hasrun, signal, duration, weight, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -280,6 +280,28 @@ def case_formats():
             parse_folded(out)
         print(f"{ext}: {len(text)} bytes, complete")
         no_temp_left(out)
+
+
+def case_lines():
+    """lines: frames carry source lines; the hot line of a method gets the most samples."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "Scenarios.java")
+    hot = next(n for n, l in enumerate(open(src), 1) if l.rstrip().endswith("// HOT"))
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,lines,file={out}", "lines", 4)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    stacks = parse_folded(out)
+    per_line = {}
+    for stack, n in stacks.items():
+        for frame in stack.split(";"):
+            m = re.match(r"^Scenarios\.twoLoops:(\d+)$", frame)
+            if m:
+                per_line[int(m.group(1))] = per_line.get(int(m.group(1)), 0) + n
+    print(f"hot line {hot}; samples per line of twoLoops: {dict(sorted(per_line.items()))}")
+    check(per_line, "no Scenarios.twoLoops:<line> frame")
+    best = max(per_line, key=per_line.get)
+    check(best == hot, f"line {best} got the most samples, want {hot}")
+    check(per_line[hot] >= 0.7 * sum(per_line.values()), "the hot line should have most of the method's samples")
+    check(any(re.search(r"java/lang/Thread\.run:\d+", s) for s in stacks), "JDK frames carry lines too")
 
 
 def case_same_result():

@@ -42,8 +42,8 @@ static jint JNICALL fake_get_env(JavaVM *vm, void **env, jint version) {
 static struct JNIInvokeInterface_ fake_invoke = {.GetEnv = fake_get_env};
 static JavaVM fake_vm = &fake_invoke;
 
-static int name_of(void *ctx, jmethodID m, char *buf, size_t len) {
-  (void)ctx;
+static int name_of(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
+  (void)ctx, (void)bci;
   snprintf(buf, len, "%s", m == ROLE_BUSY ? "Busy.run" : m == ROLE_IDLE ? "Idle.run" : "Burst.run");
   return 0;
 }
@@ -112,7 +112,7 @@ static void count(void *ctx, const struct trace_view *t) {
 
 /* Runs nbusy/nidle/nburst threads for `ms` under `hasrun`; returns per-role totals. */
 static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, struct sampler_stats *st) {
-  struct sampler_config c = {1000000, 16, hasrun, 1, 0, SIGRTMIN + 4};
+  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = hasrun, .thread_roots = 1, .sig = SIGRTMIN + 4};
   cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
   pthread_t th[64], sam;
   int n = 0;
@@ -185,7 +185,7 @@ static void *blocked_signal_main(void *arg) {
 }
 
 Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
-  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_AUTO, 0, 0, SIGRTMIN + 4};
+  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 4};
   cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
   pthread_t w, sam;
   pthread_create(&w, NULL, blocked_signal_main, NULL);
@@ -207,7 +207,7 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
 }
 
 Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
-  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_REGS, 0, 0, SIGRTMIN + 4};
+  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_REGS, .thread_roots = 0, .sig = SIGRTMIN + 4};
   cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
   registry_add(999999, "ghost"); /* no such thread */
   pthread_t sam;
@@ -233,7 +233,7 @@ Test(sampler, signal_in_use_is_refused) {
   memset(&mine, 0, sizeof mine);
   mine.sa_handler = someone_elses_handler;
   sigaction(SIGRTMIN + 7, &mine, NULL);
-  struct sampler_config c = {1000000, 16, SAMPLER_HASRUN_AUTO, 0, 0, SIGRTMIN + 7};
+  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 7};
   cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), -EBUSY);
   c.sig = SIGRTMIN + 6; /* ignored: free to take */
   cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);

@@ -5,6 +5,7 @@
 //   bursty    10 threads that wake every 5 ms for ~100 us of work, beside a busy thread
 //   exit      busy, then System.exit(3) from a worker thread
 //   forever   busy until killed
+//   lines     one thread in a method with a hot and a cool loop on separate lines
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -37,6 +38,17 @@ public class Scenarios {
             for (int i = 1; i < 100_000; i++) x = x * 1.0000001 + 1.0 / i;
         }
         return (long) x;
+    }
+
+    // Two loops of very different cost on lines of their own: with `lines`, the first one
+    // (the line marked HOT) must get most of this method's samples.
+    static long twoLoops() {
+        long a = 1, b = 1;
+        while (!stop) {
+            for (int i = 0; i < 400_000; i++) { a = a * 6364136223846793005L + i; a ^= a >>> 17; } // HOT
+            for (int i = 0; i < 20_000; i++) { b = b * 31 + i; }
+        }
+        return a + b;
     }
 
     static void spinOnFlag() {
@@ -101,6 +113,9 @@ public class Scenarios {
             case "bursty":
                 for (int i = 0; i < 10; i++) worker("bursty-" + i, Scenarios::bursty);
                 worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "lines":
+                worker("lines", () -> sink += twoLoops());
                 break;
             case "exit":
             case "forever":
