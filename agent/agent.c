@@ -4,7 +4,8 @@
  * jmethodIDs ahead of time (ClassPrepare, and a sweep at VMInit), runs the sampler thread, and
  * writes the profile at VM death, on kill -3 (DataDumpRequest) and when `duration` ends.
  *
- * Hazards: callbacks can run concurrently on any thread and after VMDeath has begun; every one
+ * Loaded at start (Agent_OnLoad: -agentlib/-agentpath) or into a running JVM (Agent_OnAttach:
+ * jcmd JVMTI.agent_load). Hazards: callbacks can run concurrently on any thread and after VMDeath has begun; every one
  * checks `dead` first. The agent never calls exit(): on a bad option Agent_OnLoad returns an
  * error and the JVM stops itself.
  */
@@ -210,7 +211,9 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
 
 /* ---- VM lifecycle ---- */
 
-static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+/* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
+ * far, the threads running already, and the sampler thread. At VMInit, or at attach. */
+static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   char *cmd = NULL;
   if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) == JVMTI_ERROR_NONE && cmd) {
     cmd[strcspn(cmd, " ")] = '\0';
@@ -222,6 +225,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   register_existing(jvmti, jni);
   start_sampler_thread(jvmti, jni);
 }
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) { start_live(jvmti, jni, t); }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jvmti, (void)jni;
@@ -304,6 +309,26 @@ static int setup(JavaVM *vm, const char *options) {
 EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   (void)reserved;
   return setup(vm, options) == 0 ? JNI_OK : JNI_ERR;
+}
+
+/* jcmd <pid> JVMTI.agent_load /path/to/libsampler.so "interval=1ms,file=..." : the same
+ * options; sampling starts at once and the profile is written when the JVM exits (or on
+ * kill -3, or after `duration`). One agent per JVM: a second attach is refused. */
+EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
+  (void)reserved;
+  static atomic_int attached;
+  if (A.jvmti || atomic_exchange(&attached, 1)) {
+    say("%s", "already loaded in this JVM: one sampler per JVM");
+    return JNI_ERR;
+  }
+  if (setup(vm, options) != 0) return JNI_ERR;
+  JNIEnv *jni = NULL;
+  jthread self = NULL;
+  if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
+      check((*A.jvmti)->GetCurrentThread(A.jvmti, &self), "GetCurrentThread"))
+    return JNI_ERR;
+  start_live(A.jvmti, jni, self);
+  return JNI_OK;
 }
 
 EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm) { (void)vm; }

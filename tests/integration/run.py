@@ -304,6 +304,41 @@ def case_lines():
     check(any(re.search(r"java/lang/Thread\.run:\d+", s) for s in stacks), "JDK frames carry lines too")
 
 
+def jcmd_load(pid, opts):
+    """jcmd <pid> JVMTI.agent_load <agent> "<opts>" (quoted: jcmd splits key=value arguments)."""
+    for attempt in range(3):  # the attach handshake itself can time out on a loaded machine
+        p = subprocess.run(["jcmd", str(pid), "JVMTI.agent_load", ARGS.agent, f'"{opts}"'],
+                           capture_output=True, text=True, timeout=90)
+        if "AttachNotSupportedException" not in p.stdout + p.stderr:
+            return p
+        time.sleep(1)
+    raise Fail("jcmd could not attach: " + p.stdout + p.stderr)
+
+
+def case_attach():
+    """Agent_OnAttach: jcmd JVMTI.agent_load into a running JVM; a second load is refused."""
+    out = tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(None, "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        p = jcmd_load(proc.pid, f"interval=1ms,threads,file={out}")
+        check("return code: 0" in p.stdout, f"attach failed: {p.stdout} {p.stderr}")
+        time.sleep(2.5)
+        p = jcmd_load(proc.pid, "interval=1ms")
+        check("return code: 0" not in p.stdout, "a second sampler was accepted")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    check("already loaded in this JVM: one sampler per JVM" in err, "no message for the second load: " + err[-500:])
+    stacks = parse_folded(out)
+    total = sum(stacks.values())
+    busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st or "Scenarios.busyBeta" in st)
+    print(f"attached: {total} samples, {busy} in the busy methods; threads: {sorted(by_thread(stacks))}")
+    check(total > 500 and busy > 0.9 * total, "the attached sampler should see the busy threads")
+    check(any(name.startswith("busy-") for name in by_thread(stacks)), "threads running before the attach are found")
+    summary(err)
+
+
 def case_same_result():
     """The agent does not change what the program computes (exit status, output)."""
     a = run(None, "spin", 1)
