@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "flamegraph.h"
+#include "handler.h"
 #include "registry.h"
 #include "sampler.h"
 #include "stats.h"
@@ -196,7 +197,11 @@ static void write_report(FILE *f, const struct agent_options *o) {
   fprintf(f, "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n", st->late);
   fprintf(f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n", st->unanswered);
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", st->outstanding);
-  fprintf(f, "  not stored (no memory) %" PRIu64 "\n\n", st->store_failed);
+  fprintf(f, "  not stored (no memory) %" PRIu64 "\n", st->store_failed);
+  const struct handler_counters *hc = handler_counters();
+  fprintf(f, "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
+             " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",
+          atomic_load(&hc->acks), atomic_load(&hc->stray), atomic_load(&hc->foreign), atomic_load(&hc->wrong_tid));
 
   fprintf(f, "Cost\n");
   fprintf(f, "  one sample (handler)  median %.1f us, p99 %.1f us, max %.1f us\n", us(hist_quantile(&st->cost, 0.5)),
@@ -309,13 +314,13 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64 " skipped_idle=%" PRIu64
           " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " lost=%" PRIu64
           " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f"
-          " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f threads=%d\n",
+          " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 "\n",
           o->file, opt_format_name(o->format), st->ticks, st->overruns, st->samples, st->units,
           (double)st->cpu_ns / 1e6, traces_count(), st->requests, st->skipped_cpu, st->skipped_idle,
           st->skipped_regs, st->deferred, st->blocked, st->asgct[0], fails, st->lost_send, st->lost_units, st->late,
           st->unanswered, st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
           us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9,
-          registry_registered());
+          registry_registered(), atomic_load(&handler_counters()->stray), atomic_load(&handler_counters()->foreign));
   traces_unlock();
   fflush(out);
 }
