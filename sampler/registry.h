@@ -50,7 +50,6 @@ struct reg_private {
   uint64_t ambiguous;    /* small CPU deltas right after we woke a blocked thread (ns) */
   int last_blocked;      /* the last capture found the thread blocked in a system call */
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
-  int stat_fd;           /* /proc/self/task/<tid>/stat, opened when first needed; -1 */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
   uint64_t next_look;    /* tick number of the next look (idle back-off) */

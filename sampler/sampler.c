@@ -179,17 +179,16 @@ static void record(struct reg_slot *s, uint32_t w) {
 /* ---- deciding (sampler thread, slot lock held) ---- */
 
 /* 1 when the kernel says thread s is running or runnable, 0 when it is blocked, -1 unknown.
- * One pread of /proc/self/task/<tid>/stat (the file stays open). */
-static int thread_running(struct reg_slot *s) {
-  struct reg_private *p = &s->priv;
-  if (p->stat_fd < 0) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)s->tid);
-    p->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (p->stat_fd < 0) return -1;
-  }
+ * Reads /proc/self/task/<tid>/stat — opened and closed each time: keeping one descriptor per
+ * thread open could take file descriptors the application needs (~6 us; only for part-time
+ * threads with a sample due). */
+static int thread_running(const struct reg_slot *s) {
   char buf[512];
-  ssize_t n = pread(p->stat_fd, buf, sizeof buf - 1, 0);
+  snprintf(buf, sizeof buf, "/proc/self/task/%d/stat", (int)s->tid);
+  int fd = open(buf, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
   if (n <= 0) return -1;
   buf[n] = '\0';
   const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
@@ -253,8 +252,7 @@ static int decide(struct reg_slot *s, int *mode) {
    * signal interrupts its futex (spurious wake-ups are allowed), which shifts the program's
    * timing. So while the kernel says it is blocked, the due sample waits (its units keep
    * accruing) for a round that finds it running — at most MAX_DEFER_NS, after which it is taken
-   * where the thread is, with a [cpu before wait] leaf. Busy threads skip the check (one
-   * pread of /proc, ~3 us). */
+   * where the thread is, with a [cpu before wait] leaf. Busy threads skip the check. */
   if (S.cfg.hasrun == SAMPLER_HASRUN_AUTO && (d < S.cfg.interval_ns / 2 || p->last_blocked) &&
       thread_running(s) == 0) {
     if (!p->defer_since) p->defer_since = S.st.ticks + 1;
@@ -275,9 +273,7 @@ static int decide(struct reg_slot *s, int *mode) {
 }
 
 static void reset_private(struct reg_slot *s) {
-  if (s->priv.stat_fd > 0) close(s->priv.stat_fd); /* the previous owner's */
   memset(&s->priv, 0, sizeof s->priv);
-  s->priv.stat_fd = -1;
   s->priv.gen = s->gen;
   s->priv.root_id = TRACES_NO_ID;
 }
