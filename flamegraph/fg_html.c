@@ -1,5 +1,5 @@
 /*
- * fg_html.c — the self-contained interactive HTML: the viewer page (flamegraph/viewer/
+ * fg_html.c — the self-contained interactive HTML: the viewer page (flamegraph/page/
  * viewer.html, embedded at build time) with its one FG_DATA marker line replaced by
  * `const FG_DATA = <json>;` (schema version 1, see flamegraph/README.md).
  *

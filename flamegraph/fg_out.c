@@ -280,8 +280,17 @@ fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
     if (dot && dot > slash + 1) return FG_KIND_JAVA;
     return FG_KIND_NATIVE;
   }
-  if (!slash && dots >= 2 && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') &&
-      !memchr(s, ' ', len) && !find_bytes(s, len, ".so") && !has_suffix(s, len, "."))
-    return FG_KIND_JAVA;
+  /* GCC's clone suffixes (foo.isra.0, bar.cold) are native, not Class.method */
+  static const char *const clones[] = {".isra", ".part", ".cold", ".constprop", ".lto_priv", ".localalias"};
+  for (size_t i = 0; i < sizeof clones / sizeof *clones; i++)
+    if (find_bytes(s, len, clones[i])) return FG_KIND_NATIVE;
+  int ident = 1; /* letters, digits, _ $ . < > only: a Java class and method name */
+  for (size_t i = 0; i < len && ident; i++) {
+    unsigned char c = (unsigned char)s[i];
+    ident = (unsigned)((c | 0x20) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' || c == '$' || c == '.' || c == '<' || c == '>' || c >= 0x80;
+  }
+  if (!slash && dots >= 1 && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && ident &&
+      !find_bytes(s, len, ".so") && !has_suffix(s, len, "."))
+    return FG_KIND_JAVA; /* com.example.Main.run, or Main.run in the default package */
   return FG_KIND_NATIVE;
 }
