@@ -46,7 +46,7 @@ window.addEventListener("load", function () {
     out.push("zoomed=" + (Math.abs(after.w - fgView.canvasWidth()) < 1 ? "full" : after.w + "/" + fgView.canvasWidth()));
     out.push("state=" + JSON.stringify(fgView.state()));
     out.push("hash=" + location.hash);
-    var row = document.querySelector("#ftable tbody tr");
+    var row = document.querySelector("#ftable tbody tr[data-name]");
     out.push("first=" + row.dataset.name + "/" + row.dataset.self);
     var p = document.createElement("pre"); p.id = "probe"; p.textContent = "RES" + "ULT " + out.join(" ");
     document.body.appendChild(p);
