@@ -269,7 +269,7 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
     } else {
       traces_lock();
       traces_foreach(add_trace, &c);
-      uint64_t units = sampler_stats()->units;
+      uint64_t samples = sampler_stats()->samples;
       traces_unlock();
       rc = c.err;
       if (!rc && o->format == FORMAT_FOLDED) {
@@ -280,8 +280,8 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
         fg_options_init(&fo);
         opt_format_duration(o->interval_ns, ival, sizeof ival);
         snprintf(title, sizeof title, "CPU profile: %s", program);
-        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %" PRIu64 " samples", (int)getpid(), ival,
-                 hasrun_name(o->hasrun), units);
+        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %" PRIu64 " stacks captured", (int)getpid(),
+                 ival, hasrun_name(o->hasrun), samples);
         fo.title = title;
         fo.subtitle = sub;
         fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";

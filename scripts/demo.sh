@@ -12,7 +12,8 @@ sudo=""
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)"
 $sudo cmake --install build >/dev/null
-echo "installed: $(ls /usr/java/packages/lib/libsampler.so) and $(command -v flamegraph)"
+libdir=$(sed -n 's/^SAMPLER_JAVA_LIBDIR:PATH=//p' build/CMakeCache.txt)
+echo "installed: $libdir/libsampler.so and $(command -v flamegraph)"
 
 out="$root/build/demo"
 mkdir -p "$out"
