@@ -1,0 +1,84 @@
+/*
+ * codemap.h — the compiled-code map: PC -> the nmethod or stub whose code contains it.
+ *
+ * Built from JVMTI CompiledMethodLoad / CompiledMethodUnload (nmethods, with their inline
+ * records from jvmticmlr.h) and DynamicCodeGenerated (interpreter, stubs, adapters,
+ * intrinsics). When AsyncGetCallTrace fails — typically because the PC is in a stub such as
+ * Math.sin's libmSin — the signal handler attributes the sample through codemap_lookup().
+ *
+ * Writers (JVMTI callbacks, any thread) serialize on a mutex and may allocate and wait.
+ * codemap_lookup() is async-signal-safe and lock-free: no malloc, no locks, never waits.
+ * See codemap.c for the design (immutable snapshots, epoch-counted reclamation).
+ */
+#ifndef SAMPLER_CODEMAP_H
+#define SAMPLER_CODEMAP_H
+
+#include <jvmti.h>
+#include <jvmticmlr.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum codemap_kind { CODEMAP_NONE = 0, CODEMAP_NMETHOD = 1, CODEMAP_STUB = 2 };
+
+#define CODEMAP_MAX_INLINE 16
+
+/* Filled by codemap_lookup(): a self-contained copy, valid after the map changes. */
+struct codemap_hit {
+  int kind;                                 /* enum codemap_kind */
+  uintptr_t start, end;                     /* the range that contains pc: [start, end) */
+  jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
+  const char *name;                         /* STUB: its name (stable storage, never freed) */
+  int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */
+  jmethodID inl_method[CODEMAP_MAX_INLINE]; /* innermost first, as jvmticmlr's PCStackInfo */
+  jint inl_bci[CODEMAP_MAX_INLINE];
+  uint64_t generation;                      /* of the entry: bumps at every add */
+};
+
+/* Writer-side counters (codemap_stats). */
+struct codemap_stats {
+  uint64_t adds;         /* successful codemap_add_* calls */
+  uint64_t removes;      /* successful codemap_remove_method calls */
+  uint64_t replaced;     /* live entries dropped because a newer add overlapped them */
+  uint64_t remove_miss;  /* codemap_remove_method found no matching live entry */
+  uint64_t inline_trunc; /* inline chains cut to CODEMAP_MAX_INLINE frames (innermost kept) */
+  uint64_t grace_waits;  /* reclamation rounds (each waits for readers that might see old data) */
+};
+
+/* Creates the empty map. Idempotent. Returns 0 or -ENOMEM. Not signal-safe. */
+int codemap_init(void);
+
+/* Drops every entry and frees the map's memory (stub names stay valid). Safe against
+ * concurrent lookups (they return 0 afterwards); not against concurrent writers. */
+void codemap_fini(void);
+
+/* Adds the nmethod of `m` at [code, code + size). Copies the JVMTI_CMLR_INLINE_INFO records of
+ * `compile_info` (may be NULL; other record kinds are skipped). Live entries that overlap the
+ * range are replaced (counted in stats.replaced). Returns 0, -EINVAL (NULL code, size <= 0,
+ * range wraps), -ENOMEM, or -ENODEV before codemap_init. Any thread; not signal-safe. */
+int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info);
+
+/* Adds a stub / generated blob named `name` (copied and interned for the process lifetime;
+ * NULL becomes "unknown stub"). Same replacement rule and returns as codemap_add_method. */
+int codemap_add_stub(const char *name, const void *code, jint size);
+
+/* Removes the live nmethod of `m` that starts at `code` (CompiledMethodUnload). A later lookup
+ * never returns it. Returns 0, -ENOENT (no such live entry: already replaced by a newer load at
+ * that address, or never added), -ENOMEM, -ENODEV. Any thread; not signal-safe. */
+int codemap_remove_method(jmethodID m, const void *code);
+
+/* Looks up pc. Returns 1 and fills *hit, or 0 (not mapped, or map not initialized).
+ * ASYNC-SIGNAL-SAFE, lock-free, wait-free: callable from the signal handler on any thread
+ * while writers run. */
+int codemap_lookup(uintptr_t pc, struct codemap_hit *hit);
+
+/* Number of live entries (a snapshot). Any thread; signal-safe. */
+size_t codemap_count(void);
+
+/* Copies the writer-side counters. Takes the writer mutex: not signal-safe. */
+void codemap_stats(struct codemap_stats *out);
+
+/* Reclaims every retired snapshot now (waits for readers that might still see them).
+ * Normally reclamation is batched; tests and shutdown use this. Not signal-safe. */
+void codemap_reclaim(void);
+
+#endif
