@@ -125,9 +125,27 @@ print("svg:", "loads" if "<svg" in dom else "did not load", "; console errors:",
 if "<svg" not in dom or errs:
     failures.append("svg: " + ("; ".join(errs) or "not loaded"))
 
+# a differential page: loads without errors and, with widths from the larger side, draws the
+# frame that only the new profile has and the one that only the base has
+base, new, diff = (os.path.join(tmp, n) for n in ("base.folded", "new.folded", "diff.html"))
+open(base, "w").write("main;a;hot 60\nmain;a;cool 10\nmain;b;x 30\n")
+open(new, "w").write("main;a;hot 90\nmain;b;x 10\nmain;c;fresh 20\n")
+subprocess.run([BIN, base, new, "-o", diff], check=True)
+page = open(diff, encoding="utf-8").read().replace("</body>", RELOAD.replace(
+    'JSON.stringify(fgView.state()) + " " + document.getElementById("matched").textContent',
+    '[fgView.search("^fresh$"), fgView.search("^cool$"), fgView.drawn()].join(" ")'))
+with open(diff, "w", encoding="utf-8") as f:
+    f.write(page)
+dom, log = chrome("file://" + diff + "#w=2", "--dump-dom")
+m = re.search(r"RESULT [^<]*", dom)
+got = htmllib.unescape(m.group(0).strip()) if m else "(no result)"
+print("diff:", got)  # larger widths: all = 90+10 + 30 + 20 = 150; fresh 20/150, cool 10/150; 9 frames
+if got != "RESULT 13.33 6.67 9" or console_errors(log):
+    failures.append(f"diff: got {got!r}; console: {console_errors(log)}")
+
 for f in failures:
     print("FAIL", f)
-checks = ("html", "html console", "reopened link", "screenshot", "svg")
+checks = ("html", "html console", "reopened link", "screenshot", "svg", "diff")
 failed = sum(any(f.startswith(c + ":") or f.startswith(c + " ") for f in failures) for c in checks)
 print(f"browser: {len(checks) - failed} passed, {failed} failed")
 sys.exit(1 if failures else 0)
