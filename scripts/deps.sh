@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in scripts/packages.txt that are not installed yet
-# (and Node.js/npm when `node` is missing). Needs root (or sudo) only when something is missing.
+# Installs the Debian packages listed in scripts/packages.txt that are not installed yet.
+# Needs root (or sudo) only when something is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" | grep -v '^$')
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || wanted+=(nodejs npm)
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
