@@ -120,7 +120,7 @@ def overhead(args):
 
 def scaling(args):
     rows = []
-    cases = [(b, i) for b in (1, 2) for i in (0, 200, 1000)]
+    cases = [(int(b), i) for b in args.busy_list.split(",") for i in (0, 200, 1000)]
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for busy, idle in cases[r % len(cases):] + cases[:r % len(cases)]:
@@ -144,9 +144,12 @@ def scaling(args):
 
 
 def report(args, rows, lines):
-    os.makedirs(os.path.join(HERE, "results", "raw"), exist_ok=True)
     name = args.name or ("scaling" if args.scaling else f"overhead-{args.workload}")
-    with open(os.path.join(HERE, "results", "raw", name + ".csv"), "w", newline="") as f:
+    raw = os.path.join(HERE, "results", "raw")
+    if args.quick:  # a smoke run must not overwrite the raw data behind a committed table
+        raw, name = tempfile.gettempdir(), name + "-quick"
+    os.makedirs(raw, exist_ok=True)
+    with open(os.path.join(raw, name + ".csv"), "w", newline="") as f:
         keys = sorted({k for r in rows for k in r})
         w = csv.DictWriter(f, keys)
         w.writeheader()
@@ -173,11 +176,13 @@ def main():
     ap.add_argument("--classes", default=os.path.join(ROOT, "build", "bench", "classes"))
     ap.add_argument("--name", help="results file name (default from the mode and workload)")
     ap.add_argument("--scaling", action="store_true", help="sampler CPU vs idle/busy thread counts")
-    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 1 s, nothing saved")
+    ap.add_argument("--busy-list", default="1,2,4", help="--scaling: busy thread counts (idle: 0, 200, 1000)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 1 s; no markdown, CSV in the temp dir")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.seconds, args.warmup = 1, 1, 0.5
-    for path in (args.agent, os.path.join(args.classes, "Workloads.class")):
+    needs_agent = args.scaling or any((CONFIGS.get(n) or "jfr:").find("jfr:") != 0 for n in args.configs.split(","))
+    for path in ([args.agent] if needs_agent else []) + [os.path.join(args.classes, "Workloads.class")]:
         if not os.path.exists(path):
             sys.exit(f"{path} missing: build first (cmake -S . -B build && cmake --build build)")
     scaling(args) if args.scaling else overhead(args)

@@ -21,6 +21,7 @@ public class Workloads {
     static volatile boolean measuring, stop;
     static final AtomicLong ops = new AtomicLong();
     static final Object lock = new Object();
+    static final int CHECKED = 200;
 
     interface Op { long run(int i) throws Exception; }
 
@@ -230,12 +231,13 @@ public class Workloads {
             ts[t] = new Thread(() -> {
                 long sum = 0;
                 try {
-                    for (int i = 0; !stop; i++) {
+                    // At least CHECKED operations, so every worker contributes to the checksum.
+                    for (int i = 0; !stop || i < CHECKED; i++) {
                         sum = sum * 31 + op.run(i);
+                        if (i == CHECKED - 1) sums[id] = sum;
                         if (measuring) ops.incrementAndGet();
                     }
                 } catch (Exception e) { throw new RuntimeException(e); }
-                sums[id] = sum;
             }, "worker-" + t);
             ts[t].start();
         }
@@ -247,10 +249,10 @@ public class Workloads {
         long t1 = System.nanoTime();
         stop = true;
         for (Thread t : ts) t.join();
-        // The checksum: every worker's result for its first 200 operations, recomputed here so
-        // it does not depend on how many operations the run managed.
+        // The checksum: what the workers themselves computed in their first CHECKED operations
+        // (while being profiled), so it does not depend on how many operations the run managed.
         long check = 0;
-        for (int t = 0; t < threads; t++) { Op op = op(w, t); for (int i = 0; i < 200; i++) check = check * 31 + op.run(i); }
+        for (long s : sums) check = check * 31 + s;
         System.out.printf(Locale.ROOT, "ops_per_s=%.2f ops=%d checksum=%d%n", ops.get() / ((t1 - t0) / 1e9), ops.get(), check);
     }
 }
