@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "asgct.h"
+#include "codemap.h"
 #include "names.h"
 #include "options.h"
 #include "output.h"
@@ -88,6 +89,24 @@ static void sweep_loaded_classes(jvmtiEnv *jvmti) {
   (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
+/* ---- the compiled-code map: where a PC that AsyncGetCallTrace cannot walk belongs ---- */
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr,
+                                            jint map_length, const jvmtiAddrLocationMap *map, const void *info) {
+  (void)jvmti, (void)map_length, (void)map;
+  codemap_add_method(m, addr, size, info);
+}
+
+static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID m, const void *addr) {
+  (void)jvmti;
+  codemap_remove_method(m, addr);
+}
+
+static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length) {
+  (void)jvmti;
+  codemap_add_stub(name, addr, length);
+}
+
 /* ---- threads ---- */
 
 static int is_sampler_thread(JNIEnv *jni, jthread t) {
@@ -100,6 +119,14 @@ static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   if ((*jvmti)->GetThreadInfo(jvmti, t, &info) != JVMTI_ERROR_NONE) info.name = NULL;
   int rc = registry_add(plat_gettid(), info.name ? info.name : "?");
   if (rc < 0) say("thread %s not sampled: %s", info.name ? info.name : "?", strerror(-rc));
+  pthread_attr_t attr; /* this thread's stack, for walking from a stub's frame record */
+  void *lo = NULL;
+  size_t size = 0;
+  if (rc >= 0 && pthread_getattr_np(pthread_self(), &attr) == 0) {
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0 && lo)
+      registry_set_stack(rc, (uintptr_t)lo, (uintptr_t)lo + size);
+    pthread_attr_destroy(&attr);
+  }
   if (info.name) (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
   if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
   if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
@@ -221,6 +248,10 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
     (*jvmti)->Deallocate(jvmti, (unsigned char *)cmd);
   }
   sweep_loaded_classes(jvmti);
+  /* code that was generated before our events were on (the interpreter, early stubs, and at
+   * attach every nmethod): replayed into the map */
+  check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
+  check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
   register_current(jvmti, jni, t);
   register_existing(jvmti, jni);
   start_sampler_thread(jvmti, jni);
@@ -256,6 +287,10 @@ static int setup(JavaVM *vm, const char *options) {
     return -1;
   }
   A.vm = vm;
+  if (codemap_init() != 0) {
+    say("%s", "cannot start: out of memory");
+    return -1;
+  }
   if ((*vm)->GetEnv(vm, (void **)&A.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
     say("%s", "this JVM offers no JVMTI 1.2 environment");
     return -1;
@@ -270,6 +305,7 @@ static int setup(JavaVM *vm, const char *options) {
   memset(&caps, 0, sizeof caps);
   caps.can_get_line_numbers = 1;
   caps.can_get_source_file_name = 1;
+  caps.can_generate_compiled_method_load_events = 1;
   if (check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities")) return -1;
 
   jvmtiEventCallbacks cb;
@@ -281,11 +317,15 @@ static int setup(JavaVM *vm, const char *options) {
   cb.ClassLoad = on_class_load;
   cb.ClassPrepare = on_class_prepare;
   cb.DataDumpRequest = on_data_dump;
+  cb.CompiledMethodLoad = on_compiled_method_load;
+  cb.CompiledMethodUnload = on_compiled_method_unload;
+  cb.DynamicCodeGenerated = on_dynamic_code;
   if (check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks")) return -1;
   static const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,
                                       JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
                                       JVMTI_EVENT_CLASS_LOAD,   JVMTI_EVENT_CLASS_PREPARE,
-                                      JVMTI_EVENT_DATA_DUMP_REQUEST};
+                                      JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+                                      JVMTI_EVENT_COMPILED_METHOD_UNLOAD, JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
   for (size_t i = 0; i < sizeof events / sizeof *events; i++)
     if (check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
               "SetEventNotificationMode"))

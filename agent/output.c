@@ -188,6 +188,12 @@ static void write_report(FILE *f, const struct agent_options *o) {
   for (int i = 1; i <= ASGCT_NCODES; i++)
     if (st->asgct[i])
       fprintf(f, "  %-21s %" PRIu64 " (code %d)\n", asgct_code_frame(1 - i), st->asgct[i], 1 - i);
+  fprintf(f, "  of the failures, through the compiled-code map:\n");
+  fprintf(f, "    walked from the Java caller of the stub the PC was in  %" PRIu64 "\n", st->recovered_stub);
+  fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n", st->attributed_code);
+  fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n", st->named_stub);
+  fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
+          fails - st->recovered_stub - st->attributed_code - st->named_stub);
   fprintf(f, "\n");
 
   fprintf(f, "Signals and losses\n");
@@ -312,12 +318,14 @@ void output_summary(FILE *out, const struct agent_options *o) {
   fprintf(out,
           "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64 " units=%" PRIu64
           " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64 " skipped_idle=%" PRIu64
-          " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " lost=%" PRIu64
+          " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64
+          " recovered=%" PRIu64 " lost=%" PRIu64
           " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f"
           " latency_median_us=%.1f sampler_cpu_ms=%.1f wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 "\n",
           o->file, opt_format_name(o->format), st->ticks, st->overruns, st->samples, st->units,
           (double)st->cpu_ns / 1e6, traces_count(), st->requests, st->skipped_cpu, st->skipped_idle,
-          st->skipped_regs, st->deferred, st->blocked, st->asgct[0], fails, st->lost_send, st->lost_units, st->late,
+          st->skipped_regs, st->deferred, st->blocked, st->asgct[0], fails,
+          st->recovered_stub + st->attributed_code, st->lost_send, st->lost_units, st->late,
           st->unanswered, st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
           us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9,
           registry_registered(), atomic_load(&handler_counters()->stray), atomic_load(&handler_counters()->foreign));

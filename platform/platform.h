@@ -33,6 +33,14 @@ uintptr_t plat_uc_pc(const ucontext_t *uc);
 uintptr_t plat_uc_sp(const ucontext_t *uc);
 uintptr_t plat_uc_fp(const ucontext_t *uc);
 
+/* The caller of a routine interrupted before it set up a frame of its own (a leaf stub at or
+ * near its entry): its return address — x86-64: the word at sp; aarch64: lr — and the caller's
+ * sp (*caller_sp). Reads only the word at sp, which lies in the interrupted stack. Signal-safe. */
+uintptr_t plat_uc_leaf_return(const ucontext_t *uc, uintptr_t *caller_sp);
+
+/* Sets pc, sp and fp of uc (for walking from a caller's frame). Signal-safe. */
+void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp);
+
 /* 1 if the interrupted thread was blocked in (or restarting) a system call when the signal
  * arrived, 0 if it was running user code. Reads the instruction at/just before pc (x86-64:
  * `syscall` 0f 05 at pc with the syscall number restored in rax, or at pc-2 with rax holding

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codemap.h"
 #include "platform.h"
 #include "registry.h"
 
@@ -22,6 +23,45 @@ static struct {
   _Atomic int active;
   struct handler_counters counters;
 } hs;
+
+/* AsyncGetCallTrace failed for slot s at uc: find where the PC is (the compiled-code map);
+ * if it is a stub or intrinsic, find its Java caller and walk from there. The caller is tried
+ * two ways: as if the stub had set up no frame (return address at sp / in lr), and through a
+ * frame record at fp ([fp] saved fp, [fp+8] return address) — the latter only when the record
+ * lies in the thread's known stack, or in the page of sp. */
+static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
+  s->fail_code = s->num_frames;
+  s->recovered = 0;
+  if (!codemap_lookup(plat_uc_pc(uc), &s->hit) || s->hit.kind != CODEMAP_STUB) return;
+  uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
+  uintptr_t hi = s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
+  struct {
+    uintptr_t pc, sp, fp;
+  } cand[2];
+  int n = 0;
+  cand[n].pc = plat_uc_leaf_return(uc, &cand[n].sp);
+  cand[n].fp = fp;
+  n++;
+  if (fp >= sp && fp % sizeof(uintptr_t) == 0 && fp + 2 * sizeof(uintptr_t) <= hi) {
+    cand[n].pc = ((const uintptr_t *)fp)[1];
+    cand[n].sp = fp + 2 * sizeof(uintptr_t);
+    cand[n].fp = ((const uintptr_t *)fp)[0];
+    n++;
+  }
+  ucontext_t copy = *uc;
+  for (int i = 0; i < n; i++) {
+    struct codemap_hit caller;
+    if (!codemap_lookup(cand[i].pc, &caller)) continue; /* not code the VM generated */
+    plat_uc_set_frame(&copy, cand[i].pc, cand[i].sp, cand[i].fp);
+    asgct_trace trace = {env, 0, s->frames};
+    hs.asgct(&trace, registry_depth(), &copy);
+    if (trace.num_frames > 0) {
+      s->num_frames = trace.num_frames;
+      s->recovered = 1;
+      return;
+    }
+  }
+}
 
 static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   (void)sig;
@@ -65,6 +105,8 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
         asgct_trace trace = {env, 0, s->frames};
         hs.asgct(&trace, registry_depth(), (void *)uc);
         s->num_frames = trace.num_frames;
+        s->hit.kind = CODEMAP_NONE;
+        if (trace.num_frames <= 0) recover(s, uc, env);
       }
     }
   }

@@ -105,6 +105,7 @@ int registry_add(pid_t tid, const char *name) {
   s->gen++;
   set_name(s, name);
   s->checksum = 0;
+  s->stack_lo = s->stack_hi = 0;
   /* keep the sequence, drop any request the previous owner left behind */
   atomic_store(&s->req, REQ_SEQ(atomic_load(&s->req)) << 3 | REQ_IDLE);
   atomic_store(&s->state, REG_LIVE);
@@ -114,6 +115,15 @@ int registry_add(pid_t tid, const char *name) {
   atomic_fetch_add(&registered, 1);
   pthread_mutex_unlock(&reg_mutex);
   return idx;
+}
+
+void registry_set_stack(int i, uintptr_t lo, uintptr_t hi) {
+  struct reg_slot *s = registry_slot(i);
+  if (!s) return;
+  pthread_mutex_lock(&s->lock);
+  s->stack_lo = lo;
+  s->stack_hi = hi;
+  pthread_mutex_unlock(&s->lock);
 }
 
 void registry_remove(pid_t tid) {

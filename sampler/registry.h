@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "asgct.h"
+#include "codemap.h"
 
 #define REG_CHUNK_SLOTS 256
 #define REG_MAX_CHUNKS 64 /* 16384 threads */
@@ -83,6 +84,12 @@ struct reg_slot {
   uint64_t start_ns, end_ns; /* handler entry and exit, CLOCK_MONOTONIC */
   uint64_t cpu_exit;   /* the thread's CPU clock at handler exit */
   asgct_frame *frames; /* `depth` entries, leaf first */
+  /* when AsyncGetCallTrace failed: where the PC was, and whether walking from the caller of
+   * the stub it was in worked (frames then hold that walk; fail_code the first answer) */
+  struct codemap_hit hit;
+  int fail_code;
+  int recovered;
+  uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown (set at registration) */
 
   struct reg_private priv;
 };
@@ -94,6 +101,10 @@ int registry_init(int depth);
 /* Registers (or renames, when tid is already live) a thread. Returns the slot index, or
  * -ENOSPC when all REG_MAX_CHUNKS*REG_CHUNK_SLOTS slots are taken, -ENOMEM. Thread-safe. */
 int registry_add(pid_t tid, const char *name);
+
+/* Records the stack bounds of the thread in slot i ([lo, hi)); lets the signal handler read
+ * frame records there safely. Thread-safe. */
+void registry_set_stack(int i, uintptr_t lo, uintptr_t hi);
 
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
  * return the sampler will not signal that tid again. Thread-safe. */

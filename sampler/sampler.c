@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codemap.h"
 #include "handler.h"
 #include "platform.h"
 #include "registry.h"
@@ -43,12 +44,12 @@ static struct {
   sampler_method_name_fn name_fn;
   void *name_ctx;
   struct sampler_stats st;
-  uint32_t *fbuf;     /* frame ids of one capture: depth + root + label */
+  uint32_t *fbuf;     /* frame ids of one capture: depth + root + stub/label frames */
   uint64_t *look;     /* per slot: the tick before which an idle thread needs no look */
   int look_cap;
   int seen_registered;/* registry_registered() at the last round */
   char *namebuf;
-  uint32_t id_lost, id_blocked, id_unknown_method;
+  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated;
   _Atomic uint32_t stop; /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
@@ -61,7 +62,7 @@ int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
   S.cfg = *c;
   S.name_fn = name_fn;
   S.name_ctx = name_ctx;
-  S.fbuf = malloc(((size_t)c->depth + 4) * sizeof *S.fbuf);
+  S.fbuf = malloc(((size_t)c->depth + CODEMAP_MAX_INLINE + 8) * sizeof *S.fbuf);
   S.namebuf = malloc(NAMEBUF_LEN);
   if (!S.fbuf || !S.namebuf) return -ENOMEM;
   int err = registry_init(c->depth);
@@ -70,6 +71,7 @@ int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
   S.id_lost = traces_intern("[sample lost]", 13);
   S.id_blocked = traces_intern("[cpu before wait]", 17);
   S.id_unknown_method = traces_intern("[unknown method]", 16);
+  S.id_truncated = traces_intern("[callers not walked]", 20);
   S.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
   if (S.max_backoff > MAX_BACKOFF_TICKS) S.max_backoff = MAX_BACKOFF_TICKS;
   return handler_install(c->sig, asgct, vm);
@@ -144,14 +146,28 @@ static void record(struct reg_slot *s, uint32_t w) {
     S.st.skipped_regs++; /* registers unchanged: it has not run */
   } else {
     int n = begin_stack(s);
+    int code = s->num_frames > 0 ? (s->recovered ? s->fail_code : 1) : s->num_frames;
+    if (code <= 0 && code <= -ASGCT_NCODES) code = ASGCT_NOT_JAVA_THREAD;
+    S.st.asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
     if (s->num_frames > 0) {
-      S.st.asgct[0]++;
       for (int i = s->num_frames - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->frames[i].method_id, s->frames[i].lineno);
+      if (s->recovered) { /* walked from the stub's caller: the stub is where the CPU was */
+        S.st.recovered_stub++;
+        S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
+      }
+    } else if (s->hit.kind == CODEMAP_NMETHOD) {
+      /* in compiled code it could not walk: the method, with the inline chain at the PC */
+      S.st.attributed_code++;
+      if (s->hit.ninline == 0) S.fbuf[n++] = method_frame(s->hit.method, -1);
+      for (int i = s->hit.ninline - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->hit.inl_method[i], s->hit.inl_bci[i]);
+      S.fbuf[n++] = S.id_truncated;
     } else {
-      int code = s->num_frames > -ASGCT_NCODES ? s->num_frames : ASGCT_NOT_JAVA_THREAD;
-      S.st.asgct[1 - code]++;
       const char *f = asgct_code_frame(code);
       S.fbuf[n++] = traces_intern(f, strlen(f));
+      if (s->hit.kind == CODEMAP_STUB) { /* at least which stub */
+        S.st.named_stub++;
+        S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
+      }
     }
     if (s->in_syscall) {
       S.fbuf[n++] = S.id_blocked;

@@ -24,6 +24,17 @@ uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.p
 uintptr_t plat_uc_sp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.sp; }
 uintptr_t plat_uc_fp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.regs[29]; }
 
+uintptr_t plat_uc_leaf_return(const ucontext_t *uc, uintptr_t *caller_sp) {
+  *caller_sp = plat_uc_sp(uc); /* bl leaves sp alone and the return address in lr */
+  return (uintptr_t)uc->uc_mcontext.regs[30];
+}
+
+void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp) {
+  uc->uc_mcontext.pc = pc;
+  uc->uc_mcontext.sp = sp;
+  uc->uc_mcontext.regs[29] = fp;
+}
+
 /*
  * aarch64 enters the kernel with `svc #0` (d4000001), the call's number in x8. A blocked call
  * that will be restarted has pc rewound by 4 onto the svc and x0 restored; one that will not

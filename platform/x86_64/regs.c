@@ -25,6 +25,18 @@ uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.g
 uintptr_t plat_uc_sp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]; }
 uintptr_t plat_uc_fp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RBP]; }
 
+uintptr_t plat_uc_leaf_return(const ucontext_t *uc, uintptr_t *caller_sp) {
+  uintptr_t sp = plat_uc_sp(uc);
+  *caller_sp = sp + sizeof(uintptr_t);
+  return *(const uintptr_t *)sp; /* pushed by the call */
+}
+
+void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp) {
+  uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+  uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+  uc->uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
+}
+
 /*
  * A thread blocked in a system call is interrupted by the signal in one of two ways:
  *  - the call will be restarted: the kernel rewound rip by 2 onto the `syscall` instruction

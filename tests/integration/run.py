@@ -339,6 +339,25 @@ def case_attach():
     summary(err)
 
 
+def case_trig():
+    """A thread living in the Math.sin/Math.log intrinsic stubs: >= 95% of its samples carry its
+    Java method, with the stub frame above it (recovered through the compiled-code map)."""
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,threads,file={out}", "trig", 5)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[trig tid=")}
+    total = sum(stacks.values())
+    with_method = sum(n for k, n in stacks.items() if "Scenarios.trig" in k)
+    with_stub = sum(n for k, n in stacks.items() if re.search(r"Scenarios\.trig;[^;]*(Sin|Log|sin|log)[^;]*$", k))
+    s = summary(p.stderr)
+    print(f"trig thread: {total} samples, {100*with_method/max(total,1):.1f}% in Scenarios.trig, "
+          f"{100*with_stub/max(total,1):.1f}% with a sin/log stub frame above it; "
+          f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    check(total > 1000, f"too few samples: {total}")
+    check(with_method >= 0.95 * total, f"only {100*with_method/total:.1f}% of the samples carry Scenarios.trig")
+    check(with_stub >= 0.5 * total, "the stub frames (libmSin/libmLog) should show above Scenarios.trig")
+
+
 def case_same_result():
     """The agent does not change what the program computes (exit status, output)."""
     a = run(None, "spin", 1)

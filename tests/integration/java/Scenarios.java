@@ -6,6 +6,7 @@
 //   exit      busy, then System.exit(3) from a worker thread
 //   forever   busy until killed
 //   lines     one thread in a method with a hot and a cool loop on separate lines
+//   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -49,6 +50,16 @@ public class Scenarios {
             for (int i = 0; i < 20_000; i++) { b = b * 31 + i; }
         }
         return a + b;
+    }
+
+    // A thread whose time goes into intrinsic stubs (Math.sin, Math.log): AsyncGetCallTrace
+    // cannot walk from inside them; the compiled-code map must recover these samples.
+    static double trig() {
+        double acc = 0, x = 0.5;
+        while (!stop) {
+            for (int i = 0; i < 10_000; i++) { acc += Math.sin(x) + Math.log(x + 1.0); x += 1e-7; }
+        }
+        return acc;
     }
 
     static void spinOnFlag() {
@@ -113,6 +124,9 @@ public class Scenarios {
             case "bursty":
                 for (int i = 0; i < 10; i++) worker("bursty-" + i, Scenarios::bursty);
                 worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "trig":
+                worker("trig", () -> sink += (long) trig());
                 break;
             case "lines":
                 worker("lines", () -> sink += twoLoops());
