@@ -2,7 +2,6 @@
  * platform/aarch64/regs.c — the aarch64 register backend (see platform.h). SIGNAL-SAFE: every
  * function here runs in the sampling signal handler; no allocation, no locks, no libc calls.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -36,20 +35,27 @@ void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp)
 }
 
 /*
- * aarch64 enters the kernel with `svc #0` (d4000001), the call's number in x8. A blocked call
- * that will be restarted has pc rewound by 4 onto the svc and x0 restored; one that will not
- * has pc after the svc and x0 = -EINTR. The instruction word is read only when it lies in the
- * page pc is in.
+ * aarch64 enters the kernel with `svc #0` (d4000001), the call's number in x8 (which the kernel
+ * leaves alone). A blocked call that will be restarted has pc rewound by 4 onto the svc and x0
+ * restored to its first argument (or x8 = __NR_restart_syscall, 128, for the restart_block
+ * case); one that will not has pc after the svc and x0 = -EINTR (or an -ERESTART* code:
+ * plat_interrupted_ret). Instructions are 4-aligned, so the word at pc always lies in pc's page;
+ * the word before it is read only when pc is not at a page's start. A misaligned pc is
+ * answered 0 without reading.
+ * Limits: a thread stopped on an svc about to enter the kernel counts as blocked (x8 is a
+ * syscall number there too), and so does one just after an svc that legitimately returned
+ * -EINTR. Only `svc #0` is recognised (what Linux system calls use); running code is
+ * misread only at or just after such an svc, with x8 < 1024 or x0 one of the codes above.
  */
 int plat_uc_in_syscall(const ucontext_t *uc) {
   uintptr_t pc = plat_uc_pc(uc);
   int64_t x0 = (int64_t)uc->uc_mcontext.regs[0];
   uint64_t x8 = uc->uc_mcontext.regs[8];
   if (!pc || (pc & 3)) return 0;
-  const uintptr_t page = 4096;
+  const uintptr_t page = 4096; /* the smallest page size: also safe with 16K/64K pages */
   if (*(const uint32_t *)pc == 0xd4000001u && x8 < 1024) return 1;
   if ((pc & (page - 1)) >= 4 && *(const uint32_t *)(pc - 4) == 0xd4000001u &&
-      (x0 == -EINTR || (x0 <= -512 && x0 >= -516)))
+      plat_interrupted_ret(x0))
     return 1;
   return 0;
 }

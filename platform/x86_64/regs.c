@@ -2,7 +2,6 @@
  * platform/x86_64/regs.c — the x86-64 register backend (see platform.h). SIGNAL-SAFE: every
  * function here runs in the sampling signal handler; no allocation, no locks, no libc calls.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -43,20 +42,24 @@ void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp)
  *    (0f 05) and put the call's number back in rax (SA_RESTART, or the restart_block case
  *    where rax = __NR_restart_syscall = 219);
  *  - it will not: rip is just after `syscall` and rax holds -EINTR (the kernel turns its
- *    internal -ERESTART* codes, -512..-516, into that before a handler runs; they are
- *    accepted too, in case a kernel shows them).
+ *    internal -ERESTART* codes into that before a handler runs; they are accepted too, in
+ *    case a kernel shows them: plat_interrupted_ret).
  * A thread that was running user code has no `syscall` at rip or just before it, or has a
  * different rax. Limits: a thread interrupted right after a syscall that legitimately
  * returned -EINTR, or sitting exactly on a `syscall` instruction with its number in rax
  * (about to enter), is taken as blocked; both are rare and were in a syscall anyway.
- * Instruction bytes are read only from the page rip is in (rip-2 may cross into the page
- * before only when rip is at a page's first two bytes: then that check is skipped).
+ * The restart case accepts any rax in 0..1023 (syscall numbers are below 460 today).
+ * A `syscall` split across a page boundary (0f the last byte of one page, 05 the first of the
+ * next) is not recognised: instruction bytes are read only from the page rip is in (at a
+ * page's last byte the check at rip is skipped, at its first two bytes the check at rip-2).
+ * Code reached by a jump into the middle of an instruction, or data bytes 0f 05 just before
+ * rip, can fool it; both need rax to hold one of the values above as well.
  */
 int plat_uc_in_syscall(const ucontext_t *uc) {
   uintptr_t pc = plat_uc_pc(uc);
   int64_t rax = (int64_t)uc->uc_mcontext.gregs[REG_RAX];
   if (!pc) return 0;
-  const uintptr_t page = 4096;
+  const uintptr_t page = 4096; /* the smallest page size: also safe with 16K/64K pages */
   /* at `syscall`, about to be restarted: rax is a syscall number */
   if ((pc & (page - 1)) <= page - 2) {
     const uint8_t *p = (const uint8_t *)pc;
@@ -65,7 +68,7 @@ int plat_uc_in_syscall(const ucontext_t *uc) {
   /* just after `syscall`, interrupted: rax is -EINTR or an -ERESTART* code */
   if ((pc & (page - 1)) >= 2) {
     const uint8_t *p = (const uint8_t *)(pc - 2);
-    if (p[0] == 0x0f && p[1] == 0x05 && (rax == -EINTR || (rax <= -512 && rax >= -516))) return 1;
+    if (p[0] == 0x0f && p[1] == 0x05 && plat_interrupted_ret(rax)) return 1;
   }
   return 0;
 }

@@ -15,3 +15,4 @@ static void set_reg(ucontext_t *uc, int i, uint64_t v) {
   else if (i == 2) uc->uc_mcontext.pstate = v;
   else uc->uc_mcontext.regs[i - 3] = v;
 }
+#define RESTART_SYSCALL_NR 128 /* __NR_restart_syscall */

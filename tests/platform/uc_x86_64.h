@@ -14,3 +14,4 @@ static const int gregs_list[] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, RE
 #define SYSCALL_INSN "\x0f\x05"
 #define SYSCALL_LEN 2
 static void set_reg(ucontext_t *uc, int i, uint64_t v) { uc->uc_mcontext.gregs[gregs_list[i]] = (greg_t)v; }
+#define RESTART_SYSCALL_NR 219 /* __NR_restart_syscall */
