@@ -62,6 +62,8 @@ int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
   S.cfg = *c;
   S.name_fn = name_fn;
   S.name_ctx = name_ctx;
+  free(S.fbuf); /* a second init (tests) replaces the first */
+  free(S.namebuf);
   S.fbuf = malloc(((size_t)c->depth + CODEMAP_MAX_INLINE + 8) * sizeof *S.fbuf);
   S.namebuf = malloc(NAMEBUF_LEN);
   if (!S.fbuf || !S.namebuf) return -ENOMEM;

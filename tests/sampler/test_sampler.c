@@ -60,14 +60,17 @@ static void *busy_main(void *arg) {
   return NULL;
 }
 
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+
+/* Blocked for the whole run: it uses no CPU until the end. */
 static void *idle_main(void *arg) {
   (void)arg;
   my_role = ROLE_IDLE;
   registry_add(plat_gettid(), "idle");
-  while (!atomic_load(&stop_workers)) {
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
+  pthread_mutex_lock(&idle_mu);
+  while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
+  pthread_mutex_unlock(&idle_mu);
   registry_remove(plat_gettid());
   return NULL;
 }
@@ -124,7 +127,10 @@ static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, st
   usleep((useconds_t)ms * 1000);
   sampler_stop();
   pthread_join(sam, NULL);
+  pthread_mutex_lock(&idle_mu);
   atomic_store(&stop_workers, 1);
+  pthread_cond_broadcast(&idle_cv);
+  pthread_mutex_unlock(&idle_mu);
   for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
   struct tally t = {0};
   traces_lock();
