@@ -12,11 +12,13 @@ const char *plat_arch_name(void) { return "aarch64"; }
 
 uint64_t plat_regs_checksum(const ucontext_t *uc) {
   const mcontext_t *m = &uc->uc_mcontext;
-  uint64_t h = PLAT_MIX_SEED;
-  h = plat_mix(h, m->pc);
-  h = plat_mix(h, m->sp);
-  for (int i = 0; i < 31; i++) h = plat_mix(h, m->regs[i]); /* x29 = fp, x30 = lr */
-  return plat_mix(h, m->pstate);
+  const unsigned long long *x = m->regs; /* x0..x30; x29 = fp, x30 = lr */
+  plat_mix_state s;
+  plat_mix_init(&s);
+  for (int i = 0; i < 28; i += 4) plat_mix4(&s, x[i], x[i + 1], x[i + 2], x[i + 3]);
+  plat_mix4(&s, x[28], x[29], x[30], m->sp);
+  plat_mix4(&s, m->pc, m->pstate, 0, 0);
+  return plat_mix_result(&s);
 }
 
 uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.pc; }

@@ -11,13 +11,17 @@
 const char *plat_arch_name(void) { return "x86_64"; }
 
 uint64_t plat_regs_checksum(const ucontext_t *uc) {
-  static const int regs[] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX,
-                             REG_RDX, REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10,
-                             REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_EFL};
   const greg_t *g = uc->uc_mcontext.gregs;
-  uint64_t h = PLAT_MIX_SEED;
-  for (unsigned i = 0; i < sizeof regs / sizeof *regs; i++) h = plat_mix(h, (uint64_t)g[regs[i]]);
-  return h;
+#define R(x) ((uint64_t)g[REG_##x])
+  plat_mix_state s;
+  plat_mix_init(&s);
+  plat_mix4(&s, R(RIP), R(RSP), R(RBP), R(RAX));
+  plat_mix4(&s, R(RBX), R(RCX), R(RDX), R(RSI));
+  plat_mix4(&s, R(RDI), R(R8), R(R9), R(R10));
+  plat_mix4(&s, R(R11), R(R12), R(R13), R(R14));
+  plat_mix4(&s, R(R15), R(EFL), 0, 0);
+#undef R
+  return plat_mix_result(&s);
 }
 
 uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]; }
