@@ -102,28 +102,47 @@ static struct {
 
 /* ---- reader side (signal-safe) ---------------------------------------------------------- */
 
-/* The entry whose range contains pc, or NULL. */
-static const struct cm_entry *find_entry(const struct cm_root *r, uintptr_t pc) {
-  size_t lo = 0, hi = r->nleaves; /* leaf: last with first <= pc */
+/* A position in a snapshot: leaf l, index i (i < leaves[l]->n), or l == nleaves for the end. */
+struct cm_pos {
+  size_t l, i;
+};
+
+/* The position of the entry with the greatest start <= addr (found = 1), or else of the first
+ * entry (found = 0; the end position if the map is empty). */
+static struct cm_pos pos_floor(const struct cm_root *r, uintptr_t addr, int *found) {
+  struct cm_pos p = {0, 0};
+  size_t lo = 0, hi = r->nleaves;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (r->first[mid] <= pc)
+    if (r->first[mid] <= addr)
       lo = mid + 1;
     else
       hi = mid;
   }
+  *found = lo > 0;
   if (lo == 0)
-    return NULL;
+    return p;
   const struct cm_leaf *l = r->leaves[lo - 1];
-  size_t a = 0, b = l->n; /* entry: last with start <= pc (the leaf's first qualifies) */
+  size_t a = 0, b = l->n;
   while (a < b) {
     size_t mid = a + (b - a) / 2;
-    if (l->e[mid]->start <= pc)
+    if (l->e[mid]->start <= addr)
       a = mid + 1;
     else
       b = mid;
   }
-  const struct cm_entry *e = l->e[a - 1];
+  p.l = lo - 1;
+  p.i = a - 1;
+  return p;
+}
+
+/* The entry whose range contains pc, or NULL. Signal-safe (reads only). */
+static const struct cm_entry *find_entry(const struct cm_root *r, uintptr_t pc) {
+  int found;
+  struct cm_pos p = pos_floor(r, pc, &found);
+  if (!found)
+    return NULL;
+  const struct cm_entry *e = r->leaves[p.l]->e[p.i];
   return pc < e->end ? e : NULL;
 }
 
@@ -235,11 +254,6 @@ static struct cm_root *root_alloc(size_t nleaves) {
   return r;
 }
 
-/* A position in a snapshot: leaf l, index i (i < leaves[l]->n), or l == nleaves for the end. */
-struct cm_pos {
-  size_t l, i;
-};
-
 static int pos_less(struct cm_pos a, struct cm_pos b) { return a.l < b.l || (a.l == b.l && a.i < b.i); }
 
 static struct cm_pos pos_next(const struct cm_root *r, struct cm_pos p) {
@@ -247,35 +261,6 @@ static struct cm_pos pos_next(const struct cm_root *r, struct cm_pos p) {
     p.l++;
     p.i = 0;
   }
-  return p;
-}
-
-/* The position of the entry with the greatest start <= addr (found = 1), or else of the first
- * entry (found = 0; the end position if the map is empty). */
-static struct cm_pos pos_floor(const struct cm_root *r, uintptr_t addr, int *found) {
-  struct cm_pos p = {0, 0};
-  size_t lo = 0, hi = r->nleaves;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->first[mid] <= addr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  *found = lo > 0;
-  if (lo == 0)
-    return p;
-  const struct cm_leaf *l = r->leaves[lo - 1];
-  size_t a = 0, b = l->n;
-  while (a < b) {
-    size_t mid = a + (b - a) / 2;
-    if (l->e[mid]->start <= addr)
-      a = mid + 1;
-    else
-      b = mid;
-  }
-  p.l = lo - 1;
-  p.i = a - 1;
   return p;
 }
 
