@@ -31,7 +31,6 @@ static struct {
  * lies in the thread's known stack, or in the page of sp. */
 static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
   s->fail_code = s->num_frames;
-  s->recovered = 0;
   if (!codemap_lookup(plat_uc_pc(uc), &s->hit) || s->hit.kind != CODEMAP_STUB) return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
   uintptr_t hi = s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
@@ -93,10 +92,9 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     s->moved = moved;
     s->checksum = sum;
     s->in_syscall = plat_uc_in_syscall(uc);
-    s->pc = plat_uc_pc(uc);
-    s->sp = plat_uc_sp(uc);
-    s->fp = plat_uc_fp(uc);
     s->walked = moved || s->mode == REQ_CAPTURE;
+    s->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
+    s->recovered = 0;
     if (s->walked) {
       JNIEnv *env = NULL;
       if ((*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || !env) {
@@ -105,7 +103,6 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
         asgct_trace trace = {env, 0, s->frames};
         hs.asgct(&trace, registry_depth(), (void *)uc);
         s->num_frames = trace.num_frames;
-        s->hit.kind = CODEMAP_NONE;
         if (trace.num_frames <= 0) recover(s, uc, env);
       }
     }

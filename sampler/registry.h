@@ -80,7 +80,6 @@ struct reg_slot {
   int in_syscall;
   int wrong_thread;    /* the signal reached a thread that is not this slot's */
   uint64_t checksum;   /* register checksum at the last request (handler-owned) */
-  uintptr_t pc, sp, fp;
   uint64_t start_ns, end_ns; /* handler entry and exit, CLOCK_MONOTONIC */
   uint64_t cpu_exit;   /* the thread's CPU clock at handler exit */
   asgct_frame *frames; /* `depth` entries, leaf first */
