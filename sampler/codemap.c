@@ -554,8 +554,8 @@ void codemap_fini(void) {
   pthread_mutex_unlock(&cm.mu);
 }
 
-/* Adds an nmethod; see codemap.h. Any thread, not signal-safe. */
-int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info) {
+/* Adds one entry (a stub's name is interned first). Any thread, not signal-safe. */
+static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size, const void *info) {
   int rc = check_range(code, size);
   if (rc)
     return rc;
@@ -563,7 +563,8 @@ int codemap_add_method(jmethodID m, const void *code, jint size, const void *com
   if (!cm.inited) {
     rc = -ENODEV;
   } else {
-    struct cm_entry *e = entry_new(CODEMAP_NMETHOD, m, NULL, code, size, compile_info);
+    const char *n = kind == CODEMAP_STUB ? intern(name ? name : "unknown stub") : NULL;
+    struct cm_entry *e = kind != CODEMAP_STUB || n ? entry_new(kind, m, n, code, size, info) : NULL;
     rc = e ? insert(e) : -ENOMEM;
     if (rc && e)
       free(e);
@@ -572,23 +573,14 @@ int codemap_add_method(jmethodID m, const void *code, jint size, const void *com
   return rc;
 }
 
+/* Adds an nmethod; see codemap.h. Any thread, not signal-safe. */
+int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info) {
+  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info);
+}
+
 /* Adds a stub; see codemap.h. Any thread, not signal-safe. */
 int codemap_add_stub(const char *name, const void *code, jint size) {
-  int rc = check_range(code, size);
-  if (rc)
-    return rc;
-  pthread_mutex_lock(&cm.mu);
-  if (!cm.inited) {
-    rc = -ENODEV;
-  } else {
-    const char *n = intern(name ? name : "unknown stub");
-    struct cm_entry *e = n ? entry_new(CODEMAP_STUB, NULL, n, code, size, NULL) : NULL;
-    rc = e ? insert(e) : -ENOMEM;
-    if (rc && e)
-      free(e);
-  }
-  pthread_mutex_unlock(&cm.mu);
-  return rc;
+  return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL);
 }
 
 /* Removes the nmethod of m at code; see codemap.h. Any thread, not signal-safe. */
