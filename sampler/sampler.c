@@ -160,9 +160,9 @@ static void record(struct reg_slot *s, uint32_t w) {
     } else if (s->hit.kind == CODEMAP_NMETHOD) {
       /* in compiled code it could not walk: the method, with the inline chain at the PC */
       S.st.attributed_code++;
+      S.fbuf[n++] = S.id_truncated; /* the callers are missing below it, not above */
       if (s->hit.ninline == 0) S.fbuf[n++] = method_frame(s->hit.method, -1);
       for (int i = s->hit.ninline - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->hit.inl_method[i], s->hit.inl_bci[i]);
-      S.fbuf[n++] = S.id_truncated;
     } else {
       const char *f = asgct_code_frame(code);
       S.fbuf[n++] = traces_intern(f, strlen(f));
