@@ -250,8 +250,10 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   sweep_loaded_classes(jvmti);
   /* code that was generated before our events were on (the interpreter, early stubs, and at
    * attach every nmethod): replayed into the map */
-  check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
-  check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+  if (A.opt.codemap) {
+    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
+    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+  }
   register_current(jvmti, jni, t);
   register_existing(jvmti, jni);
   start_sampler_thread(jvmti, jni);
@@ -287,7 +289,7 @@ static int setup(JavaVM *vm, const char *options) {
     return -1;
   }
   A.vm = vm;
-  if (codemap_init() != 0) {
+  if (A.opt.codemap && codemap_init() != 0) {
     say("%s", "cannot start: out of memory");
     return -1;
   }
@@ -305,7 +307,7 @@ static int setup(JavaVM *vm, const char *options) {
   memset(&caps, 0, sizeof caps);
   caps.can_get_line_numbers = 1;
   caps.can_get_source_file_name = 1;
-  caps.can_generate_compiled_method_load_events = 1;
+  caps.can_generate_compiled_method_load_events = (unsigned)A.opt.codemap;
   if (check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities")) return -1;
 
   jvmtiEventCallbacks cb;
@@ -326,13 +328,15 @@ static int setup(JavaVM *vm, const char *options) {
                                       JVMTI_EVENT_CLASS_LOAD,   JVMTI_EVENT_CLASS_PREPARE,
                                       JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_COMPILED_METHOD_LOAD,
                                       JVMTI_EVENT_COMPILED_METHOD_UNLOAD, JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
-  for (size_t i = 0; i < sizeof events / sizeof *events; i++)
+  size_t nevents = sizeof events / sizeof *events - (A.opt.codemap ? 0 : 3); /* the map's last */
+  for (size_t i = 0; i < nevents; i++)
     if (check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
               "SetEventNotificationMode"))
       return -1;
 
-  struct sampler_config sc = {A.opt.interval_ns, A.opt.depth,       A.opt.hasrun, A.opt.threads,
-                              A.opt.lines,       A.opt.duration_ns, A.opt.sig};
+  struct sampler_config sc = {.interval_ns = A.opt.interval_ns, .depth = A.opt.depth, .hasrun = A.opt.hasrun,
+                              .thread_roots = A.opt.threads, .lines = A.opt.lines, .ann = A.opt.ann,
+                              .duration_ns = A.opt.duration_ns, .sig = A.opt.sig};
   int rc = sampler_init(&sc, asgct, vm, name_method, NULL);
   if (rc == -EBUSY) {
     say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",

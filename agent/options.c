@@ -21,7 +21,7 @@
 #define MAX_DEPTH 8192
 
 static const char *const KNOWN =
-    "interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help";
+    "interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help";
 
 static const char HELP[] =
     "sampler: a thread-aware CPU sampler for the JVM\n"
@@ -35,6 +35,11 @@ static const char HELP[] =
     "  depth=N         most frames per stack, 1..8192  [default 1024]\n"
     "  threads[=on|off] a root frame per thread: [name tid=N]  [default off]\n"
     "  lines[=on|off]  frames carry their source line: Class.method:152  [default off]\n"
+    "  ann[=on|off]    Java frames carry how they ran: _[j] JIT-compiled, _[i] inlined,\n"
+    "                  _[0] interpreted (native methods plain)\n"
+    "                  [default on for svg and html, off for folded and text]\n"
+    "  codemap[=on|off] keep a map of the JIT's code: samples AsyncGetCallTrace cannot walk\n"
+    "                  are attributed through it, and ann needs it  [default on]\n"
     "  hasrun=MODE     evidence that a thread ran since its last sample:\n"
     "                  auto: its CPU clock, registers arbitrate tiny deltas [default]\n"
     "                  cpu:  its CPU clock alone\n"
@@ -211,11 +216,12 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
   o->sig = SIGRTMIN + 4;
   snprintf(o->sig_name, sizeof o->sig_name, "SIGRTMIN+4");
   o->weight = WEIGHT_SAMPLES;
+  o->codemap = 1;
   const char *file = NULL;
   char filebuf[sizeof o->file];
   unsigned seen = 0;
   static const char *const names[] = {"interval", "file",     "format", "depth", "threads", "hasrun",
-                                      "signal",   "duration", "weight", "help",  "lines"};
+                                      "signal",   "duration", "weight", "help",  "lines", "ann", "codemap"};
 
   char *copy = strdup(s ? s : "");
   if (!copy) return fail(err, errlen, "out of memory");
@@ -236,7 +242,7 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
       break;
     }
     seen |= 1u << which;
-    if (!v && which != 4 && which != 9 && which != 10) {
+    if (!v && which != 4 && which != 9 && which != 10 && which != 11 && which != 12) {
       rc = fail(err, errlen, "option '%s' needs a value (%s=...)", tok, tok);
       break;
     }
@@ -316,6 +322,12 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
     case 10: /* lines */
       if (on_off(v, &o->lines)) rc = fail(err, errlen, "lines=%s: accepted: on, off", v);
       break;
+    case 11: /* ann */
+      if (on_off(v, &o->ann)) rc = fail(err, errlen, "ann=%s: accepted: on, off", v);
+      break;
+    case 12: /* codemap */
+      if (on_off(v, &o->codemap)) rc = fail(err, errlen, "codemap=%s: accepted: on, off", v);
+      break;
     }
     if (rc) break;
   }
@@ -329,6 +341,9 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
+  if (!(seen & (1u << 11))) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
+  if (o->ann && !o->codemap)
+    return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
   if (!file) {
     static const char *const ext[] = {"folded", "txt", "svg", "html"};
     snprintf(filebuf, sizeof filebuf, "sampler-%%p.%s", ext[o->format]);

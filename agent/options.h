@@ -18,6 +18,9 @@ struct agent_options {
   int depth;             /* depth=        default 1024 */
   int threads;           /* threads       default off */
   int lines;             /* lines         default off: frames carry their source line */
+  int ann;               /* ann           frames carry their kind _[j] _[i] _[0]; default on for
+                                          svg and html, off for folded and text */
+  int codemap;           /* codemap       default on: the compiled-code map (recovery, kinds) */
   int hasrun;            /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
   int sig;               /* signal=       default SIGRTMIN+4 */
   char sig_name[32];

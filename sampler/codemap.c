@@ -34,6 +34,12 @@
  * next debug point. A pc after the last record gets no chain (ninline = 0). Chains longer
  * than CODEMAP_MAX_INLINE keep their CODEMAP_MAX_INLINE innermost frames.
  *
+ * Frame kinds: beside the snapshots, the writers keep a reference-counted index of what live
+ * nmethods say about methods — "M has compiled code" and "A is inlined into B at bci" (one
+ * reference per record that says it) — updated wherever an edit publishes or drops an nmethod.
+ * codemap_frame_kinds() reads it under cm.mu; keys whose count drops to zero stay, so the index
+ * only grows with the distinct methods and call sites ever compiled.
+ *
  * Stub names are interned in storage that is never freed, so a hit's name stays valid after
  * the stub is unloaded or the map is torn down.
  */
@@ -69,6 +75,14 @@ struct cm_entry {
   const jint *fb;
 };
 
+/* A frame-kind fact: `callee` inlined into `caller` at `bci`, or (caller NULL, bci -1)
+ * `callee` has compiled code; refs counts the live records that say so. */
+struct ki_slot {
+  jmethodID callee, caller;
+  jint bci;
+  uint32_t refs;
+};
+
 struct cm_leaf {
   uint32_t n;
   struct cm_entry *e[]; /* n entries, sorted by start */
@@ -98,6 +112,8 @@ static struct {
   struct codemap_stats st;
   char **names; /* interned stub names (open addressing), never freed */
   size_t nnames, capnames;
+  struct ki_slot *ki; /* the frame-kind index (open addressing) */
+  size_t nki, capki;
 } cm = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- reader side (signal-safe) ---------------------------------------------------------- */
@@ -241,6 +257,76 @@ static int retire_reserve(size_t more) {
 
 static void retire(void *p) { cm.retired[cm.nretired++] = p; /* reserved beforehand */ }
 
+/* ---- the frame-kind index (cm.mu held) -------------------------------------------------- */
+
+static size_t ki_hash(jmethodID callee, jmethodID caller, jint bci) {
+  uint64_t h = (uint64_t)(uintptr_t)callee * 0x9e3779b97f4a7c15ull;
+  h ^= ((uint64_t)(uintptr_t)caller + (uint64_t)(uint32_t)bci) * 0xc2b2ae3d27d4eb4full;
+  return (size_t)(h ^ h >> 29);
+}
+
+/* The slot for the key: the matching one, or the empty one where it would go. NULL when the
+ * index has no storage yet. */
+static struct ki_slot *ki_find(jmethodID callee, jmethodID caller, jint bci) {
+  if (!cm.capki)
+    return NULL;
+  for (size_t i = ki_hash(callee, caller, bci);; i++) {
+    struct ki_slot *k = &cm.ki[i & (cm.capki - 1)];
+    if (!k->callee || (k->callee == callee && k->caller == caller && k->bci == bci))
+      return k;
+  }
+}
+
+/* The live references to the key (0: nobody says so). */
+static uint32_t ki_refs(jmethodID callee, jmethodID caller, jint bci) {
+  const struct ki_slot *k = callee ? ki_find(callee, caller, bci) : NULL;
+  return k && k->callee ? k->refs : 0;
+}
+
+/* Adds delta (+1 or -1) to the key's references; a reference that cannot be stored is counted
+ * lost (its frames are then judged by the weaker evidence). */
+static void ki_add(jmethodID callee, jmethodID caller, jint bci, int delta) {
+  if (!callee)
+    return;
+  if (delta > 0 && (cm.nki + 1) * 4 > cm.capki * 3) {
+    size_t cap = cm.capki ? cm.capki * 2 : 1024;
+    struct ki_slot *t = calloc(cap, sizeof *t), *old = cm.ki;
+    size_t oldcap = cm.capki;
+    if (!t) {
+      cm.st.kinds_lost++;
+      return;
+    }
+    cm.ki = t;
+    cm.capki = cap;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].callee)
+        *ki_find(old[i].callee, old[i].caller, old[i].bci) = old[i];
+    free(old);
+  }
+  struct ki_slot *k = ki_find(callee, caller, bci);
+  if (!k || (!k->callee && delta < 0))
+    return; /* a removal whose addition was lost */
+  if (!k->callee) {
+    *k = (struct ki_slot){callee, caller, bci, 0};
+    cm.nki++;
+  }
+  if (delta > 0 || k->refs > 0)
+    k->refs += (uint32_t)delta;
+}
+
+/* Adds (delta 1) or drops (-1) what the nmethod entry e says about its methods. */
+static void ki_entry(const struct cm_entry *e, int delta) {
+  if (e->kind != CODEMAP_NMETHOD)
+    return;
+  ki_add(e->method, NULL, -1, delta);
+  for (uint32_t r = 0; r < e->nrec; r++) {
+    const jmethodID *m = e->fm + e->recs[r].first;
+    const jint *b = e->fb + e->recs[r].first;
+    for (uint32_t i = 0; i + 1 < e->recs[r].depth; i++)
+      ki_add(m[i], m[i + 1], b[i + 1], delta);
+  }
+}
+
 /* ---- snapshots (writers, cm.mu held) ---------------------------------------------------- */
 
 static struct cm_root *root_alloc(size_t nleaves) {
@@ -364,8 +450,12 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
 
   atomic_store(&cm.root, nr); /* the switch: lookups from here on see the new snapshot */
 
-  for (struct cm_pos p = a; pos_less(p, b); p = pos_next(old, p))
+  if (add)
+    ki_entry(add, 1);
+  for (struct cm_pos p = a; pos_less(p, b); p = pos_next(old, p)) {
+    ki_entry(pos_entry(old, p), -1);
     retire(pos_entry(old, p));
+  }
   for (size_t l = la; l < lb; l++)
     retire(old->leaves[l]);
   retire(old);
@@ -548,6 +638,9 @@ void codemap_fini(void) {
     free(cm.retired);
     cm.retired = NULL;
     cm.nretired = cm.capretired = 0;
+    free(cm.ki);
+    cm.ki = NULL;
+    cm.nki = cm.capki = 0;
     memset(&cm.st, 0, sizeof cm.st);
     cm.inited = 0;
   }
@@ -616,5 +709,53 @@ void codemap_stats(struct codemap_stats *out) {
 void codemap_reclaim(void) {
   pthread_mutex_lock(&cm.mu);
   reclaim_locked();
+  pthread_mutex_unlock(&cm.mu);
+}
+
+/* Whether the frames [0, n) carry exactly the methods of the inline chain chain[0, n)
+ * (innermost first). */
+static int chain_matches(const asgct_frame *frames, int nframes, const jmethodID *chain, int n) {
+  if (n <= 0 || n > nframes)
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (frames[i].method_id != chain[i])
+      return 0;
+  return 1;
+}
+
+/* See codemap.h. Takes cm.mu. */
+void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigned char *kinds) {
+  int exact = 0; /* frames [0, exact) are decided by the code at pc */
+  struct codemap_hit hit;
+  if (n > 0 && codemap_lookup(pc, &hit)) {
+    if (hit.kind == CODEMAP_NMETHOD) {
+      /* its inline chain at pc when the walk agrees with it, else up to the nmethod's method */
+      if (hit.ninline > 0 && hit.inl_method[hit.ninline - 1] == hit.method &&
+          chain_matches(frames, n, hit.inl_method, hit.ninline)) {
+        exact = hit.ninline;
+      } else {
+        for (int k = 0; k < n && k <= CODEMAP_MAX_INLINE && !exact; k++)
+          if (frames[k].method_id == hit.method)
+            exact = k + 1;
+      }
+      for (int i = 0; i < exact; i++)
+        kinds[i] = i + 1 < exact ? CODEMAP_FRAME_INLINED : CODEMAP_FRAME_JIT;
+    } else if (strcmp(hit.name, "Interpreter") == 0 && frames[0].lineno != -3) {
+      kinds[0] = CODEMAP_FRAME_INTERPRETED;
+      exact = 1;
+    }
+  }
+  pthread_mutex_lock(&cm.mu);
+  for (int i = exact; i < n; i++) {
+    const asgct_frame *f = &frames[i];
+    if (f->lineno == -3)
+      kinds[i] = CODEMAP_FRAME_NATIVE;
+    else if (i + 1 < n && ki_refs(f->method_id, frames[i + 1].method_id, frames[i + 1].lineno))
+      kinds[i] = CODEMAP_FRAME_INLINED;
+    else if (ki_refs(f->method_id, NULL, -1))
+      kinds[i] = CODEMAP_FRAME_JIT;
+    else
+      kinds[i] = CODEMAP_FRAME_INTERPRETED;
+  }
   pthread_mutex_unlock(&cm.mu);
 }

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "asgct.h"
+
 enum codemap_kind { CODEMAP_NONE = 0, CODEMAP_NMETHOD = 1, CODEMAP_STUB = 2 };
 
 #define CODEMAP_MAX_INLINE 16
@@ -42,6 +44,15 @@ struct codemap_stats {
   uint64_t remove_miss;  /* codemap_remove_method found no matching live entry */
   uint64_t inline_trunc; /* inline chains cut to CODEMAP_MAX_INLINE frames (innermost kept) */
   uint64_t grace_waits;  /* reclamation rounds (each waits for readers that might see old data) */
+  uint64_t kinds_lost;   /* inline edges the frame-kind index could not store (no memory) */
+};
+
+/* How a Java frame was running, as flame graphs annotate it. */
+enum codemap_frame_kind {
+  CODEMAP_FRAME_NATIVE = 0,      /* a native method (ASGCT's lineno -3): no annotation */
+  CODEMAP_FRAME_JIT = 1,         /* "_[j]": the compiled method that owns the code */
+  CODEMAP_FRAME_INLINED = 2,     /* "_[i]": inlined into its caller's compiled code */
+  CODEMAP_FRAME_INTERPRETED = 3  /* "_[0]" */
 };
 
 /* Creates the empty map. Idempotent. Returns 0 or -ENOMEM. Not signal-safe. */
@@ -70,6 +81,15 @@ int codemap_remove_method(jmethodID m, const void *code);
  * ASYNC-SIGNAL-SAFE, lock-free, wait-free: callable from the signal handler on any thread
  * while writers run. */
 int codemap_lookup(uintptr_t pc, struct codemap_hit *hit);
+
+/* The kind of each frame of a stack that AsyncGetCallTrace walked from `pc` (frames leaf
+ * first; kinds[i] for frames[i]). The frames at pc are exact: in an nmethod, its inline chain
+ * at pc is inlined and the nmethod's method JIT; in the interpreter, interpreted. A caller's
+ * kind comes from the live compiled code: inlined when some live nmethod inlines it into that
+ * caller at that bytecode index, else JIT when the method has a live nmethod, else interpreted
+ * (an activation that started before its method was compiled can be misjudged JIT). Takes the
+ * writer mutex: not signal-safe. */
+void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigned char *kinds);
 
 /* Number of live entries (a snapshot). Any thread; signal-safe. */
 size_t codemap_count(void);

@@ -56,6 +56,7 @@ static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
     hs.asgct(&trace, registry_depth(), &copy);
     if (trace.num_frames > 0) {
       s->num_frames = trace.num_frames;
+      s->pc = cand[i].pc;
       s->recovered = 1;
       return;
     }
@@ -95,6 +96,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     s->walked = moved || s->mode == REQ_CAPTURE;
     s->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
     s->recovered = 0;
+    s->pc = plat_uc_pc(uc);
     if (s->walked) {
       JNIEnv *env = NULL;
       if ((*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || !env) {

@@ -83,6 +83,7 @@ struct reg_slot {
   uint64_t start_ns, end_ns; /* handler entry and exit, CLOCK_MONOTONIC */
   uint64_t cpu_exit;   /* the thread's CPU clock at handler exit */
   asgct_frame *frames; /* `depth` entries, leaf first */
+  uintptr_t pc;        /* where the walk started: the interrupted pc, or a stub's caller's */
   /* when AsyncGetCallTrace failed: where the PC was, and whether walking from the caller of
    * the stub it was in worked (frames then hold that walk; fail_code the first answer) */
   struct codemap_hit hit;

@@ -45,6 +45,7 @@ static struct {
   void *name_ctx;
   struct sampler_stats st;
   uint32_t *fbuf;     /* frame ids of one capture: depth + root + stub/label frames */
+  unsigned char *kinds; /* with ann: the kind of each frame of one capture (codemap_frame_kind) */
   uint64_t *look;     /* per slot: the tick before which an idle thread needs no look */
   int look_cap;
   int seen_registered;/* registry_registered() at the last round */
@@ -64,9 +65,11 @@ int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
   S.name_ctx = name_ctx;
   free(S.fbuf); /* a second init (tests) replaces the first */
   free(S.namebuf);
+  free(S.kinds);
   S.fbuf = malloc(((size_t)c->depth + CODEMAP_MAX_INLINE + 8) * sizeof *S.fbuf);
   S.namebuf = malloc(NAMEBUF_LEN);
-  if (!S.fbuf || !S.namebuf) return -ENOMEM;
+  S.kinds = malloc((size_t)c->depth);
+  if (!S.fbuf || !S.namebuf || !S.kinds) return -ENOMEM;
   int err = registry_init(c->depth);
   if (!err) err = traces_init();
   if (err) return err;
@@ -83,17 +86,23 @@ const struct sampler_stats *sampler_stats(void) { return &S.st; }
 
 /* ---- recording (sampler thread, traces_lock held) ---- */
 
-/* The frame id of method m at bytecode index bci (the line matters only with `lines`). */
-static uint32_t method_frame(jmethodID m, jint bci) {
+/* The frame id of method m at bytecode index bci (the line matters only with `lines`) running
+ * as `kind` (enum codemap_frame_kind; annotated only with `ann`). */
+static uint32_t method_frame(jmethodID m, jint bci, int kind) {
+  static const char *const suffix[] = {"", "_[j]", "_[i]", "_[0]"};
   if (!m) return S.id_unknown_method;
   uint64_t key = (uint64_t)(uintptr_t)m;
-  /* with lines, key on (method, bci): jmethodIDs are user-space pointers (< 2^48) and a
-   * bytecode index fits 16 bits; anything else (native frames: -3) gets no line */
+  /* jmethodIDs are aligned user-space pointers (< 2^48): the kind goes in the low two bits;
+   * with lines, a bytecode index (16 bits) below them — anything else (native frames: -3)
+   * gets no line */
+  if (!S.cfg.ann || (key & 3)) kind = CODEMAP_FRAME_NATIVE;
+  key |= (uint64_t)kind;
   if (!S.cfg.lines || bci < 0 || bci > 0xffff || key >> 48) bci = -1;
   else key = key << 16 | (uint64_t)bci;
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
-  if (S.name_fn(S.name_ctx, m, bci, S.namebuf, NAMEBUF_LEN) != 0) return S.id_unknown_method;
+  if (S.name_fn(S.name_ctx, m, bci, S.namebuf, NAMEBUF_LEN - 8) != 0) return S.id_unknown_method;
+  strcat(S.namebuf, suffix[kind]);
   id = traces_intern(S.namebuf, strlen(S.namebuf));
   if (id == TRACES_NO_ID) return S.id_unknown_method;
   traces_key_put(key, id);
@@ -152,7 +161,9 @@ static void record(struct reg_slot *s, uint32_t w) {
     if (code <= 0 && code <= -ASGCT_NCODES) code = ASGCT_NOT_JAVA_THREAD;
     S.st.asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
     if (s->num_frames > 0) {
-      for (int i = s->num_frames - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->frames[i].method_id, s->frames[i].lineno);
+      if (S.cfg.ann) codemap_frame_kinds(s->pc, s->frames, s->num_frames, S.kinds);
+      for (int i = s->num_frames - 1; i >= 0; i--)
+        S.fbuf[n++] = method_frame(s->frames[i].method_id, s->frames[i].lineno, S.cfg.ann ? S.kinds[i] : 0);
       if (s->recovered) { /* walked from the stub's caller: the stub is where the CPU was */
         S.st.recovered_stub++;
         S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
@@ -161,8 +172,11 @@ static void record(struct reg_slot *s, uint32_t w) {
       /* in compiled code it could not walk: the method, with the inline chain at the PC */
       S.st.attributed_code++;
       S.fbuf[n++] = S.id_truncated; /* the callers are missing below it, not above */
-      if (s->hit.ninline == 0) S.fbuf[n++] = method_frame(s->hit.method, -1);
-      for (int i = s->hit.ninline - 1; i >= 0; i--) S.fbuf[n++] = method_frame(s->hit.inl_method[i], s->hit.inl_bci[i]);
+      if (s->hit.ninline == 0) S.fbuf[n++] = method_frame(s->hit.method, -1, CODEMAP_FRAME_JIT);
+      for (int i = s->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
+        int owner = i == s->hit.ninline - 1 && s->hit.inl_method[i] == s->hit.method;
+        S.fbuf[n++] = method_frame(s->hit.inl_method[i], s->hit.inl_bci[i], owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
+      }
     } else {
       const char *f = asgct_code_frame(code);
       S.fbuf[n++] = traces_intern(f, strlen(f));

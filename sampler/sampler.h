@@ -31,6 +31,7 @@ struct sampler_config {
   int hasrun;          /* enum sampler_hasrun */
   int thread_roots;    /* a root frame per thread: "[name tid=N]" */
   int lines;           /* frames carry their source line: "Class.method:152" */
+  int ann;             /* Java frames carry their kind: _[j] JIT, _[i] inlined, _[0] interpreted */
   uint64_t duration_ns;/* stop after this long; 0: until stopped */
   int sig;             /* the sampling signal */
 };

@@ -66,6 +66,28 @@ Test(options, everything) {
   cr_expect_eq(o.lines, 0);
 }
 
+Test(options, ann_defaults_to_the_format_and_can_be_set) {
+  struct agent_options o;
+  char err[256];
+  static const struct {
+    const char *in;
+    int ann;
+  } cases[] = {{"", 0},
+               {"file=p.folded", 0},
+               {"file=p.txt", 0},
+               {"file=p.svg", 1},
+               {"file=p.html", 1},
+               {"format=html", 1},
+               {"file=p.html,ann=off", 0},
+               {"file=p.folded,ann", 1},
+               {"ann=on,format=text", 1},
+               {"file=p.html,codemap=off", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cr_assert_eq(opt_parse(cases[i].in, &o, err, sizeof err), 0, "%s: %s", cases[i].in, err);
+    cr_expect_eq(o.ann, cases[i].ann, "%s", cases[i].in);
+  }
+}
+
 Test(options, format_from_extension_and_explicit) {
   static const struct {
     const char *in;
@@ -129,13 +151,17 @@ ParameterizedTestParameters(options, rejected) {
       {"threads=2", "threads=2: accepted: on, off"},
       {"hasrun=both", "hasrun=both: accepted: auto, cpu, regs"},
       {"lines=some", "lines=some: accepted: on, off"},
+      {"ann=1", "ann=1: accepted: on, off"},
+      {"ann,ann=off", "option 'ann' given twice"},
+      {"codemap=none", "codemap=none: accepted: on, off"},
+      {"ann,codemap=off", "ann: needs codemap=on (frame kinds come from the compiled-code map)"},
       {"weight=cycles", "weight=cycles: accepted: samples, cpu"},
       {"duration=5", "duration=5: needs a unit: ms, s, m or h (e.g. duration=30s)"},
       {"duration=5us", "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
-      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help)"},
-      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, hasrun, signal, duration, weight, help)"},
+      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help)"},
+      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
   };

@@ -358,6 +358,54 @@ def case_trig():
     check(with_stub >= 0.5 * total, "the stub frames (libmSin/libmLog) should show above Scenarios.trig")
 
 
+def case_inline():
+    """A small method the JIT inlines into a hot caller shows as an _[i] frame under the caller's
+    _[j] frame; the frames the interpreter runs carry _[0]."""
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,threads,ann,file={out}", "inline", 4)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[inline tid=")}
+    total = sum(stacks.values())
+    inlined = sum(n for k, n in stacks.items() if k.endswith(";Scenarios.inlineCaller_[j];Scenarios.mixStep_[i]"))
+    kinds = {}
+    for k, n in stacks.items():
+        for f in k.split(";")[1:]:
+            m = re.search(r"_\[([ji0])\]$", f)
+            kinds[m.group(1) if m else "plain"] = kinds.get(m.group(1) if m else "plain", 0) + n
+    print(f"inline thread: {total} samples, {100*inlined/max(total,1):.1f}% end in "
+          f"inlineCaller_[j];mixStep_[i]; frames by kind: {kinds}")
+    check(total > 1000, f"too few samples: {total}")
+    check(inlined >= 0.8 * total, f"only {inlined} of {total} samples show mixStep inlined into inlineCaller")
+    check(any("java/lang/Thread.run_[0];" in k for k in stacks), "Thread.run (run once) should be interpreted")
+    check(not any(re.search(r"_\[[ji0]\]_\[", k) for k in stacks), "a frame with two kinds")
+
+
+def case_unattributed():
+    """A compute-bound program (the bench mix: compress, crypto, scimark, serialization):
+    at most 2% of all samples stay unattributed; prints the fraction by kind."""
+    out = tmpfile(".folded")
+    cmd = ["java", f"-agentpath:{ARGS.agent}=interval=1ms,file={out}", "-cp", ARGS.classes,
+           "Workloads", "mix", "--threads", "2", "--warmup", "1", "--seconds", "6"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    stacks = parse_folded(out)
+    total = sum(stacks.values())
+    ok_labels = {"[cpu before wait]", "[callers not walked]"}  # the stack is still attributed
+    bad = {}
+    for k, n in stacks.items():
+        labels = [f for f in k.split(";") if f.startswith("[") and f not in ok_labels]
+        if labels:
+            kind = ";".join(labels[:1] + [f for f in k.split(";")[1:2] if not f.startswith("[")])
+            bad[kind] = bad.get(kind, 0) + n
+    s = summary(p.stderr)
+    frac = sum(bad.values()) / max(total, 1)
+    print(f"{total} samples, {100*frac:.2f}% unattributed; by kind (% of all): "
+          + ", ".join(f"{k} {100*n/total:.2f}" for k, n in sorted(bad.items(), key=lambda x: -x[1]))
+          + f"; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    check(total > 5000, f"too few samples: {total}")
+    check(frac <= 0.02, f"{100*frac:.2f}% of the samples are unattributed (at most 2%)")
+
+
 def case_same_result():
     """The agent does not change what the program computes (exit status, output)."""
     a = run(None, "spin", 1)

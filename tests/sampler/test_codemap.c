@@ -286,6 +286,104 @@ Test(codemap, inline_chain_deeper_than_max_keeps_innermost) {
   cr_assert_eq(st.inline_trunc, 1);
 }
 
+/* ---- frame kinds ------------------------------------------------------------------------------ */
+
+#define J CODEMAP_FRAME_JIT
+#define I CODEMAP_FRAME_INLINED
+#define Z CODEMAP_FRAME_INTERPRETED
+#define NAT CODEMAP_FRAME_NATIVE
+
+/* kinds of frames (method id, bci) walked from pc, as a string "jiz-" (- native) */
+static const char *kinds_of(uintptr_t pc, const uintptr_t (*f)[2], int n) {
+  static char out[32];
+  asgct_frame frames[16];
+  unsigned char k[16];
+  for (int i = 0; i < n; i++)
+    frames[i] = (asgct_frame){(jint)f[i][1], MID(f[i][0])};
+  memset(k, 0xee, sizeof k);
+  codemap_frame_kinds(pc, frames, n, k);
+  for (int i = 0; i < n; i++)
+    out[i] = k[i] == J ? 'j' : k[i] == I ? 'i' : k[i] == Z ? 'z' : k[i] == NAT ? '-' : '?';
+  out[n] = '\0';
+  return out;
+}
+
+/* nmethod of 201 at 0xb0000: 203 inlined into 202 at bci 7, 202 into 201 at bci 9 */
+static void add_nmethod_201(void) {
+  static jmethodID chain[] = {MID(203), MID(202), MID(201)};
+  static jint bcis[] = {4, 7, 9};
+  PCStackInfo pcs[] = {{(void *)0xb0040, 3, chain, bcis}, {(void *)0xb0080, 1, chain + 2, bcis + 2}};
+  jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 2, pcs};
+  cr_assert_eq(codemap_add_method(MID(201), ADDR(0xb0000), 0x100, &inl), 0);
+}
+
+Test(codemap, frame_kinds_at_the_pc_are_exact) {
+  add_nmethod_201();
+  cr_assert_eq(codemap_add_stub("Interpreter", ADDR(0xc0000), 0x1000), 0);
+  /* in the inlined code: 203 and 202 inlined, 201 JIT, its caller 300 (never compiled) interpreted */
+  const uintptr_t walk[][2] = {{203, 4}, {202, 7}, {201, 9}, {300, 12}};
+  cr_expect_str_eq(kinds_of(0xb0030, walk, 4), "iijz");
+  /* in 201's own code after the inlined part */
+  const uintptr_t own[][2] = {{201, 9}, {300, 12}};
+  cr_expect_str_eq(kinds_of(0xb0070, own, 2), "jz");
+  /* the walk disagrees with the chain (another compile's view): up to the nmethod's method */
+  const uintptr_t other[][2] = {{202, 1}, {201, 9}, {300, 12}};
+  cr_expect_str_eq(kinds_of(0xb0030, other, 3), "ijz");
+  /* in the interpreter: the leaf is interpreted though 201 has compiled code */
+  const uintptr_t interp[][2] = {{201, 3}, {300, 12}};
+  cr_expect_str_eq(kinds_of(0xc0010, interp, 2), "zz");
+  /* a native method on top (lineno -3) stays plain */
+  const uintptr_t native[][2] = {{400, (uintptr_t)-3}, {201, 9}};
+  cr_expect_str_eq(kinds_of(0xdead0, native, 2), "-j");
+}
+
+Test(codemap, frame_kinds_of_callers_follow_the_live_code) {
+  add_nmethod_201();
+  /* walked from a pc outside the map (a runtime call): callers judged by what is compiled */
+  const uintptr_t walk[][2] = {{203, 4}, {202, 7}, {201, 9}, {300, 12}};
+  cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "iijz");
+  /* 203 called (not inlined) from 202 at another bci: not inlined; 203 itself not compiled */
+  const uintptr_t call[][2] = {{203, 4}, {202, 8}, {201, 9}};
+  cr_expect_str_eq(kinds_of(0xdead0, call, 3), "zij");
+  /* unloaded: nothing is compiled any more */
+  cr_assert_eq(codemap_remove_method(MID(201), ADDR(0xb0000)), 0);
+  cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "zzzz");
+  /* a reload elsewhere brings it back; a replacing overlap takes it away again */
+  add_nmethod_201();
+  cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "iijz");
+  cr_assert_eq(codemap_add_method(MID(999), ADDR(0xb0080), 0x10, NULL), 0);
+  cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "zzzz");
+  /* two live nmethods say the same: one unload leaves the other's word */
+  add_nmethod_201();
+  cr_assert_eq(codemap_add_method(MID(201), ADDR(0xe0000), 0x100, NULL), 0);
+  cr_assert_eq(codemap_remove_method(MID(201), ADDR(0xb0000)), 0);
+  cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "zzjz");
+}
+
+Test(codemap, frame_kinds_index_grows_and_keeps_counts) {
+  /* many nmethods, each inlining its own callee: the index grows past its first size */
+  for (uintptr_t k = 0; k < 3000; k++) {
+    jmethodID chain[] = {MID(0x100000 + 16 * k), MID(0x200000 + 16 * k)};
+    jint bcis[] = {1, (jint)k};
+    PCStackInfo pc = {(void *)(0x4000000 + 0x100 * k + 8), 2, chain, bcis};
+    jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 1, &pc};
+    cr_assert_eq(codemap_add_method(chain[1], ADDR(0x4000000 + 0x100 * k), 0x100, &inl), 0);
+  }
+  for (uintptr_t k = 0; k < 3000; k += 7) {
+    const uintptr_t walk[][2] = {{0x100000 + 16 * k, 1}, {0x200000 + 16 * k, k}};
+    cr_assert_str_eq(kinds_of(0xdead0, walk, 2), "ij", "k=%lu", (unsigned long)k);
+  }
+  for (uintptr_t k = 0; k < 3000; k += 2)
+    cr_assert_eq(codemap_remove_method(MID(0x200000 + 16 * k), ADDR(0x4000000 + 0x100 * k)), 0);
+  for (uintptr_t k = 0; k < 10; k++) {
+    const uintptr_t walk[][2] = {{0x100000 + 16 * k, 1}, {0x200000 + 16 * k, k}};
+    cr_assert_str_eq(kinds_of(0xdead0, walk, 2), k % 2 ? "ij" : "zz", "k=%lu", (unsigned long)k);
+  }
+  struct codemap_stats st;
+  codemap_stats(&st);
+  cr_assert_eq(st.kinds_lost, 0);
+}
+
 /* ---- 50k entries against a brute-force model ----------------------------------------------- */
 
 #define CELL 16

@@ -7,6 +7,7 @@
 //   forever   busy until killed
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
+//   inline    one thread in a hot loop whose small callee the JIT inlines
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -60,6 +61,22 @@ public class Scenarios {
             for (int i = 0; i < 10_000; i++) { acc += Math.sin(x) + Math.log(x + 1.0); x += 1e-7; }
         }
         return acc;
+    }
+
+    // A small method the JIT inlines into its hot caller; its loop bound is not a constant, so
+    // the loop is kept (not unrolled away) and the time is spent in the inlined code.
+    static int stepRounds = 256;
+    static long mixStep(long x) {
+        for (int i = 0; i < stepRounds; i++) x = x * 6364136223846793005L + i;
+        return x;
+    }
+
+    static long inlineCaller() {
+        long h = 1;
+        while (!stop) {
+            for (int i = 0; i < 10_000; i++) h = mixStep(h ^ i);
+        }
+        return h;
     }
 
     static void spinOnFlag() {
@@ -127,6 +144,9 @@ public class Scenarios {
                 break;
             case "trig":
                 worker("trig", () -> sink += (long) trig());
+                break;
+            case "inline":
+                worker("inline", () -> sink += inlineCaller());
                 break;
             case "lines":
                 worker("lines", () -> sink += twoLoops());
