@@ -33,6 +33,8 @@ CONFIGS = {
     "s1-auto": "interval=1ms,hasrun=auto",
     "s1-cpu": "interval=1ms,hasrun=cpu",
     "s1-regs": "interval=1ms,hasrun=regs",
+    "s1-nomap": "interval=1ms,codemap=off",
+    "s1-ann": "interval=1ms,ann=on",
     "jfr-default": "jfr:default",
     "jfr-profile": "jfr:profile",
 }
@@ -171,7 +173,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=6)
     ap.add_argument("--warmup", type=float, default=2)
-    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--configs", default=",".join(n for n in CONFIGS if n not in ("s1-nomap", "s1-ann")))
     ap.add_argument("--agent", default=os.path.join(ROOT, "build", "agent", "libsampler.so"))
     ap.add_argument("--classes", default=os.path.join(ROOT, "build", "bench", "classes"))
     ap.add_argument("--name", help="results file name (default from the mode and workload)")

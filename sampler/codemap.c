@@ -37,8 +37,9 @@
  * Frame kinds: beside the snapshots, the writers keep a reference-counted index of what live
  * nmethods say about methods — "M has compiled code" and "A is inlined into B at bci" (one
  * reference per record that says it) — updated wherever an edit publishes or drops an nmethod.
- * codemap_frame_kinds() reads it under cm.mu; keys whose count drops to zero stay, so the index
- * only grows with the distinct methods and call sites ever compiled.
+ * codemap_frame_kinds() reads it under its own mutex (never waiting for a writer's grace
+ * period); keys whose count drops to zero stay, so the index only grows with the distinct
+ * methods and call sites ever compiled.
  *
  * Stub names are interned in storage that is never freed, so a hit's name stays valid after
  * the stub is unloaded or the map is torn down.
@@ -112,9 +113,10 @@ static struct {
   struct codemap_stats st;
   char **names; /* interned stub names (open addressing), never freed */
   size_t nnames, capnames;
-  struct ki_slot *ki; /* the frame-kind index (open addressing) */
+  pthread_mutex_t ki_mu; /* the frame-kind index; taken inside mu by writers, alone by readers */
+  struct ki_slot *ki;    /* open addressing */
   size_t nki, capki;
-} cm = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} cm = {.mu = PTHREAD_MUTEX_INITIALIZER, .ki_mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- reader side (signal-safe) ---------------------------------------------------------- */
 
@@ -257,7 +259,7 @@ static int retire_reserve(size_t more) {
 
 static void retire(void *p) { cm.retired[cm.nretired++] = p; /* reserved beforehand */ }
 
-/* ---- the frame-kind index (cm.mu held) -------------------------------------------------- */
+/* ---- the frame-kind index (cm.ki_mu held) ----------------------------------------------- */
 
 static size_t ki_hash(jmethodID callee, jmethodID caller, jint bci) {
   uint64_t h = (uint64_t)(uintptr_t)callee * 0x9e3779b97f4a7c15ull;
@@ -314,10 +316,12 @@ static void ki_add(jmethodID callee, jmethodID caller, jint bci, int delta) {
     k->refs += (uint32_t)delta;
 }
 
-/* Adds (delta 1) or drops (-1) what the nmethod entry e says about its methods. */
+/* Adds (delta 1) or drops (-1) what the nmethod entry e says about its methods. cm.mu held;
+ * takes cm.ki_mu. */
 static void ki_entry(const struct cm_entry *e, int delta) {
   if (e->kind != CODEMAP_NMETHOD)
     return;
+  pthread_mutex_lock(&cm.ki_mu);
   ki_add(e->method, NULL, -1, delta);
   for (uint32_t r = 0; r < e->nrec; r++) {
     const jmethodID *m = e->fm + e->recs[r].first;
@@ -325,6 +329,7 @@ static void ki_entry(const struct cm_entry *e, int delta) {
     for (uint32_t i = 0; i + 1 < e->recs[r].depth; i++)
       ki_add(m[i], m[i + 1], b[i + 1], delta);
   }
+  pthread_mutex_unlock(&cm.ki_mu);
 }
 
 /* ---- snapshots (writers, cm.mu held) ---------------------------------------------------- */
@@ -638,9 +643,11 @@ void codemap_fini(void) {
     free(cm.retired);
     cm.retired = NULL;
     cm.nretired = cm.capretired = 0;
+    pthread_mutex_lock(&cm.ki_mu);
     free(cm.ki);
     cm.ki = NULL;
     cm.nki = cm.capki = 0;
+    pthread_mutex_unlock(&cm.ki_mu);
     memset(&cm.st, 0, sizeof cm.st);
     cm.inited = 0;
   }
@@ -723,7 +730,7 @@ static int chain_matches(const asgct_frame *frames, int nframes, const jmethodID
   return 1;
 }
 
-/* See codemap.h. Takes cm.mu. */
+/* See codemap.h. Takes cm.ki_mu. */
 void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigned char *kinds) {
   int exact = 0; /* frames [0, exact) are decided by the code at pc */
   struct codemap_hit hit;
@@ -745,7 +752,7 @@ void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigne
       exact = 1;
     }
   }
-  pthread_mutex_lock(&cm.mu);
+  pthread_mutex_lock(&cm.ki_mu);
   for (int i = exact; i < n; i++) {
     const asgct_frame *f = &frames[i];
     if (f->lineno == -3)
@@ -757,5 +764,5 @@ void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigne
     else
       kinds[i] = CODEMAP_FRAME_INTERPRETED;
   }
-  pthread_mutex_unlock(&cm.mu);
+  pthread_mutex_unlock(&cm.ki_mu);
 }

@@ -88,7 +88,7 @@ int codemap_lookup(uintptr_t pc, struct codemap_hit *hit);
  * kind comes from the live compiled code: inlined when some live nmethod inlines it into that
  * caller at that bytecode index, else JIT when the method has a live nmethod, else interpreted
  * (an activation that started before its method was compiled can be misjudged JIT). Takes the
- * writer mutex: not signal-safe. */
+ * index's own mutex, which writers hold only while they update the index: not signal-safe. */
 void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigned char *kinds);
 
 /* Number of live entries (a snapshot). Any thread; signal-safe. */

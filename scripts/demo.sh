@@ -19,8 +19,8 @@ out="$root/build/demo"
 mkdir -p "$out"
 echo "== profiling the demo workload (6 s): java -agentlib:sampler=interval=1ms,file=$out/demo-profile.html"
 java -agentlib:sampler=interval=1ms,file="$out/demo-profile.html" -cp build/bench/classes Demo 6000
-echo "== the same as folded stacks, then SVG from them with the flamegraph tool"
-java -agentlib:sampler=interval=1ms,file="$out/demo-profile.folded" -cp build/bench/classes Demo 3000
+echo "== the same as folded stacks with frame kinds (ann), then SVG from them with the flamegraph tool"
+java -agentlib:sampler=interval=1ms,ann,file="$out/demo-profile.folded" -cp build/bench/classes Demo 3000
 flamegraph --palette java --title "Demo (sampler, 1 ms)" "$out/demo-profile.folded" -o "$out/demo-profile.svg"
 echo "== the text report"
 java -agentlib:sampler=interval=1ms,file="$out/demo-profile.txt" -cp build/bench/classes Demo 3000 2>/dev/null

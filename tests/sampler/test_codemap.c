@@ -593,18 +593,37 @@ static void *reader(void *arg) {
   return NULL;
 }
 
+/* Asks for frame kinds while the writers run: a live method is JIT or interpreted, never
+ * anything else, and nothing is read after it was freed (the sanitizer build checks that). */
+static void *kinds_reader(void *arg) {
+  (void)arg;
+  uint64_t seed = 99;
+  while (!atomic_load(&stop)) {
+    asgct_frame f[4];
+    unsigned char k[4];
+    for (int i = 0; i < 4; i++)
+      f[i] = (asgct_frame){(jint)(rng_next(&seed) % 8), ver_id((unsigned)(rng_next(&seed) % (NWRITER * NSLOT)), 1 + rng_next(&seed) % 4)};
+    codemap_frame_kinds(slot_base((unsigned)(rng_next(&seed) % (NWRITER * NSLOT))), f, 4, k);
+    for (int i = 0; i < 4; i++)
+      if (k[i] != CODEMAP_FRAME_JIT && k[i] != CODEMAP_FRAME_INTERPRETED && k[i] != CODEMAP_FRAME_INLINED)
+        atomic_fetch_add(&bad, 1);
+  }
+  return NULL;
+}
+
 Test(codemap, lookups_race_loads_unloads_and_reuse, .timeout = 60) {
-  pthread_t wt[NWRITER], rt[2];
+  pthread_t wt[NWRITER], rt[3];
   for (unsigned i = 0; i < NWRITER; i++)
     pthread_create(&wt[i], NULL, writer, (void *)(uintptr_t)i);
   for (unsigned i = 0; i < 2; i++)
     pthread_create(&rt[i], NULL, reader, (void *)(uintptr_t)i);
+  pthread_create(&rt[2], NULL, kinds_reader, NULL);
   struct timespec d = {1, 500000000};
   nanosleep(&d, NULL);
   atomic_store(&stop, 1);
   for (unsigned i = 0; i < NWRITER; i++)
     pthread_join(wt[i], NULL);
-  for (unsigned i = 0; i < 2; i++)
+  for (unsigned i = 0; i < 3; i++)
     pthread_join(rt[i], NULL);
   struct codemap_stats st;
   codemap_stats(&st);
