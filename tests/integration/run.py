@@ -409,6 +409,41 @@ def case_unattributed():
     check(frac <= 0.02, f"{100*frac:.2f}% of the samples are unattributed (at most 2%)")
 
 
+def case_unload():
+    """Classes loaded by custom class loaders, run hot (JIT-compiled) and unloaded, in a loop for
+    20 s at 1 ms with frame kinds on: no crash, and no frame of a PayloadK class names a method
+    that class does not have (a stale or reused jmethodID or code address would)."""
+    out = tmpfile(".folded")
+    payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
+    check(os.path.exists(os.path.join(payload, "Payload7.class")), f"no payload classes in {payload}")
+    cmd = java_cmd(f"interval=1ms,threads,ann,file={out}", "unload", 20) + [payload]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1500:]}")
+    loaded = int(re.search(r"^loaded (\d+)$", p.stdout, re.M).group(1))
+    unloaded = int(re.search(r"^unloaded (\d+)$", p.stdout, re.M).group(1))
+    stacks = parse_folded(out)
+    s = summary(p.stderr)
+    total = sum(n for k, n in stacks.items() if k.startswith("[unload tid="))
+    in_payload, wrong, unknown = 0, {}, 0
+    for k, n in stacks.items():
+        frames = k.split(";")
+        unknown += n * frames.count("[unknown method]")
+        if any(f.startswith("Payload") for f in frames):
+            in_payload += n
+        for f in frames:
+            m = re.match(r"^Payload(\d)\.([^:]+?)(?::\d+)?(?:_\[[ji0]\])?$", f)
+            if f.startswith("Payload") and (not m or m.group(2) not in
+                                            (f"work{m.group(1)}", f"step{m.group(1)}", "applyAsLong", "<init>")):
+                wrong[f] = wrong.get(f, 0) + n
+    print(f"{loaded} classes loaded, {unloaded} unloaded; unload thread {total} samples, "
+          f"{in_payload} in Payload frames; [unknown method] frames {unknown}; misnamed {wrong or 'none'}; "
+          f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    check(loaded >= 200, f"only {loaded} loads in 20 s")
+    check(unloaded >= 100, f"only {unloaded} classes unloaded: the test does not exercise unloading")
+    check(in_payload >= 0.8 * total, f"only {in_payload} of {total} samples in Payload frames")
+    check(not wrong, f"frames naming a method their class does not have: {wrong}")
+
+
 def case_same_result():
     """The agent does not change what the program computes (exit status, output)."""
     a = run(None, "spin", 1)

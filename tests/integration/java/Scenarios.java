@@ -8,6 +8,9 @@
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 //   inline    one thread in a hot loop whose small callee the JIT inlines
+//   unload    one thread that loads Payload0..7 from the directory given as the third argument
+//             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
+//             every 8 loads unloads them); prints "loaded N" and "unloaded N"
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -79,6 +82,27 @@ public class Scenarios {
         return h;
     }
 
+    static long loadRunUnload(String dir) {
+        long h = 0;
+        int n = 0;
+        try {
+            java.net.URL[] path = {new java.io.File(dir).toURI().toURL()};
+            while (!stop) {
+                try (java.net.URLClassLoader loader = new java.net.URLClassLoader(path, ClassLoader.getPlatformClassLoader())) {
+                    Object p = loader.loadClass("Payload" + (n % 8)).getDeclaredConstructor().newInstance();
+                    h += ((java.util.function.LongUnaryOperator) p).applyAsLong(30_000_000L);
+                }
+                if (++n % 8 == 0) System.gc();
+            }
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+        System.gc();
+        System.out.println("loaded " + n);
+        System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
+        return h;
+    }
+
     static void spinOnFlag() {
         while (!flag) { } // C2: a loop whose registers do not change
     }
@@ -147,6 +171,9 @@ public class Scenarios {
                 break;
             case "inline":
                 worker("inline", () -> sink += inlineCaller());
+                break;
+            case "unload":
+                worker("unload", () -> sink += loadRunUnload(args[2]));
                 break;
             case "lines":
                 worker("lines", () -> sink += twoLoops());
