@@ -22,6 +22,8 @@
 
 #include "asgct.h"
 #include "codemap.h"
+#include "handler.h"
+#include "hotspot.h"
 #include "names.h"
 #include "options.h"
 #include "output.h"
@@ -40,6 +42,8 @@ static struct {
   _Atomic int dead;
   _Atomic int final_written; /* the duration ended and the final profile is on disk */
   pthread_mutex_t dump_lock;
+  struct hotspot_layout hotspot; /* read at setup */
+  const char *hotspot_why;       /* why the layout could not be read, or NULL */
 } A = {.dump_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -104,7 +108,9 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID m, cons
 
 static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length) {
   (void)jvmti;
-  codemap_add_stub(name, addr, length);
+  /* a runtime stub's frame size lets the handler walk past it (hotspot.h) */
+  int frame_words = A.hotspot_why || length <= 0 ? 0 : hotspot_blob_frame_words(&A.hotspot, addr, (size_t)length);
+  codemap_add_stub(name, addr, length, frame_words);
 }
 
 /* ---- threads ---- */
@@ -238,6 +244,28 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
 
 /* ---- VM lifecycle ---- */
 
+static void *libjvm_sym(const char *name, void *ctx) {
+  (void)ctx;
+  return dlsym(RTLD_DEFAULT, name);
+}
+
+/* The anchor walk of samples in VM code called from Java (hotspot.h) needs the JavaThread of
+ * a JNIEnv: found here from the current thread's java.lang.Thread.eetop. */
+static void setup_anchor_walk(JNIEnv *jni, jthread t) {
+  const char *why = A.hotspot_why;
+  if (!why && !A.opt.codemap) why = "codemap=off: the return address is checked against the map";
+  if (!why) {
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jfieldID f = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if (!f) why = "java.lang.Thread has no field eetop";
+    else hotspot_find_env(&A.hotspot, jni, (uintptr_t)(*jni)->GetLongField(jni, t, f), plat_gettid(), &why);
+    if (tc) (*jni)->DeleteLocalRef(jni, tc);
+  }
+  if (!why) handler_set_hotspot(&A.hotspot);
+  output_set_anchor_walk(why);
+}
+
 /* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
  * far, the threads running already, and the sampler thread. At VMInit, or at attach. */
 static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
@@ -256,6 +284,7 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   }
   register_current(jvmti, jni, t);
   register_existing(jvmti, jni);
+  setup_anchor_walk(jni, t);
   start_sampler_thread(jvmti, jni);
 }
 
@@ -302,6 +331,8 @@ static int setup(JavaVM *vm, const char *options) {
     say("%s", "AsyncGetCallTrace not found: sampler needs a HotSpot JVM");
     return -1;
   }
+  /* without the layout, sampling goes on; the report says why VM code is not walked */
+  (void)hotspot_read_layout(libjvm_sym, NULL, &A.hotspot, &A.hotspot_why);
   jvmtiEnv *jvmti = A.jvmti;
   jvmtiCapabilities caps;
   memset(&caps, 0, sizeof caps);

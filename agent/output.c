@@ -22,6 +22,10 @@
 
 static char program[512] = "java";
 
+static const char *anchor_off = "not set up";
+
+void output_set_anchor_walk(const char *why_not) { anchor_off = why_not; }
+
 void output_set_program(const char *p) {
   if (!p || !*p) return;
   snprintf(program, sizeof program, "%s", p);
@@ -190,10 +194,14 @@ static void write_report(FILE *f, const struct agent_options *o) {
       fprintf(f, "  %-21s %" PRIu64 " (code %d)\n", asgct_code_frame(1 - i), st->asgct[i], 1 - i);
   fprintf(f, "  of the failures, through the compiled-code map:\n");
   fprintf(f, "    walked from the Java caller of the stub the PC was in  %" PRIu64 "\n", st->recovered_stub);
+  if (anchor_off)
+    fprintf(f, "    walked from the Java caller of VM code: off (%s)\n", anchor_off);
+  else
+    fprintf(f, "    walked from the Java caller of VM code (frame anchor)  %" PRIu64 "\n", st->recovered_anchor);
   fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n", st->attributed_code);
   fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n", st->named_stub);
   fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
-          fails - st->recovered_stub - st->attributed_code - st->named_stub);
+          fails - st->recovered_stub - st->recovered_anchor - st->attributed_code - st->named_stub);
   fprintf(f, "\n");
 
   fprintf(f, "Signals and losses\n");
@@ -325,7 +333,7 @@ void output_summary(FILE *out, const struct agent_options *o) {
           o->file, opt_format_name(o->format), st->ticks, st->overruns, st->samples, st->units,
           (double)st->cpu_ns / 1e6, traces_count(), st->requests, st->skipped_cpu, st->skipped_idle,
           st->skipped_regs, st->deferred, st->blocked, st->asgct[0], fails,
-          st->recovered_stub + st->attributed_code, st->lost_send, st->lost_units, st->late,
+          st->recovered_stub + st->recovered_anchor + st->attributed_code, st->lost_send, st->lost_units, st->late,
           st->unanswered, st->outstanding, us(hist_quantile(&st->cost, 0.5)), us(hist_quantile(&st->cost, 0.99)),
           us(hist_quantile(&st->latency, 0.5)), (double)st->sampler_cpu_ns / 1e6, (double)st->wall_ns / 1e9,
           registry_registered(), atomic_load(&handler_counters()->stray), atomic_load(&handler_counters()->foreign));

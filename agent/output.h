@@ -18,6 +18,10 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
 /* Sets what the profile's title and report say about the program ("sun.java.command"). */
 void output_set_program(const char *program);
 
+/* Whether samples in VM code called from Java are walked from the thread's frame anchor:
+ * NULL when they are, else why not (a constant text). */
+void output_set_anchor_walk(const char *why_not);
+
 /* Writes the profile as it is now to o->file. Thread-safe (takes traces_lock while it reads
  * the tables); not signal-safe. Returns 0, or -1 with the reason in err (the old file, if
  * any, is then left as it was). */

@@ -69,6 +69,7 @@ struct cm_entry {
   int kind;
   jmethodID method;
   const char *name;
+  int frame_words;
   uint64_t gen;
   uint32_t nrec;
   const struct cm_rec *recs;
@@ -171,6 +172,7 @@ static void fill_hit(const struct cm_entry *e, uintptr_t pc, struct codemap_hit 
   hit->end = e->end;
   hit->method = e->method;
   hit->name = e->name;
+  hit->frame_words = e->frame_words;
   hit->generation = e->gen;
   hit->ninline = 0;
   size_t lo = 0, hi = e->nrec;
@@ -655,7 +657,8 @@ void codemap_fini(void) {
 }
 
 /* Adds one entry (a stub's name is interned first). Any thread, not signal-safe. */
-static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size, const void *info) {
+static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size, const void *info,
+                     int frame_words) {
   int rc = check_range(code, size);
   if (rc)
     return rc;
@@ -665,6 +668,8 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
   } else {
     const char *n = kind == CODEMAP_STUB ? intern(name ? name : "unknown stub") : NULL;
     struct cm_entry *e = kind != CODEMAP_STUB || n ? entry_new(kind, m, n, code, size, info) : NULL;
+    if (e)
+      e->frame_words = frame_words > 0 ? frame_words : 0;
     rc = e ? insert(e) : -ENOMEM;
     if (rc && e)
       free(e);
@@ -675,12 +680,12 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
 
 /* Adds an nmethod; see codemap.h. Any thread, not signal-safe. */
 int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info) {
-  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info);
+  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info, 0);
 }
 
 /* Adds a stub; see codemap.h. Any thread, not signal-safe. */
-int codemap_add_stub(const char *name, const void *code, jint size) {
-  return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL);
+int codemap_add_stub(const char *name, const void *code, jint size, int frame_words) {
+  return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL, frame_words);
 }
 
 /* Removes the nmethod of m at code; see codemap.h. Any thread, not signal-safe. */

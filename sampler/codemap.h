@@ -30,6 +30,7 @@ struct codemap_hit {
   uintptr_t start, end;                     /* the range that contains pc: [start, end) */
   jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
   const char *name;                         /* STUB: its name (stable storage, never freed) */
+  int frame_words;                          /* STUB: its fixed frame size in words, 0 unknown */
   int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */
   jmethodID inl_method[CODEMAP_MAX_INLINE]; /* innermost first, as jvmticmlr's PCStackInfo */
   jint inl_bci[CODEMAP_MAX_INLINE];
@@ -69,8 +70,10 @@ void codemap_fini(void);
 int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info);
 
 /* Adds a stub / generated blob named `name` (copied and interned for the process lifetime;
- * NULL becomes "unknown stub"). Same replacement rule and returns as codemap_add_method. */
-int codemap_add_stub(const char *name, const void *code, jint size);
+ * NULL becomes "unknown stub") whose frames are `frame_words` words (return address
+ * included; 0 when unknown or not fixed). Same replacement rule and returns as
+ * codemap_add_method. */
+int codemap_add_stub(const char *name, const void *code, jint size, int frame_words);
 
 /* Removes the live nmethod of `m` that starts at `code` (CompiledMethodUnload). A later lookup
  * never returns it. Returns 0, -ENOENT (no such live entry: already replaced by a newer load at

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "codemap.h"
+#include "hotspot.h"
 #include "platform.h"
 #include "registry.h"
 
@@ -22,7 +23,61 @@ static struct {
   pid_t pid;
   _Atomic int active;
   struct handler_counters counters;
+  struct hotspot_layout hl; /* valid once anchor_on is set */
+  _Atomic int anchor_on;
 } hs;
+
+/* AsyncGetCallTrace answered -3 (unknown not Java): the thread may be running VM code that
+ * Java called — then its frame anchor has the last Java sp but no pc (see hotspot.h). The
+ * handler fills the pc in as the VM itself would (the return address at sp[-1], which must
+ * lie in code the VM generated), walks, and puts the anchor back as it was. When that last
+ * frame is a runtime stub (an allocation slow path of C1/C2 code), AsyncGetCallTrace cannot
+ * walk it (HotSpot deems a stub's frame never complete), so the anchor is set one frame
+ * further, to the compiled caller: its sp is the stub's sp plus the stub's fixed frame size,
+ * its pc and saved fp the two words below that. Every word read lies on this thread's stack
+ * above the interrupted sp. The thread is in the VM and interrupted by us, so nobody else
+ * reads or writes its anchor meanwhile (a safepoint or handshake waits for a thread in the
+ * VM). Returns 1 when the walk gave frames; s->hit is then where the VM call returns to. */
+static int walk_from_anchor(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
+  if (!atomic_load_explicit(&hs.anchor_on, memory_order_acquire)) return 0;
+  const struct hotspot_layout *l = &hs.hl;
+  char *thread = (char *)env - l->env;
+  if (*(volatile int *)(thread + l->state) != l->in_vm) return 0;
+  volatile uintptr_t *last_sp = (volatile uintptr_t *)(thread + l->anchor + l->last_sp);
+  volatile uintptr_t *last_pc = (volatile uintptr_t *)(thread + l->anchor + l->last_pc);
+  volatile uintptr_t *last_fp = l->last_fp >= 0 ? (volatile uintptr_t *)(thread + l->anchor + l->last_fp) : NULL;
+  uintptr_t sp = *last_sp, hi = *(volatile uintptr_t *)(thread + l->stack_base);
+  size_t size = *(volatile size_t *)(thread + l->stack_size);
+  /* an older frame than the interrupted one, on this thread's stack */
+  if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= plat_uc_sp(uc) || sp > hi || hi - sp > size)
+    return 0;
+  uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
+  if (!codemap_lookup(pc, &s->hit)) return 0;
+  uintptr_t walk_sp = sp, walk_pc = pc, walk_fp = fp;
+  if (s->hit.kind == CODEMAP_STUB && s->hit.frame_words > 0) {
+    struct codemap_hit caller;
+    walk_sp = sp + (uintptr_t)s->hit.frame_words * sizeof(uintptr_t);
+    if (!last_fp || walk_sp > hi) return 0;
+    walk_pc = ((const uintptr_t *)walk_sp)[-1];
+    walk_fp = ((const uintptr_t *)walk_sp)[-2];
+    if (!codemap_lookup(walk_pc, &caller) || caller.kind != CODEMAP_NMETHOD) return 0;
+  }
+  if (last_fp) *last_fp = walk_fp;
+  *last_sp = walk_sp;
+  *last_pc = walk_pc;
+  atomic_signal_fence(memory_order_seq_cst);
+  asgct_trace trace = {env, 0, s->frames};
+  hs.asgct(&trace, registry_depth(), (void *)uc);
+  atomic_signal_fence(memory_order_seq_cst);
+  *last_pc = 0;
+  *last_sp = sp;
+  if (last_fp) *last_fp = fp;
+  if (trace.num_frames <= 0) return 0;
+  s->num_frames = trace.num_frames;
+  s->pc = walk_pc;
+  s->recovered = REC_ANCHOR;
+  return 1;
+}
 
 /* AsyncGetCallTrace failed for slot s at uc: find where the PC is (the compiled-code map);
  * if it is a stub or intrinsic, find its Java caller and walk from there. The caller is tried
@@ -31,6 +86,10 @@ static struct {
  * lies in the thread's known stack, or in the page of sp. */
 static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
   s->fail_code = s->num_frames;
+  if (s->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
+    if (walk_from_anchor(s, uc, env)) return;
+    s->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
+  }
   if (!codemap_lookup(plat_uc_pc(uc), &s->hit) || s->hit.kind != CODEMAP_STUB) return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
   uintptr_t hi = s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
@@ -57,7 +116,7 @@ static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
     if (trace.num_frames > 0) {
       s->num_frames = trace.num_frames;
       s->pc = cand[i].pc;
-      s->recovered = 1;
+      s->recovered = REC_STUB_CALLER;
       return;
     }
   }
@@ -95,7 +154,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     s->in_syscall = plat_uc_in_syscall(uc);
     s->walked = moved || s->mode == REQ_CAPTURE;
     s->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
-    s->recovered = 0;
+    s->recovered = REC_NONE;
     s->pc = plat_uc_pc(uc);
     if (s->walked) {
       JNIEnv *env = NULL;
@@ -110,7 +169,8 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     }
   }
   s->start_ns = t0;
-  s->cpu_exit = plat_self_cpu_ns();
+  /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */
+  s->cpu_exit = s->mode == REQ_CAPTURE ? plat_self_cpu_ns() : 0;
   s->end_ns = plat_mono_ns();
   atomic_store_explicit(&s->req, (REQ_SEQ(w) << 3) | REQ_DONE, memory_order_release);
   atomic_fetch_add_explicit(&hs.counters.acks, 1, memory_order_relaxed);
@@ -133,6 +193,11 @@ int handler_install(int sig, asgct_fn asgct, JavaVM *vm) {
   sigemptyset(&sa.sa_mask);
   if (sigaction(sig, &sa, NULL) != 0) return -errno;
   return 0;
+}
+
+void handler_set_hotspot(const struct hotspot_layout *l) {
+  hs.hl = *l;
+  atomic_store_explicit(&hs.anchor_on, 1, memory_order_release);
 }
 
 void handler_set_active(int on) { atomic_store(&hs.active, on); }

@@ -31,6 +31,13 @@ struct handler_counters {
  * handler that is not ours (somebody else uses it). Call once, before sampling. */
 int handler_install(int sig, asgct_fn asgct, JavaVM *vm);
 
+struct hotspot_layout;
+
+/* Lets the handler walk a thread that runs VM code called from Java from its frame anchor
+ * (see hotspot.h); l must be complete (hotspot_find_env done). Call before sampling starts;
+ * without it such samples stay "[unknown not Java]". */
+void handler_set_hotspot(const struct hotspot_layout *l);
+
 /* Turns sample-taking on or off; a signal arriving while off only counts as stray.
  * Signal-safe. */
 void handler_set_active(int on);

@@ -40,6 +40,13 @@ enum req_mode {
   REQ_IF_MOVED = 1 /* walk only if the register checksum changed since the last request */
 };
 
+/* How a sample AsyncGetCallTrace failed on was walked after all (reg_slot.recovered). */
+enum reg_recovery {
+  REC_NONE = 0,
+  REC_STUB_CALLER = 1, /* from the Java caller of the stub the PC was in (hit: the stub) */
+  REC_ANCHOR = 2       /* from the frame anchor of VM code called from Java (hit: where it returns) */
+};
+
 /* The sampler thread's own per-slot state; nobody else touches it. */
 struct reg_private {
   uint32_t gen;          /* slot generation this state belongs to */
@@ -81,14 +88,16 @@ struct reg_slot {
   int wrong_thread;    /* the signal reached a thread that is not this slot's */
   uint64_t checksum;   /* register checksum at the last request (handler-owned) */
   uint64_t start_ns, end_ns; /* handler entry and exit, CLOCK_MONOTONIC */
-  uint64_t cpu_exit;   /* the thread's CPU clock at handler exit */
+  uint64_t cpu_exit;   /* the thread's CPU clock at handler exit (REQ_CAPTURE only, else 0) */
   asgct_frame *frames; /* `depth` entries, leaf first */
-  uintptr_t pc;        /* where the walk started: the interrupted pc, or a stub's caller's */
-  /* when AsyncGetCallTrace failed: where the PC was, and whether walking from the caller of
-   * the stub it was in worked (frames then hold that walk; fail_code the first answer) */
+  uintptr_t pc;        /* where the walk started: the interrupted pc, a stub's caller's, or
+                          the return address of a VM call's frame anchor */
+  /* when AsyncGetCallTrace failed: where the PC was (or, for REC_ANCHOR, where the VM call
+   * returns to), and whether a second walk worked (frames then hold that walk; fail_code the
+   * first answer) */
   struct codemap_hit hit;
   int fail_code;
-  int recovered;
+  int recovered;       /* enum reg_recovery */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown (set at registration) */
 
   struct reg_private priv;

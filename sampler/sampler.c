@@ -50,7 +50,7 @@ static struct {
   int look_cap;
   int seen_registered;/* registry_registered() at the last round */
   char *namebuf;
-  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated;
+  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm;
   _Atomic uint32_t stop; /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
@@ -77,6 +77,7 @@ int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
   S.id_blocked = traces_intern("[cpu before wait]", 17);
   S.id_unknown_method = traces_intern("[unknown method]", 16);
   S.id_truncated = traces_intern("[callers not walked]", 20);
+  S.id_jvm = traces_intern("[JVM runtime]", 13);
   S.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
   if (S.max_backoff > MAX_BACKOFF_TICKS) S.max_backoff = MAX_BACKOFF_TICKS;
   return handler_install(c->sig, asgct, vm);
@@ -148,7 +149,7 @@ static void record(struct reg_slot *s, uint32_t w) {
   if (s->start_ns >= p->sent_ns) hist_add(&S.st.latency, s->start_ns - p->sent_ns);
   if (p->req_tick + 1 < S.st.ticks) S.st.late++; /* not answered by the round after it */
 
-  if (S.cfg.hasrun != SAMPLER_HASRUN_REGS && s->cpu_exit > p->cpu_base)
+  if (s->cpu_exit > p->cpu_base)
     p->cpu_base = s->cpu_exit; /* what the signal and the handler cost it is ours, not its */
 
   if (s->wrong_thread) {
@@ -164,9 +165,14 @@ static void record(struct reg_slot *s, uint32_t w) {
       if (S.cfg.ann) codemap_frame_kinds(s->pc, s->frames, s->num_frames, S.kinds);
       for (int i = s->num_frames - 1; i >= 0; i--)
         S.fbuf[n++] = method_frame(s->frames[i].method_id, s->frames[i].lineno, S.cfg.ann ? S.kinds[i] : 0);
-      if (s->recovered) { /* walked from the stub's caller: the stub is where the CPU was */
+      if (s->recovered == REC_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
         S.st.recovered_stub++;
         S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
+      } else if (s->recovered == REC_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
+        S.st.recovered_anchor++;
+        if (s->hit.kind == CODEMAP_STUB && strcmp(s->hit.name, "Interpreter") != 0)
+          S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
+        S.fbuf[n++] = S.id_jvm;
       }
     } else if (s->hit.kind == CODEMAP_NMETHOD) {
       /* in compiled code it could not walk: the method, with the inline chain at the PC */

@@ -44,6 +44,7 @@ struct sampler_stats {
   uint64_t blocked;        /* captures that found the thread blocked in a system call */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
   uint64_t recovered_stub;   /* failures walked from the Java caller of the stub the PC was in */
+  uint64_t recovered_anchor; /* failures in VM code called from Java, walked from its frame anchor */
   uint64_t attributed_code;  /* failures attributed through the map to a compiled method */
   uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;

@@ -383,6 +383,33 @@ def case_inline():
     check(not any(re.search(r"_\[[ji0]\]_\[", k) for k in stacks), "a frame with two kinds")
 
 
+def case_alloc():
+    """A thread whose time goes into the VM (large array allocations from compiled code): its
+    samples are walked from the VM call's frame anchor, so they carry its Java method with the
+    runtime stub and a [JVM runtime] leaf; almost none stay [unknown not Java]. (Samples taken
+    while a collection runs stay [GC active]: AsyncGetCallTrace walks nobody then.)"""
+    out = tmpfile(".folded")
+    p = run(f"interval=1ms,threads,file={out}", "alloc", 4)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[alloc tid=")}
+    total = sum(stacks.values())
+    in_method = sum(n for k, n in stacks.items() if ";Scenarios.allocLoop" in k)
+    in_vm = sum(n for k, n in stacks.items() if ";Scenarios.allocLoop;" in k and k.endswith(";[JVM runtime]"))
+    unknown = sum(n for k, n in stacks.items() if "[unknown not Java]" in k)
+    s = summary(p.stderr)
+    print(f"alloc thread: {total} samples, {100*in_method/max(total,1):.1f}% in allocLoop, "
+          f"{100*in_vm/max(total,1):.1f}% in the JVM called from it, {100*unknown/max(total,1):.2f}% "
+          f"[unknown not Java]; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    others = sorted(((n, k) for k, n in stacks.items() if ";Scenarios.allocLoop" not in k), reverse=True)
+    print("  without allocLoop: " + "; ".join(f"{n} {k.split(';', 1)[-1]}" for n, k in others[:4]))
+    check(total > 1000, f"too few samples: {total}")
+    # while a collection runs (these allocations trigger many) AsyncGetCallTrace walks no thread
+    gc = sum(n for k, n in stacks.items() if "[GC active]" in k)
+    check(in_method >= 0.95 * (total - gc), f"only {in_method} of {total - gc} samples outside GC carry allocLoop")
+    check(in_vm >= 0.3 * total, f"only {in_vm} of {total} samples show the VM call under allocLoop")
+    check(unknown <= 0.02 * total, f"{unknown} of {total} samples stayed [unknown not Java]")
+
+
 def case_unattributed():
     """A compute-bound program (the bench mix: compress, crypto, scimark, serialization):
     at most 2% of all samples stay unattributed; prints the fraction by kind."""
@@ -393,7 +420,7 @@ def case_unattributed():
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
     stacks = parse_folded(out)
     total = sum(stacks.values())
-    ok_labels = {"[cpu before wait]", "[callers not walked]"}  # the stack is still attributed
+    ok_labels = {"[cpu before wait]", "[callers not walked]", "[JVM runtime]"}  # the stack is still attributed
     bad = {}
     for k, n in stacks.items():
         labels = [f for f in k.split(";") if f.startswith("[") and f not in ok_labels]

@@ -37,7 +37,7 @@ Test(codemap_noinit, lookup_before_init_finds_nothing) {
   cr_assert_eq(codemap_lookup(0x1000, &h), 0);
   cr_assert_eq(codemap_count(), 0);
   cr_assert_eq(codemap_add_method(MID(1), ADDR(0x1000), 16, NULL), -ENODEV);
-  cr_assert_eq(codemap_add_stub("x", ADDR(0x1000), 16), -ENODEV);
+  cr_assert_eq(codemap_add_stub("x", ADDR(0x1000), 16, 0), -ENODEV);
   cr_assert_eq(codemap_remove_method(MID(1), ADDR(0x1000)), -ENODEV);
 }
 
@@ -58,7 +58,7 @@ Test(codemap, invalid_arguments) {
   } cases[] = {{NULL, 16}, {ADDR(0x1000), 0}, {ADDR(0x1000), -5}, {ADDR(UINTPTR_MAX - 4), 16}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cr_assert_eq(codemap_add_method(MID(1), cases[i].code, cases[i].size, NULL), -EINVAL, "case %zu", i);
-    cr_assert_eq(codemap_add_stub("s", cases[i].code, cases[i].size), -EINVAL, "case %zu", i);
+    cr_assert_eq(codemap_add_stub("s", cases[i].code, cases[i].size, 0), -EINVAL, "case %zu", i);
   }
   cr_assert_eq(codemap_count(), 0);
 }
@@ -96,10 +96,10 @@ Test(codemap, stubs_by_name) {
   char buf[64];
   for (size_t i = 0; i < 4; i++) {
     strcpy(buf, names[i]); /* the map must copy the name */
-    cr_assert_eq(codemap_add_stub(buf, ADDR(0x40000 + i * 0x1000), 0x800), 0);
+    cr_assert_eq(codemap_add_stub(buf, ADDR(0x40000 + i * 0x1000), 0x800, 0), 0);
   }
   memset(buf, 'x', sizeof buf - 1);
-  cr_assert_eq(codemap_add_stub(NULL, ADDR(0x50000), 8), 0);
+  cr_assert_eq(codemap_add_stub(NULL, ADDR(0x50000), 8, 0), 0);
   for (size_t i = 0; i < 4; i++) {
     struct codemap_hit h;
     cr_assert_eq(codemap_lookup(0x40000 + i * 0x1000 + 0x7ff, &h), 1);
@@ -115,11 +115,27 @@ Test(codemap, stubs_by_name) {
   cr_assert_eq(codemap_lookup(0x41000, &h), 1);
   const char *sin = h.name;
   cr_assert_eq(codemap_add_method(MID(3), ADDR(0x41000), 0x800, NULL), 0);
-  cr_assert_eq(codemap_add_stub("libmSin", ADDR(0x60000), 0x10), 0);
+  cr_assert_eq(codemap_add_stub("libmSin", ADDR(0x60000), 0x10, 0), 0);
   cr_assert_eq(codemap_lookup(0x60000, &h), 1);
   cr_assert_eq(h.name, sin);
   cr_assert_str_eq(sin, "libmSin");
   cr_assert_eq(codemap_remove_method(NULL, ADDR(0x60000)), -ENOENT, "stubs are not unloaded as methods");
+}
+
+Test(codemap, stub_frame_size_comes_back_with_the_hit) {
+  struct codemap_hit h;
+  cr_assert_eq(codemap_add_stub("_new_array_Java", ADDR(0x70000), 0x60, 2), 0);
+  cr_assert_eq(codemap_add_stub("Interpreter", ADDR(0x71000), 0x800, 0), 0);
+  cr_assert_eq(codemap_add_stub("bad", ADDR(0x72000), 0x10, -5), 0);
+  cr_assert_eq(codemap_lookup(0x7005f, &h), 1);
+  cr_assert_eq(h.frame_words, 2);
+  cr_assert_eq(codemap_lookup(0x71000, &h), 1);
+  cr_assert_eq(h.frame_words, 0);
+  cr_assert_eq(codemap_lookup(0x72000, &h), 1);
+  cr_assert_eq(h.frame_words, 0, "a negative size is unknown");
+  cr_assert_eq(codemap_add_method(MID(9), ADDR(0x70000), 0x60, NULL), 0);
+  cr_assert_eq(codemap_lookup(0x70000, &h), 1);
+  cr_assert_eq(h.frame_words, 0, "the nmethod that replaced the stub has no stub frame size");
 }
 
 Test(codemap, unload) {
@@ -188,7 +204,7 @@ Test(codemap, overlapping_replacement) {
     cr_assert_eq(codemap_init(), 0);
     for (int i = 0; i < 3; i++)
       cr_assert_eq(codemap_add_method(MID(i + 1), ADDR(0x1000 + i * 0x100), 0x100, NULL), 0);
-    cr_assert_eq(codemap_add_stub("new", ADDR(cases[c].start), (jint)cases[c].size), 0);
+    cr_assert_eq(codemap_add_stub("new", ADDR(cases[c].start), (jint)cases[c].size, 0), 0);
     size_t alive = 1;
     for (int i = 0; i < 3; i++) {
       struct codemap_hit h;
@@ -319,7 +335,7 @@ static void add_nmethod_201(void) {
 
 Test(codemap, frame_kinds_at_the_pc_are_exact) {
   add_nmethod_201();
-  cr_assert_eq(codemap_add_stub("Interpreter", ADDR(0xc0000), 0x1000), 0);
+  cr_assert_eq(codemap_add_stub("Interpreter", ADDR(0xc0000), 0x1000, 0), 0);
   /* in the inlined code: 203 and 202 inlined, 201 JIT, its caller 300 (never compiled) interpreted */
   const uintptr_t walk[][2] = {{203, 4}, {202, 7}, {201, 9}, {300, 12}};
   cr_expect_str_eq(kinds_of(0xb0030, walk, 4), "iijz");

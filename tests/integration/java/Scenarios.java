@@ -74,6 +74,17 @@ public class Scenarios {
         return x;
     }
 
+    // Allocations too large for a thread-local buffer: each one leaves compiled Java code for
+    // the VM (a C2 runtime stub, then the heap allocation and the zeroing in libjvm), where
+    // AsyncGetCallTrace alone answers "unknown not Java".
+    static long allocLoop() {
+        long h = 0;
+        while (!stop) {
+            for (int i = 0; i < 100; i++) { long[] a = new long[(1 << 17) + i]; h += a.length + a[i]; }
+        }
+        return h;
+    }
+
     static long inlineCaller() {
         long h = 1;
         while (!stop) {
@@ -171,6 +182,9 @@ public class Scenarios {
                 break;
             case "inline":
                 worker("inline", () -> sink += inlineCaller());
+                break;
+            case "alloc":
+                worker("alloc", () -> sink += allocLoop());
                 break;
             case "unload":
                 worker("unload", () -> sink += loadRunUnload(args[2]));

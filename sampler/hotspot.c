@@ -1,0 +1,188 @@
+/*
+ * hotspot.c — reads field offsets and constants from libjvm's gHotSpotVM* tables (see
+ * hotspot.h). The tables are arrays of entries whose layout the JVM states itself: each
+ * gHotSpotVM...Offset symbol holds the offset of one member of an entry, ...ArrayStride the
+ * entry size; a NULL type (or name) ends the array.
+ */
+#include "hotspot.h"
+
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct table {
+  const char *base; /* first entry */
+  uint64_t stride;
+};
+
+static int read_u64(hotspot_sym_fn sym, void *ctx, const char *name, uint64_t *v) {
+  const uint64_t *p = sym(name, ctx);
+  if (!p) return -1;
+  *v = *p;
+  return 0;
+}
+
+static int read_table(hotspot_sym_fn sym, void *ctx, const char *array, const char *stride,
+                      struct table *t) {
+  const char *const *p = sym(array, ctx);
+  if (!p || !*p || read_u64(sym, ctx, stride, &t->stride) != 0 || t->stride == 0) return -1;
+  t->base = *p;
+  return 0;
+}
+
+static const char *str_at(const char *entry, uint64_t off) {
+  const char *s;
+  memcpy(&s, entry + off, sizeof s);
+  return s;
+}
+
+/* Offset of a non-static field, or -1. */
+static long field(hotspot_sym_fn sym, void *ctx, const char *type, const char *name) {
+  struct table t;
+  uint64_t tn, fn, st, off;
+  if (read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &t) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMStructEntryTypeNameOffset", &tn) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMStructEntryFieldNameOffset", &fn) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMStructEntryIsStaticOffset", &st) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMStructEntryOffsetOffset", &off) != 0)
+    return -1;
+  for (const char *e = t.base;; e += t.stride) {
+    const char *tname = str_at(e, tn), *fname = str_at(e, fn);
+    if (!tname) return -1;
+    int32_t is_static;
+    memcpy(&is_static, e + st, sizeof is_static);
+    if (fname && !is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
+      uint64_t v;
+      memcpy(&v, e + off, sizeof v);
+      return v <= 1u << 20 ? (long)v : -1; /* a field offset within a plausible object */
+    }
+  }
+}
+
+static int int_constant(hotspot_sym_fn sym, void *ctx, const char *name, int *v) {
+  struct table t;
+  uint64_t nm, val;
+  if (read_table(sym, ctx, "gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride", &t) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMIntConstantEntryNameOffset", &nm) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMIntConstantEntryValueOffset", &val) != 0)
+    return -1;
+  for (const char *e = t.base;; e += t.stride) {
+    const char *n = str_at(e, nm);
+    if (!n) return -1;
+    if (strcmp(n, name) == 0) {
+      int32_t x;
+      memcpy(&x, e + val, sizeof x);
+      *v = x;
+      return 0;
+    }
+  }
+}
+
+int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l, const char **why) {
+  static const struct {
+    const char *type, *name, *what;
+    size_t at;
+  } need[] = {
+      {"JavaThread", "_anchor", "JavaThread::_anchor", offsetof(struct hotspot_layout, anchor)},
+      {"JavaFrameAnchor", "_last_Java_sp", "JavaFrameAnchor::_last_Java_sp", offsetof(struct hotspot_layout, last_sp)},
+      {"JavaFrameAnchor", "_last_Java_pc", "JavaFrameAnchor::_last_Java_pc", offsetof(struct hotspot_layout, last_pc)},
+      {"JavaThread", "_thread_state", "JavaThread::_thread_state", offsetof(struct hotspot_layout, state)},
+      {"JavaThread", "_stack_base", "JavaThread::_stack_base", offsetof(struct hotspot_layout, stack_base)},
+      {"JavaThread", "_stack_size", "JavaThread::_stack_size", offsetof(struct hotspot_layout, stack_size)},
+      {"JavaThread", "_osthread", "JavaThread::_osthread", offsetof(struct hotspot_layout, osthread)},
+      {"OSThread", "_thread_id", "OSThread::_thread_id", offsetof(struct hotspot_layout, os_tid)},
+  };
+  memset(l, 0, sizeof *l);
+  if (!sym("gHotSpotVMStructs", ctx)) {
+    *why = "this JVM exports no gHotSpotVMStructs table (not HotSpot?)";
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+    long v = field(sym, ctx, need[i].type, need[i].name);
+    if (v < 0) {
+      *why = need[i].what;
+      return -1;
+    }
+    memcpy((char *)l + need[i].at, &v, sizeof v);
+  }
+  if (int_constant(sym, ctx, "_thread_in_vm", &l->in_vm) != 0) {
+    *why = "the constant _thread_in_vm";
+    return -1;
+  }
+  l->last_fp = field(sym, ctx, "JavaFrameAnchor", "_last_Java_fp");
+  l->blob_code_begin = field(sym, ctx, "CodeBlob", "_code_begin");
+  l->blob_code_end = field(sym, ctx, "CodeBlob", "_code_end");
+  l->blob_frame_size = field(sym, ctx, "CodeBlob", "_frame_size");
+  l->blob_size = field(sym, ctx, "CodeBlob", "_size");
+  l->blob_header_size = field(sym, ctx, "CodeBlob", "_header_size");
+  return 0;
+}
+
+#define BLOB_SEARCH 1024 /* bytes before the code searched for the blob's header */
+
+static int32_t int_at(const unsigned char *p, long off) {
+  int32_t v;
+  memcpy(&v, p + off, sizeof v);
+  return v;
+}
+
+static uintptr_t ptr_at(const unsigned char *p, long off) {
+  uintptr_t v;
+  memcpy(&v, p + off, sizeof v);
+  return v;
+}
+
+int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size) {
+  const long offs[] = {l->blob_code_begin, l->blob_code_end, l->blob_frame_size, l->blob_size, l->blob_header_size};
+  long need = 0;
+  for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+    if (offs[i] < 0) return 0;
+    if (offs[i] + 8 > need) need = offs[i] + 8;
+  }
+  uintptr_t c = (uintptr_t)code;
+  if (c < BLOB_SEARCH || need > BLOB_SEARCH) return 0;
+  /* read the window through the kernel: a part that is not mapped fails the read instead of
+   * faulting; then only the part in the code's own page is read (a blob at the start of a
+   * mapping) */
+  unsigned char buf[BLOB_SEARCH];
+  size_t len = BLOB_SEARCH, in_page = (size_t)(c - 1) % (size_t)sysconf(_SC_PAGESIZE) + 1;
+  for (int tries = 0;; tries++) {
+    if (tries == 2 || len < (size_t)need) return 0;
+    struct iovec local = {buf, len}, remote = {(void *)(c - len), len};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len) break;
+    if (in_page >= len) return 0;
+    len = in_page;
+  }
+  /* the header: its code range is exactly this one, its header ends at or before the code and
+   * the blob's size covers the code (other words of a header can repeat the code's bounds) */
+  for (size_t back = ((size_t)need + 7) & ~(size_t)7; back <= len; back += 8) {
+    const unsigned char *h = buf + len - back; /* h + need <= buf + len */
+    int32_t header = int_at(h, l->blob_header_size), total = int_at(h, l->blob_size);
+    if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size || header <= 0 ||
+        (size_t)header > back || total <= 0 || back + size > (size_t)total)
+      continue;
+    int32_t frame = int_at(h, l->blob_frame_size);
+    return frame > 0 && frame <= 4096 ? frame : 0;
+  }
+  return 0;
+}
+
+int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t java_thread, int tid,
+                     const char **why) {
+  uintptr_t env = (uintptr_t)jni_env;
+  if (!java_thread || env < java_thread || env - java_thread > 1u << 20) {
+    *why = "the JNIEnv does not lie inside the thread's JavaThread";
+    return -1;
+  }
+  const char *thread = (const char *)java_thread;
+  const char *os;
+  memcpy(&os, thread + l->osthread, sizeof os);
+  int32_t os_tid = 0;
+  if (os) memcpy(&os_tid, os + l->os_tid, sizeof os_tid);
+  if (!os || os_tid != tid) {
+    *why = "the JavaThread's OSThread does not name the current thread";
+    return -1;
+  }
+  l->env = (long)(env - java_thread);
+  return 0;
+}

@@ -1,0 +1,206 @@
+/*
+ * test_hotspot.c — reading HotSpot's self-description: field offsets and constants from
+ * gHotSpotVM*-style tables (a fake JVM's, laid out with other strides and member offsets than
+ * HotSpot's, so nothing in the reader may assume them), a code blob's frame size found before
+ * its code (with a decoy nearer the code and an unmapped page below), and the JNIEnv offset
+ * check.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hotspot.h"
+
+/* A struct-table entry whose members are in another order than HotSpot's. */
+struct fake_field {
+  uint64_t offset;
+  int32_t pad;
+  int32_t is_static;
+  const char *field;
+  const char *type;
+  const char *type_string;
+  void *address;
+};
+
+struct fake_int {
+  int32_t value;
+  const char *name;
+};
+
+static struct fake_field fields[32];
+static struct fake_int ints[8];
+static void *fields_ptr = fields, *ints_ptr = ints;
+static uint64_t f_stride = sizeof(struct fake_field), f_type = offsetof(struct fake_field, type),
+                f_name = offsetof(struct fake_field, field), f_static = offsetof(struct fake_field, is_static),
+                f_off = offsetof(struct fake_field, offset), i_stride = sizeof(struct fake_int),
+                i_name = offsetof(struct fake_int, name), i_value = offsetof(struct fake_int, value);
+static int no_tables;
+
+static void *fake_sym(const char *name, void *ctx) {
+  (void)ctx;
+  if (no_tables) return NULL;
+  static const struct {
+    const char *name;
+    void *at;
+  } syms[] = {
+      {"gHotSpotVMStructs", &fields_ptr},
+      {"gHotSpotVMStructEntryArrayStride", &f_stride},
+      {"gHotSpotVMStructEntryTypeNameOffset", &f_type},
+      {"gHotSpotVMStructEntryFieldNameOffset", &f_name},
+      {"gHotSpotVMStructEntryIsStaticOffset", &f_static},
+      {"gHotSpotVMStructEntryOffsetOffset", &f_off},
+      {"gHotSpotVMIntConstants", &ints_ptr},
+      {"gHotSpotVMIntConstantEntryArrayStride", &i_stride},
+      {"gHotSpotVMIntConstantEntryNameOffset", &i_name},
+      {"gHotSpotVMIntConstantEntryValueOffset", &i_value},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+    if (strcmp(syms[i].name, name) == 0) return syms[i].at;
+  return NULL;
+}
+
+static int nfields;
+static void add_field(const char *type, const char *field, uint64_t off, int is_static) {
+  fields[nfields++] = (struct fake_field){.type = type, .field = field, .offset = off, .is_static = is_static};
+}
+
+static void full_table(void) {
+  memset(fields, 0, sizeof fields);
+  memset(ints, 0, sizeof ints);
+  nfields = 0;
+  no_tables = 0;
+  add_field("JavaThread", "_anchor", 1000, 1); /* a static of the same name: not the field */
+  add_field("Thread", "_anchor", 1, 0);        /* another type's field of the same name */
+  add_field("JavaThread", "_anchor", 656, 0);
+  add_field("JavaFrameAnchor", "_last_Java_sp", 0, 0);
+  add_field("JavaFrameAnchor", "_last_Java_pc", 8, 0);
+  add_field("JavaFrameAnchor", "_last_Java_fp", 16, 0);
+  add_field("JavaThread", "_thread_state", 824, 0);
+  add_field("JavaThread", "_stack_base", 592, 0);
+  add_field("JavaThread", "_stack_size", 600, 0);
+  add_field("JavaThread", "_osthread", 560, 0);
+  add_field("OSThread", "_thread_id", 208, 0);
+  add_field("CodeBlob", "_size", 12, 0);
+  add_field("CodeBlob", "_header_size", 16, 0);
+  add_field("CodeBlob", "_frame_size", 28, 0);
+  add_field("CodeBlob", "_code_begin", 32, 0);
+  add_field("CodeBlob", "_code_end", 40, 0);
+  ints[0] = (struct fake_int){4, "_thread_in_native"};
+  ints[1] = (struct fake_int){6, "_thread_in_vm"};
+}
+
+static void drop_field(const char *type, const char *field) {
+  for (int i = 0; i < nfields; i++)
+    if (strcmp(fields[i].type, type) == 0 && strcmp(fields[i].field, field) == 0) fields[i].field = "gone";
+}
+
+Test(hotspot, layout_from_the_tables) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "%s", why ? why : "");
+  cr_assert_eq(l.anchor, 656, "the non-static JavaThread::_anchor, not a static or another type's");
+  cr_assert_eq(l.last_sp, 0);
+  cr_assert_eq(l.last_pc, 8);
+  cr_assert_eq(l.last_fp, 16);
+  cr_assert_eq(l.state, 824);
+  cr_assert_eq(l.stack_base, 592);
+  cr_assert_eq(l.stack_size, 600);
+  cr_assert_eq(l.osthread, 560);
+  cr_assert_eq(l.os_tid, 208);
+  cr_assert_eq(l.in_vm, 6);
+  cr_assert_eq(l.blob_frame_size, 28);
+  cr_assert_eq(l.blob_code_begin, 32);
+  cr_assert_eq(l.blob_code_end, 40);
+}
+
+Test(hotspot, a_missing_field_is_named) {
+  full_table();
+  drop_field("JavaFrameAnchor", "_last_Java_pc");
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert_str_eq(why, "JavaFrameAnchor::_last_Java_pc");
+
+  full_table();
+  ints[1].name = "_thread_in_vm_trans";
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert_str_eq(why, "the constant _thread_in_vm");
+
+  no_tables = 1;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert(strstr(why, "gHotSpotVMStructs"), "%s", why);
+}
+
+Test(hotspot, optional_fields_may_be_missing) {
+  full_table();
+  drop_field("JavaFrameAnchor", "_last_Java_fp");
+  drop_field("CodeBlob", "_frame_size");
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  cr_assert_eq(l.last_fp, -1);
+  cr_assert_eq(l.blob_frame_size, -1);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)0x100000, 64), 0, "no frame size without the field");
+}
+
+/* A blob header at `h` for code [code, code + size). */
+static void put_blob(unsigned char *h, uintptr_t code, size_t size, int32_t header, int32_t total, int32_t frame) {
+  memcpy(h + 12, &total, 4);
+  memcpy(h + 16, &header, 4);
+  memcpy(h + 28, &frame, 4);
+  uintptr_t end = code + size;
+  memcpy(h + 32, &code, 8);
+  memcpy(h + 40, &end, 8);
+}
+
+Test(hotspot, blob_frame_size_is_found_before_the_code) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  long page = sysconf(_SC_PAGESIZE);
+  /* an unmapped page, then the blob at the start of the next: the search window below the
+   * code reaches into the unmapped page and must shrink instead of faulting */
+  unsigned char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(m, MAP_FAILED);
+  cr_assert_eq(mprotect(m, page, PROT_NONE), 0);
+  unsigned char *blob = m + page;
+  memset(blob, 0, page);
+  uintptr_t code = (uintptr_t)blob + 112;
+  put_blob(blob, code, 96, 104, 208, 2);
+  /* nearer the code, words that repeat the code's bounds (as _content_begin/_data_end do) */
+  memcpy(blob + 16 + 32, &code, 8);
+  uintptr_t end = code + 96;
+  memcpy(blob + 16 + 40, &end, 8);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 2);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 95), 0, "another size: not this blob");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(code + 8), 88), 0, "no header for that code");
+  put_blob(blob, code, 96, 104, 208, 100000);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "an implausible frame size");
+  put_blob(blob, code, 96, 120, 208, 2);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "a header that would overlap the code");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(m + 64), 16), 0, "code in an unreadable page");
+  munmap(m, 2 * page);
+}
+
+Test(hotspot, env_offset_is_checked_against_the_thread) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  static unsigned char thread[2048], os[512];
+  int32_t tid = 4242;
+  memcpy(os + 208, &tid, 4);
+  const unsigned char *osp = os;
+  memcpy(thread + 560, &osp, sizeof osp);
+  const void *env = thread + 1024;
+  cr_assert_eq(hotspot_find_env(&l, env, (uintptr_t)thread, 4242, &why), 0, "%s", why);
+  cr_assert_eq(l.env, 1024);
+  cr_assert_eq(hotspot_find_env(&l, env, (uintptr_t)thread, 4243, &why), -1);
+  cr_assert(strstr(why, "OSThread"), "%s", why);
+  cr_assert_eq(hotspot_find_env(&l, thread, (uintptr_t)(thread + 8), 4242, &why), -1);
+  cr_assert(strstr(why, "JNIEnv"), "%s", why);
+  cr_assert_eq(hotspot_find_env(&l, env, 0, 4242, &why), -1, "no JavaThread");
+}
