@@ -342,13 +342,19 @@ def case_attach():
     summary(err)
 
 
+def run_thread(scenario, seconds, opts="interval=1ms,threads"):
+    """Runs a scenario with a root frame per thread; returns the process and the stacks
+    ({stack: count}) of its thread, which is named after the scenario."""
+    out = tmpfile(".folded")
+    p = run(f"{opts},file={out}", scenario, seconds)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    return p, {k: n for k, n in parse_folded(out).items() if k.startswith(f"[{scenario} tid=")}
+
+
 def case_trig():
     """A thread living in the Math.sin/Math.log intrinsic stubs: >= 95% of its samples carry its
     Java method, with the stub frame above it (recovered through the compiled-code map)."""
-    out = tmpfile(".folded")
-    p = run(f"interval=1ms,threads,file={out}", "trig", 5)
-    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
-    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[trig tid=")}
+    p, stacks = run_thread("trig", 5)
     total = sum(stacks.values())
     with_method = sum(n for k, n in stacks.items() if "Scenarios.trig" in k)
     with_stub = sum(n for k, n in stacks.items() if re.search(r"Scenarios\.trig;[^;]*(Sin|Log|sin|log)[^;]*$", k))
@@ -364,10 +370,7 @@ def case_trig():
 def case_inline():
     """A small method the JIT inlines into a hot caller shows as an _[i] frame under the caller's
     _[j] frame; the frames the interpreter runs carry _[0]."""
-    out = tmpfile(".folded")
-    p = run(f"interval=1ms,threads,ann,file={out}", "inline", 4)
-    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
-    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[inline tid=")}
+    p, stacks = run_thread("inline", 4, "interval=1ms,threads,ann")
     total = sum(stacks.values())
     inlined = sum(n for k, n in stacks.items() if k.endswith(";Scenarios.inlineCaller_[j];Scenarios.mixStep_[i]"))
     kinds = {}
@@ -388,10 +391,7 @@ def case_alloc():
     samples are walked from the VM call's frame anchor, so they carry its Java method with the
     runtime stub and a [JVM runtime] leaf; almost none stay [unknown not Java]. (Samples taken
     while a collection runs stay [GC active]: AsyncGetCallTrace walks nobody then.)"""
-    out = tmpfile(".folded")
-    p = run(f"interval=1ms,threads,file={out}", "alloc", 4)
-    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
-    stacks = {k: n for k, n in parse_folded(out).items() if k.startswith("[alloc tid=")}
+    p, stacks = run_thread("alloc", 4)
     total = sum(stacks.values())
     in_method = sum(n for k, n in stacks.items() if ";Scenarios.allocLoop" in k)
     in_vm = sum(n for k, n in stacks.items() if ";Scenarios.allocLoop;" in k and k.endswith(";[JVM runtime]"))
