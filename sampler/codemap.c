@@ -70,6 +70,7 @@ struct cm_entry {
   jmethodID method;
   const char *name;
   int frame_words;
+  int interpreter; /* the stub is HotSpot's template interpreter, decided once at add */
   uint64_t gen;
   uint32_t nrec;
   const struct cm_rec *recs;
@@ -173,6 +174,7 @@ static void fill_hit(const struct cm_entry *e, uintptr_t pc, struct codemap_hit 
   hit->method = e->method;
   hit->name = e->name;
   hit->frame_words = e->frame_words;
+  hit->interpreter = e->interpreter;
   hit->generation = e->gen;
   hit->ninline = 0;
   size_t lo = 0, hi = e->nrec;
@@ -668,8 +670,10 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
   } else {
     const char *n = kind == CODEMAP_STUB ? intern(name ? name : "unknown stub") : NULL;
     struct cm_entry *e = kind != CODEMAP_STUB || n ? entry_new(kind, m, n, code, size, info) : NULL;
-    if (e)
+    if (e) {
       e->frame_words = frame_words > 0 ? frame_words : 0;
+      e->interpreter = kind == CODEMAP_STUB && strcmp(n, "Interpreter") == 0;
+    }
     rc = e ? insert(e) : -ENOMEM;
     if (rc && e)
       free(e);
@@ -752,7 +756,7 @@ void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigne
       }
       for (int i = 0; i < exact; i++)
         kinds[i] = i + 1 < exact ? CODEMAP_FRAME_INLINED : CODEMAP_FRAME_JIT;
-    } else if (strcmp(hit.name, "Interpreter") == 0 && frames[0].lineno != -3) {
+    } else if (hit.interpreter && frames[0].lineno != -3) {
       kinds[0] = CODEMAP_FRAME_INTERPRETED;
       exact = 1;
     }

@@ -31,6 +31,7 @@ struct codemap_hit {
   jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
   const char *name;                         /* STUB: its name (stable storage, never freed) */
   int frame_words;                          /* STUB: its fixed frame size in words, 0 unknown */
+  int interpreter;                          /* STUB: it is the template interpreter ("Interpreter") */
   int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */
   jmethodID inl_method[CODEMAP_MAX_INLINE]; /* innermost first, as jvmticmlr's PCStackInfo */
   jint inl_bci[CODEMAP_MAX_INLINE];

@@ -170,7 +170,7 @@ static void record(struct reg_slot *s, uint32_t w) {
         S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
       } else if (s->recovered == REC_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
         S.st.recovered_anchor++;
-        if (s->hit.kind == CODEMAP_STUB && strcmp(s->hit.name, "Interpreter") != 0)
+        if (s->hit.kind == CODEMAP_STUB && !s->hit.interpreter) /* its frame is the _[0] one */
           S.fbuf[n++] = traces_intern(s->hit.name, strlen(s->hit.name));
         S.fbuf[n++] = S.id_jvm;
       }

@@ -122,15 +122,17 @@ Test(codemap, stubs_by_name) {
   cr_assert_eq(codemap_remove_method(NULL, ADDR(0x60000)), -ENOENT, "stubs are not unloaded as methods");
 }
 
-Test(codemap, stub_frame_size_comes_back_with_the_hit) {
+Test(codemap, stub_frame_size_and_interpreter_come_back_with_the_hit) {
   struct codemap_hit h;
   cr_assert_eq(codemap_add_stub("_new_array_Java", ADDR(0x70000), 0x60, 2), 0);
   cr_assert_eq(codemap_add_stub("Interpreter", ADDR(0x71000), 0x800, 0), 0);
   cr_assert_eq(codemap_add_stub("bad", ADDR(0x72000), 0x10, -5), 0);
   cr_assert_eq(codemap_lookup(0x7005f, &h), 1);
   cr_assert_eq(h.frame_words, 2);
+  cr_assert_eq(h.interpreter, 0);
   cr_assert_eq(codemap_lookup(0x71000, &h), 1);
   cr_assert_eq(h.frame_words, 0);
+  cr_assert_eq(h.interpreter, 1, "the template interpreter is told apart once, at add");
   cr_assert_eq(codemap_lookup(0x72000, &h), 1);
   cr_assert_eq(h.frame_words, 0, "a negative size is unknown");
   cr_assert_eq(codemap_add_method(MID(9), ADDR(0x70000), 0x60, NULL), 0);
