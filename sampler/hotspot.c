@@ -36,25 +36,33 @@ static const char *str_at(const char *entry, uint64_t off) {
   return s;
 }
 
-/* Offset of a non-static field, or -1. */
-static long field(hotspot_sym_fn sym, void *ctx, const char *type, const char *name) {
+/* gHotSpotVMStructs and where an entry keeps its type name, field name, static flag, offset. */
+struct structs {
   struct table t;
-  uint64_t tn, fn, st, off;
-  if (read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &t) != 0 ||
-      read_u64(sym, ctx, "gHotSpotVMStructEntryTypeNameOffset", &tn) != 0 ||
-      read_u64(sym, ctx, "gHotSpotVMStructEntryFieldNameOffset", &fn) != 0 ||
-      read_u64(sym, ctx, "gHotSpotVMStructEntryIsStaticOffset", &st) != 0 ||
-      read_u64(sym, ctx, "gHotSpotVMStructEntryOffsetOffset", &off) != 0)
-    return -1;
-  for (const char *e = t.base;; e += t.stride) {
-    const char *tname = str_at(e, tn), *fname = str_at(e, fn);
+  uint64_t type, field, is_static, offset;
+};
+
+static int read_structs(hotspot_sym_fn sym, void *ctx, struct structs *v) {
+  return read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &v->t) != 0 ||
+                 read_u64(sym, ctx, "gHotSpotVMStructEntryTypeNameOffset", &v->type) != 0 ||
+                 read_u64(sym, ctx, "gHotSpotVMStructEntryFieldNameOffset", &v->field) != 0 ||
+                 read_u64(sym, ctx, "gHotSpotVMStructEntryIsStaticOffset", &v->is_static) != 0 ||
+                 read_u64(sym, ctx, "gHotSpotVMStructEntryOffsetOffset", &v->offset) != 0
+             ? -1
+             : 0;
+}
+
+/* Offset of a non-static field, or -1. */
+static long field(const struct structs *v, const char *type, const char *name) {
+  for (const char *e = v->t.base;; e += v->t.stride) {
+    const char *tname = str_at(e, v->type), *fname = str_at(e, v->field);
     if (!tname) return -1;
     int32_t is_static;
-    memcpy(&is_static, e + st, sizeof is_static);
+    memcpy(&is_static, e + v->is_static, sizeof is_static);
     if (fname && !is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
-      uint64_t v;
-      memcpy(&v, e + off, sizeof v);
-      return v <= 1u << 20 ? (long)v : -1; /* a field offset within a plausible object */
+      uint64_t off;
+      memcpy(&off, e + v->offset, sizeof off);
+      return off <= 1u << 20 ? (long)off : -1; /* a field offset within a plausible object */
     }
   }
 }
@@ -93,12 +101,13 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
       {"OSThread", "_thread_id", "OSThread::_thread_id", offsetof(struct hotspot_layout, os_tid)},
   };
   memset(l, 0, sizeof *l);
-  if (!sym("gHotSpotVMStructs", ctx)) {
-    *why = "this JVM exports no gHotSpotVMStructs table (not HotSpot?)";
+  struct structs vs;
+  if (read_structs(sym, ctx, &vs) != 0) {
+    *why = "this JVM exports no readable gHotSpotVMStructs table (not HotSpot?)";
     return -1;
   }
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-    long v = field(sym, ctx, need[i].type, need[i].name);
+    long v = field(&vs, need[i].type, need[i].name);
     if (v < 0) {
       *why = need[i].what;
       return -1;
@@ -109,12 +118,12 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
     *why = "the constant _thread_in_vm";
     return -1;
   }
-  l->last_fp = field(sym, ctx, "JavaFrameAnchor", "_last_Java_fp");
-  l->blob_code_begin = field(sym, ctx, "CodeBlob", "_code_begin");
-  l->blob_code_end = field(sym, ctx, "CodeBlob", "_code_end");
-  l->blob_frame_size = field(sym, ctx, "CodeBlob", "_frame_size");
-  l->blob_size = field(sym, ctx, "CodeBlob", "_size");
-  l->blob_header_size = field(sym, ctx, "CodeBlob", "_header_size");
+  l->last_fp = field(&vs, "JavaFrameAnchor", "_last_Java_fp");
+  l->blob_code_begin = field(&vs, "CodeBlob", "_code_begin");
+  l->blob_code_end = field(&vs, "CodeBlob", "_code_end");
+  l->blob_frame_size = field(&vs, "CodeBlob", "_frame_size");
+  l->blob_size = field(&vs, "CodeBlob", "_size");
+  l->blob_header_size = field(&vs, "CodeBlob", "_header_size");
   return 0;
 }
 

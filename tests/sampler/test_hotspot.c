@@ -101,18 +101,17 @@ Test(hotspot, layout_from_the_tables) {
   const char *why = NULL;
   cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "%s", why ? why : "");
   cr_assert_eq(l.anchor, 656, "the non-static JavaThread::_anchor, not a static or another type's");
-  cr_assert_eq(l.last_sp, 0);
-  cr_assert_eq(l.last_pc, 8);
-  cr_assert_eq(l.last_fp, 16);
-  cr_assert_eq(l.state, 824);
-  cr_assert_eq(l.stack_base, 592);
-  cr_assert_eq(l.stack_size, 600);
-  cr_assert_eq(l.osthread, 560);
-  cr_assert_eq(l.os_tid, 208);
-  cr_assert_eq(l.in_vm, 6);
-  cr_assert_eq(l.blob_frame_size, 28);
-  cr_assert_eq(l.blob_code_begin, 32);
-  cr_assert_eq(l.blob_code_end, 40);
+  const struct {
+    const char *what;
+    long got, want;
+  } expect[] = {{"last_sp", l.last_sp, 0},       {"last_pc", l.last_pc, 8},
+                {"last_fp", l.last_fp, 16},      {"state", l.state, 824},
+                {"stack_base", l.stack_base, 592}, {"stack_size", l.stack_size, 600},
+                {"osthread", l.osthread, 560},   {"os_tid", l.os_tid, 208},
+                {"in_vm", l.in_vm, 6},           {"blob_frame_size", l.blob_frame_size, 28},
+                {"blob_code_begin", l.blob_code_begin, 32}, {"blob_code_end", l.blob_code_end, 40}};
+  for (size_t i = 0; i < sizeof expect / sizeof *expect; i++)
+    cr_assert_eq(expect[i].got, expect[i].want, "%s: %ld, not %ld", expect[i].what, expect[i].got, expect[i].want);
 }
 
 Test(hotspot, a_missing_field_is_named) {
