@@ -1,28 +1,26 @@
 /*
- * platform/linux.c — Linux primitives (see platform.h): thread ids, directed signals with a
- * value, per-thread CPU clocks, futexes. Functions marked signal-safe in platform.h use raw
- * system calls only and preserve errno.
+ * platform/linux.c — the Linux primitives of the sampler thread and of set-up (see
+ * platform.h): directed signals with a value, other threads' CPU clocks and scheduler state,
+ * futexes, the thread list and stacks, checked memory reads. None of this runs in the signal
+ * handler (that part is linux_signal.c); functions documented signal-safe here are so only
+ * because they are single system calls.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "platform.h"
-
-static uint64_t ts_ns(const struct timespec *ts) {
-  return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
-}
-
-pid_t plat_gettid(void) {
-  int e = errno;
-  pid_t t = (pid_t)syscall(SYS_gettid);
-  errno = e;
-  return t;
-}
 
 int plat_signal_thread(pid_t tid, int sig, int value) {
   int e = errno;
@@ -48,22 +46,26 @@ int plat_thread_cpu_ns(pid_t tid, uint64_t *ns) {
     errno = e;
     return rc;
   }
-  *ns = ts_ns(&ts);
+  *ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   return 0;
 }
 
-uint64_t plat_self_cpu_ns(void) {
-  struct timespec ts;
+int plat_thread_running(pid_t tid) {
+  /* opened and closed each time: keeping a descriptor per thread open could take file
+   * descriptors the application needs */
+  char buf[512];
+  snprintf(buf, sizeof buf, "/proc/self/task/%d/stat", (int)tid);
+  int fd = open(buf, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
   int e = errno;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  errno = e;
-  return ts_ns(&ts);
-}
-
-uint64_t plat_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts_ns(&ts);
+  close(fd);
+  if (n < 0) return -e;
+  if (n == 0) return -ESRCH;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+  if (!paren || paren[1] != ' ' || !paren[2]) return -EPROTO;
+  return paren[2] == 'R';
 }
 
 int plat_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_ns) {
@@ -79,4 +81,50 @@ void plat_futex_wake(const uint32_t *addr, int n) {
   int e = errno;
   syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
   errno = e;
+}
+
+int plat_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno; }
+
+int plat_self_stack(uintptr_t *lo, uintptr_t *hi) {
+  pthread_attr_t attr;
+  void *base = NULL;
+  size_t size = 0;
+  int rc = pthread_getattr_np(pthread_self(), &attr);
+  if (rc) return -rc;
+  rc = pthread_attr_getstack(&attr, &base, &size);
+  pthread_attr_destroy(&attr);
+  if (rc) return -rc;
+  if (!base || !size) return -ENOENT;
+  *lo = (uintptr_t)base;
+  *hi = (uintptr_t)base + size;
+  return 0;
+}
+
+int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid, const char *comm), void *ctx) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -errno;
+  struct dirent *e;
+  int rc = 0;
+  while (!rc && (e = readdir(d))) {
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (tid <= 0) continue;
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) continue; /* it ended meanwhile */
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+    rc = fn(ctx, tid, comm);
+  }
+  closedir(d);
+  return rc;
+}
+
+int plat_read_memory(uintptr_t addr, void *buf, size_t len) {
+  struct iovec local = {buf, len}, remote = {(void *)addr, len};
+  int e = errno;
+  ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+  errno = e;
+  return rc;
 }

@@ -4,8 +4,9 @@
  * Two halves:
  *  - the architecture backend (platform/<arch>/regs.c, one per CPU, same function names in
  *    each): reads the interrupted register set out of a signal handler's ucontext_t;
- *  - Linux primitives (platform/linux.c): thread ids, directed signals, per-thread CPU clocks,
- *    futexes.
+ *  - Linux primitives: those the signal handler calls (platform/linux_signal.c: thread id,
+ *    clocks) and those of the sampler thread and set-up (platform/linux.c: directed signals,
+ *    other threads' CPU clocks and state, futexes, the thread list, stacks, checked reads).
  *
  * Everything marked "signal-safe" may be called from the sampling signal handler: no
  * allocation, no locks, no stdio, errno preserved.
@@ -13,6 +14,7 @@
 #ifndef SAMPLER_PLATFORM_H
 #define SAMPLER_PLATFORM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <ucontext.h>
@@ -48,10 +50,18 @@ void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp)
  * it was not interrupted in. Signal-safe. */
 int plat_uc_in_syscall(const ucontext_t *uc);
 
-/* ---- Linux primitives (platform/linux.c) ---- */
+/* ---- Linux primitives, signal path (platform/linux_signal.c) ---- */
 
 /* Kernel thread id of the caller (raw syscall). Signal-safe. */
 pid_t plat_gettid(void);
+
+/* The calling thread's own CPU time (ns). Signal-safe. */
+uint64_t plat_self_cpu_ns(void);
+
+/* CLOCK_MONOTONIC in ns. Signal-safe. */
+uint64_t plat_mono_ns(void);
+
+/* ---- Linux primitives of the sampler thread and set-up (platform/linux.c) ---- */
 
 /* Sends signal `sig` to thread `tid` of this process with `value` in si_value.sival_int and
  * si_code SI_QUEUE (rt_tgsigqueueinfo), so the handler can tell our requests from anybody
@@ -62,11 +72,10 @@ int plat_signal_thread(pid_t tid, int sig, int value);
  * per-thread CPU clock without disturbing it. Returns 0 or -errno (-EINVAL: thread gone). */
 int plat_thread_cpu_ns(pid_t tid, uint64_t *ns);
 
-/* The calling thread's own CPU time (ns). Signal-safe. */
-uint64_t plat_self_cpu_ns(void);
-
-/* CLOCK_MONOTONIC in ns. Signal-safe. */
-uint64_t plat_mono_ns(void);
+/* 1 when the kernel says thread `tid` of this process is running or runnable, 0 when it is
+ * blocked (sleeping, stopped), or -errno (-ENOENT: gone). Reads /proc/self/task/<tid>/stat:
+ * a few microseconds; opens and closes one file descriptor. Not signal-safe. */
+int plat_thread_running(pid_t tid);
 
 /* Futex wait on *addr while it equals `expected`, for at most timeout_ns (0: no timeout).
  * Returns 0 when woken or the value differed, -ETIMEDOUT, -EINTR. */
@@ -74,5 +83,22 @@ int plat_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_ns
 
 /* Wakes up to n waiters on addr. Signal-safe. */
 void plat_futex_wake(const uint32_t *addr, int n);
+
+/* Sets the calling thread's timer slack (how late the kernel may fire its timers, to coalesce
+ * wake-ups) to ns. Returns 0 or -errno. */
+int plat_set_timer_slack_ns(unsigned long ns);
+
+/* The calling thread's stack: [*lo, *hi). Returns 0 or -errno. Not signal-safe (allocates). */
+int plat_self_stack(uintptr_t *lo, uintptr_t *hi);
+
+/* Calls fn(ctx, tid, comm) for every thread of this process (comm: the kernel's name of the
+ * thread, at most 15 bytes); stops early when fn returns non-zero and returns that value.
+ * Returns 0 or -errno when the list cannot be read. Not signal-safe. */
+int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid, const char *comm), void *ctx);
+
+/* Copies len bytes at addr of this process into buf without faulting, whatever addr is
+ * (process_vm_readv). Returns 0, or -EFAULT (or another -errno) when any byte is not
+ * readable. Not signal-safe in spirit (a system call per read); use at set-up. */
+int plat_read_memory(uintptr_t addr, void *buf, size_t len);
 
 #endif
