@@ -9,7 +9,6 @@
  * checks `dead` first. The agent never calls exit(): on a bad option Agent_OnLoad returns an
  * error and the JVM stops itself.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <jvmti.h>
@@ -20,15 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asgct.h"
-#include "codemap.h"
-#include "handler.h"
-#include "hotspot.h"
 #include "names.h"
 #include "options.h"
 #include "output.h"
 #include "platform.h"
-#include "registry.h"
 #include "sampler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -39,12 +33,11 @@ static struct {
   struct agent_options opt;
   jobject sampler_thread; /* global ref */
   JNIEnv *sampler_jni;
+  jfieldID eetop;         /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
   _Atomic int dead;
   _Atomic int final_written; /* the duration ended and the final profile is on disk */
   pthread_mutex_t dump_lock;
-  struct hotspot_layout hotspot; /* read at setup */
-  const char *hotspot_why;       /* why the layout could not be read, or NULL */
-} A = {.dump_lock = PTHREAD_MUTEX_INITIALIZER};
+} agent = {.dump_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...) {
@@ -61,9 +54,9 @@ static void say(const char *fmt, ...) {
 static int check(jvmtiError e, const char *call) {
   if (e == JVMTI_ERROR_NONE) return 0;
   char *name = NULL;
-  if (A.jvmti) (*A.jvmti)->GetErrorName(A.jvmti, e, &name);
+  if (agent.jvmti) (*agent.jvmti)->GetErrorName(agent.jvmti, e, &name);
   say("%s failed: %s", call, name ? name : "unknown JVMTI error");
-  if (name) (*A.jvmti)->Deallocate(A.jvmti, (unsigned char *)name);
+  if (name) (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)name);
   return -1;
 }
 
@@ -82,7 +75,7 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclas
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass cls) {
   (void)jni, (void)t;
-  if (!atomic_load(&A.dead)) create_method_ids(jvmti, cls);
+  if (!atomic_load(&agent.dead)) create_method_ids(jvmti, cls);
 }
 
 static void sweep_loaded_classes(jvmtiEnv *jvmti) {
@@ -98,132 +91,156 @@ static void sweep_loaded_classes(jvmtiEnv *jvmti) {
 static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr,
                                             jint map_length, const jvmtiAddrLocationMap *map, const void *info) {
   (void)jvmti, (void)map_length, (void)map;
-  codemap_add_method(m, addr, size, info);
+  sampler_method_loaded(m, addr, size, info);
 }
 
 static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID m, const void *addr) {
   (void)jvmti;
-  codemap_remove_method(m, addr);
+  sampler_method_unloaded(m, addr);
 }
 
 static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length) {
   (void)jvmti;
-  /* a runtime stub's frame size lets the handler walk past it (hotspot.h) */
-  int frame_words = A.hotspot_why || length <= 0 ? 0 : hotspot_blob_frame_words(&A.hotspot, addr, (size_t)length);
-  codemap_add_stub(name, addr, length, frame_words);
+  sampler_code_generated(name, addr, length);
 }
 
 /* ---- threads ---- */
 
 static int is_sampler_thread(JNIEnv *jni, jthread t) {
-  return A.sampler_thread && (*jni)->IsSameObject(jni, t, A.sampler_thread);
+  return agent.sampler_thread && (*jni)->IsSameObject(jni, t, agent.sampler_thread);
 }
 
-static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+/* The JavaThread address of t (java.lang.Thread.eetop), or 0. */
+static uintptr_t java_thread_of(JNIEnv *jni, jthread t) {
+  return agent.eetop ? (uintptr_t)(*jni)->GetLongField(jni, t, agent.eetop) : 0;
+}
+
+/* The name JVMTI gives thread t into buf ("?" when it gives none). */
+static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size_t len) {
   jvmtiThreadInfo info;
   memset(&info, 0, sizeof info);
   if ((*jvmti)->GetThreadInfo(jvmti, t, &info) != JVMTI_ERROR_NONE) info.name = NULL;
-  int rc = registry_add(plat_gettid(), info.name ? info.name : "?");
-  if (rc < 0) say("thread %s not sampled: %s", info.name ? info.name : "?", strerror(-rc));
-  pthread_attr_t attr; /* this thread's stack, for walking from a stub's frame record */
-  void *lo = NULL;
-  size_t size = 0;
-  if (rc >= 0 && pthread_getattr_np(pthread_self(), &attr) == 0) {
-    if (pthread_attr_getstack(&attr, &lo, &size) == 0 && lo)
-      registry_set_stack(rc, (uintptr_t)lo, (uintptr_t)lo + size);
-    pthread_attr_destroy(&attr);
-  }
+  snprintf(buf, len, "%s", info.name ? info.name : "?");
   if (info.name) (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
   if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
   if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
 
+static void register_thread(const struct sampler_thread *t) {
+  int rc = sampler_thread_started(t);
+  if (rc < 0) say("thread %s not sampled: %s", t->name, strerror(-rc));
+}
+
+/* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
+static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  char name[128];
+  thread_name(jvmti, jni, t, name, sizeof name);
+  struct sampler_thread th = {.tid = plat_gettid(), .name = name, .env = jni};
+  plat_self_stack(&th.stack_lo, &th.stack_hi); /* for walking from a stub's frame record */
+  register_thread(&th);
+}
+
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
-  if (atomic_load(&A.dead) || is_sampler_thread(jni, t)) return;
+  if (atomic_load(&agent.dead) || is_sampler_thread(jni, t)) return;
   register_current(jvmti, jni, t);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   (void)jvmti, (void)jni, (void)t;
-  registry_remove(plat_gettid()); /* also after death: never leave a stale tid behind */
+  sampler_thread_ended(plat_gettid()); /* also after death: never leave a stale tid behind */
 }
 
-/* Java threads that started before our ThreadStart events (Reference Handler, Finalizer,
- * Signal Dispatcher...): the kernel names a Java thread after its Java name (first 15 bytes),
- * so /proc/self/task/<tid>/comm is matched against the names GetAllThreads reports. */
-static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni) {
+/* Without the JavaThread layout: Java threads are matched by the name the kernel keeps for
+ * them (the first 15 bytes of the Java name); they get no JNIEnv, so their samples say
+ * "[not a Java thread]". */
+struct by_comm {
+  char (*names)[128];
+  jint n;
+  pid_t self;
+};
+
+static int register_by_comm(void *vctx, pid_t tid, const char *comm) {
+  const struct by_comm *c = vctx;
+  if (tid == c->self) return 0;
+  for (jint i = 0; i < c->n; i++) {
+    if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 && strlen(comm) == strnlen(c->names[i], 15)) {
+      struct sampler_thread th = {.tid = tid, .name = c->names[i]};
+      register_thread(&th);
+      break;
+    }
+  }
+  return 0;
+}
+
+/* Java threads that started before our ThreadStart events (at VMInit: Reference Handler,
+ * Finalizer, Signal Dispatcher...; at attach: all of them). Each one's kernel tid and JNIEnv
+ * come from its JavaThread (java.lang.Thread.eetop -> OSThread), so the main thread and
+ * JNI-attached threads are found too. A thread that ended meanwhile is skipped, and one that
+ * ends right after its registration is removed again (its ThreadEnd may have run before). */
+static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
   jint n = 0;
   jthread *threads = NULL;
-  if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE) return;
-  char (*names)[16] = calloc((size_t)n + 1, sizeof *names);
-  char (*full)[REG_NAME_MAX] = calloc((size_t)n + 1, sizeof *full);
-  for (jint i = 0; names && full && i < n; i++) {
-    jvmtiThreadInfo info;
-    memset(&info, 0, sizeof info);
-    if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE && info.name) {
-      snprintf(names[i], sizeof names[i], "%s", info.name);
-      snprintf(full[i], sizeof full[i], "%s", info.name);
-      (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+  if (check((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads")) return;
+  char (*names)[128] = calloc((size_t)n + 1, sizeof *names);
+  int by_eetop = 1;
+  for (jint i = 0; i < n; i++) {
+    jthread t = threads[i];
+    if ((*jni)->IsSameObject(jni, t, current) || is_sampler_thread(jni, t)) {
+      (*jni)->DeleteLocalRef(jni, t);
+      continue;
     }
-    if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
-    if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
-    (*jni)->DeleteLocalRef(jni, threads[i]);
+    char name[128];
+    thread_name(jvmti, jni, t, name, sizeof name);
+    struct sampler_thread th = {.name = name};
+    int rc = sampler_java_thread_ids(java_thread_of(jni, t), &th.tid, &th.env);
+    if (rc == -EINVAL) by_eetop = 0; /* no layout: fall back on names below */
+    if (rc == -EINVAL && names) snprintf(names[i], sizeof names[i], "%s", name);
+    if (rc == 0) {
+      register_thread(&th);
+      jint state = 0;
+      if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE || !(state & JVMTI_THREAD_STATE_ALIVE))
+        sampler_thread_ended(th.tid);
+    }
+    (*jni)->DeleteLocalRef(jni, t);
   }
   (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
-  DIR *d = names && full ? opendir("/proc/self/task") : NULL;
-  struct dirent *e;
-  pid_t self = plat_gettid();
-  while (d && (e = readdir(d))) {
-    pid_t tid = (pid_t)atoi(e->d_name);
-    if (tid <= 0 || tid == self) continue;
-    char path[64], comm[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
-    fclose(f);
-    for (jint i = 0; i < n; i++) {
-      if (names[i][0] && strcmp(names[i], comm) == 0) {
-        registry_add(tid, full[i]);
-        break;
-      }
-    }
+  if (!by_eetop && names) {
+    struct by_comm c = {names, n, plat_gettid()};
+    plat_foreach_thread(register_by_comm, &c);
   }
-  if (d) closedir(d);
   free(names);
-  free(full);
 }
 
 /* ---- writing the profile ---- */
 
 static void dump(const char *why) {
   char err[512];
-  pthread_mutex_lock(&A.dump_lock);
-  if (output_write(&A.opt, err, sizeof err) != 0) say("%s (%s)", err, why);
-  pthread_mutex_unlock(&A.dump_lock);
+  pthread_mutex_lock(&agent.dump_lock);
+  if (output_write(&agent.opt, err, sizeof err) != 0) say("%s (%s)", err, why);
+  pthread_mutex_unlock(&agent.dump_lock);
 }
 
 static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   (void)jvmti;
-  if (atomic_load(&A.dead)) return;
+  if (atomic_load(&agent.dead)) return;
   dump("kill -3");
-  fprintf(stderr, "sampler: profile so far written to %s\n", A.opt.file);
+  fprintf(stderr, "sampler: profile so far written to %s\n", agent.opt.file);
 }
 
 /* ---- the sampler thread ---- */
 
 static int name_method(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
   (void)ctx;
-  return names_method(A.jvmti, A.sampler_jni, m, bci, buf, len);
+  return names_method(agent.jvmti, agent.sampler_jni, m, bci, buf, len);
 }
 
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
   (void)jvmti, (void)arg;
-  A.sampler_jni = jni;
+  agent.sampler_jni = jni;
   if (sampler_run()) { /* the duration ended: final profile now */
     dump("duration");
-    atomic_store(&A.final_written, 1);
-    output_summary(stderr, &A.opt);
+    atomic_store(&agent.final_written, 1);
+    output_summary(stderr, &agent.opt);
   }
 }
 
@@ -237,7 +254,7 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
     say("%s", "cannot create the sampler thread");
     return -1;
   }
-  A.sampler_thread = (*jni)->NewGlobalRef(jni, t);
+  agent.sampler_thread = (*jni)->NewGlobalRef(jni, t);
   return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY),
                "RunAgentThread");
 }
@@ -249,21 +266,15 @@ static void *libjvm_sym(const char *name, void *ctx) {
   return dlsym(RTLD_DEFAULT, name);
 }
 
-/* The anchor walk of samples in VM code called from Java (hotspot.h) needs the JavaThread of
- * a JNIEnv: found here from the current thread's java.lang.Thread.eetop. */
+/* The anchor walk of samples in VM code called from Java (sampler.h) needs the JavaThread
+ * layout, checked here on the current thread through java.lang.Thread.eetop; the same field
+ * then gives the other threads' tids and JNIEnvs (register_existing). */
 static void setup_anchor_walk(JNIEnv *jni, jthread t) {
-  const char *why = A.hotspot_why;
-  if (!why && !A.opt.codemap) why = "codemap=off: the return address is checked against the map";
-  if (!why) {
-    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-    jfieldID f = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
-    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
-    if (!f) why = "java.lang.Thread has no field eetop";
-    else hotspot_find_env(&A.hotspot, jni, (uintptr_t)(*jni)->GetLongField(jni, t, f), plat_gettid(), &why);
-    if (tc) (*jni)->DeleteLocalRef(jni, tc);
-  }
-  if (!why) handler_set_hotspot(&A.hotspot);
-  output_set_anchor_walk(why);
+  jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+  agent.eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+  if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+  if (tc) (*jni)->DeleteLocalRef(jni, tc);
+  sampler_setup_anchor_walk(jni, java_thread_of(jni, t), plat_gettid());
 }
 
 /* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
@@ -278,13 +289,13 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   sweep_loaded_classes(jvmti);
   /* code that was generated before our events were on (the interpreter, early stubs, and at
    * attach every nmethod): replayed into the map */
-  if (A.opt.codemap) {
+  if (agent.opt.codemap) {
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
   }
   register_current(jvmti, jni, t);
-  register_existing(jvmti, jni);
   setup_anchor_walk(jni, t);
+  register_existing(jvmti, jni, t);
   start_sampler_thread(jvmti, jni);
 }
 
@@ -293,36 +304,55 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) { start_
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jvmti, (void)jni;
   sampler_stop();
-  atomic_store(&A.dead, 1);
-  if (!atomic_load(&A.final_written)) {
+  atomic_store(&agent.dead, 1);
+  if (!atomic_load(&agent.final_written)) {
     dump("exit");
-    output_summary(stderr, &A.opt);
+    output_summary(stderr, &agent.opt);
   }
 }
 
 /* ---- loading ---- */
 
+static const jvmtiEvent EVENTS[] = {JVMTI_EVENT_VM_INIT,
+                                    JVMTI_EVENT_VM_DEATH,
+                                    JVMTI_EVENT_THREAD_START,
+                                    JVMTI_EVENT_THREAD_END,
+                                    JVMTI_EVENT_CLASS_LOAD,
+                                    JVMTI_EVENT_CLASS_PREPARE,
+                                    JVMTI_EVENT_DATA_DUMP_REQUEST,
+                                    /* the code map's, last */
+                                    JVMTI_EVENT_COMPILED_METHOD_LOAD,
+                                    JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                                    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
+
+/* Turns our events off and takes our callbacks and signal handler back out: after a failed
+ * load or attach nothing in the JVM points into this library any more. */
+static void undo_setup(jvmtiEnv *jvmti) {
+  for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
+  (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);
+  sampler_fini();
+}
+
+/* Everything that can fail comes before the first callback or handler is installed; what is
+ * installed is undone when a later step fails. Returns 0 or -1 (said why). */
 static int setup(JavaVM *vm, const char *options) {
   char err[1024];
-  if (opt_parse(options, &A.opt, err, sizeof err) != 0) {
+  if (opt_parse(options, &agent.opt, err, sizeof err) != 0) {
     say("%s", err);
     say("%s", "-agentlib:sampler=help lists the options");
     return -1;
   }
-  if (A.opt.help) {
+  if (agent.opt.help) {
     fputs(opt_help(), stderr);
     return -1;
   }
-  if (output_check_writable(&A.opt, err, sizeof err) != 0) {
+  if (output_check_writable(&agent.opt, err, sizeof err) != 0) {
     say("%s", err);
     return -1;
   }
-  A.vm = vm;
-  if (A.opt.codemap && codemap_init() != 0) {
-    say("%s", "cannot start: out of memory");
-    return -1;
-  }
-  if ((*vm)->GetEnv(vm, (void **)&A.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+  agent.vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
     say("%s", "this JVM offers no JVMTI 1.2 environment");
     return -1;
   }
@@ -331,15 +361,34 @@ static int setup(JavaVM *vm, const char *options) {
     say("%s", "AsyncGetCallTrace not found: sampler needs a HotSpot JVM");
     return -1;
   }
-  /* without the layout, sampling goes on; the report says why VM code is not walked */
-  (void)hotspot_read_layout(libjvm_sym, NULL, &A.hotspot, &A.hotspot_why);
-  jvmtiEnv *jvmti = A.jvmti;
+  jvmtiEnv *jvmti = agent.jvmti;
   jvmtiCapabilities caps;
   memset(&caps, 0, sizeof caps);
   caps.can_get_line_numbers = 1;
   caps.can_get_source_file_name = 1;
-  caps.can_generate_compiled_method_load_events = (unsigned)A.opt.codemap;
+  caps.can_generate_compiled_method_load_events = (unsigned)agent.opt.codemap;
   if (check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities")) return -1;
+
+  struct sampler_config sc = {.interval_ns = agent.opt.interval_ns,
+                              .depth = agent.opt.depth,
+                              .hasrun = agent.opt.hasrun,
+                              .thread_roots = agent.opt.threads,
+                              .lines = agent.opt.lines,
+                              .ann = agent.opt.ann,
+                              .codemap = agent.opt.codemap,
+                              .duration_ns = agent.opt.duration_ns,
+                              .sig = agent.opt.sig};
+  struct sampler_jvm jvm = {.asgct = asgct, .symbol = libjvm_sym, .method_name = name_method};
+  int rc = sampler_init(&sc, &jvm);
+  if (rc == -EBUSY) {
+    say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",
+        agent.opt.sig_name);
+    return -1;
+  }
+  if (rc) {
+    say("cannot start: %s", strerror(-rc));
+    return -1;
+  }
 
   jvmtiEventCallbacks cb;
   memset(&cb, 0, sizeof cb);
@@ -353,29 +402,12 @@ static int setup(JavaVM *vm, const char *options) {
   cb.CompiledMethodLoad = on_compiled_method_load;
   cb.CompiledMethodUnload = on_compiled_method_unload;
   cb.DynamicCodeGenerated = on_dynamic_code;
-  if (check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks")) return -1;
-  static const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,
-                                      JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                                      JVMTI_EVENT_CLASS_LOAD,   JVMTI_EVENT_CLASS_PREPARE,
-                                      JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_COMPILED_METHOD_LOAD,
-                                      JVMTI_EVENT_COMPILED_METHOD_UNLOAD, JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
-  size_t nevents = sizeof events / sizeof *events - (A.opt.codemap ? 0 : 3); /* the map's last */
-  for (size_t i = 0; i < nevents; i++)
-    if (check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
-              "SetEventNotificationMode"))
-      return -1;
-
-  struct sampler_config sc = {.interval_ns = A.opt.interval_ns, .depth = A.opt.depth, .hasrun = A.opt.hasrun,
-                              .thread_roots = A.opt.threads, .lines = A.opt.lines, .ann = A.opt.ann,
-                              .duration_ns = A.opt.duration_ns, .sig = A.opt.sig};
-  int rc = sampler_init(&sc, asgct, vm, name_method, NULL);
-  if (rc == -EBUSY) {
-    say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",
-        A.opt.sig_name);
-    return -1;
-  }
-  if (rc) {
-    say("cannot start: %s", strerror(-rc));
+  size_t nevents = sizeof EVENTS / sizeof *EVENTS - (agent.opt.codemap ? 0 : 3);
+  int failed = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
+  for (size_t i = 0; i < nevents && !failed; i++)
+    failed = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL), "SetEventNotificationMode");
+  if (failed) {
+    undo_setup(jvmti);
     return -1;
   }
   return 0;
@@ -392,7 +424,7 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *rese
 EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
   (void)reserved;
   static atomic_int attached;
-  if (A.jvmti || atomic_exchange(&attached, 1)) {
+  if (agent.jvmti || atomic_exchange(&attached, 1)) {
     say("%s", "already loaded in this JVM: one sampler per JVM");
     return JNI_ERR;
   }
@@ -400,9 +432,11 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
   JNIEnv *jni = NULL;
   jthread self = NULL;
   if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
-      check((*A.jvmti)->GetCurrentThread(A.jvmti, &self), "GetCurrentThread"))
+      check((*agent.jvmti)->GetCurrentThread(agent.jvmti, &self), "GetCurrentThread")) {
+    undo_setup(agent.jvmti);
     return JNI_ERR;
-  start_live(A.jvmti, jni, self);
+  }
+  start_live(agent.jvmti, jni, self);
   return JNI_OK;
 }
 

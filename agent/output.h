@@ -12,15 +12,11 @@
 #include "options.h"
 
 /* Checks at start that o->file can be written: creates and removes a temporary file beside
- * it. Returns 0, or -1 with the reason in err. */
+ * it. Returns 0, or a negative errno-style code with the reason in err. */
 int output_check_writable(const struct agent_options *o, char *err, size_t errlen);
 
 /* Sets what the profile's title and report say about the program ("sun.java.command"). */
 void output_set_program(const char *program);
-
-/* Whether samples in VM code called from Java are walked from the thread's frame anchor:
- * NULL when they are, else why not (a constant text). */
-void output_set_anchor_walk(const char *why_not);
 
 /* Writes the profile as it is now to o->file. Thread-safe (takes traces_lock while it reads
  * the tables); not signal-safe. Returns 0, or -1 with the reason in err (the old file, if

@@ -1,7 +1,7 @@
 /*
  * loopcost.c — the sampler thread's own cost per round, without a JVM: the real sampler loop
  * (sampler_core) at interval=1ms, hasrun=auto, over pthreads that spin (busy) or sleep (idle),
- * with a stand-in for AsyncGetCallTrace that reports one frame. Run for 3 s.
+ * with the fake JVM of the tests (tests/support/fake_jvm.h) that reports one frame. Run for 3 s.
  *
  *   build/bench/loopcost BUSY IDLE      e.g. loopcost 0 0  (an empty round: the wake-up alone)
  *
@@ -14,42 +14,23 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fake_jvm.h"
 #include "platform.h"
-#include "registry.h"
 #include "sampler.h"
-#include "traces.h"
-
-static void one_frame(asgct_trace *t, jint depth, void *uc) {
-  (void)depth, (void)uc;
-  t->frames[0].method_id = (jmethodID)0x10;
-  t->frames[0].lineno = 0;
-  t->num_frames = 1;
-}
-static jint JNICALL get_env(JavaVM *vm, void **env, jint version) {
-  (void)vm, (void)version;
-  static JNIEnv dummy;
-  *env = &dummy;
-  return JNI_OK;
-}
-static struct JNIInvokeInterface_ invoke = {.GetEnv = get_env};
-static JavaVM vm = &invoke;
-static int name(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
-  (void)ctx, (void)m, (void)bci;
-  snprintf(buf, len, "Busy.run");
-  return 0;
-}
 
 static atomic_int stop;
 static void *busy(void *arg) {
   (void)arg;
-  registry_add(plat_gettid(), "busy");
+  fake_jvm_set_role(FAKE_ROLE_BUSY);
+  fake_jvm_register_self("busy");
   volatile unsigned long x = 0;
   while (!atomic_load(&stop)) x++;
   return NULL;
 }
 static void *idle(void *arg) {
   (void)arg;
-  registry_add(plat_gettid(), "idle");
+  fake_jvm_set_role(FAKE_ROLE_IDLE);
+  fake_jvm_register_self("idle");
   while (!atomic_load(&stop)) sleep(1);
   return NULL;
 }
@@ -66,7 +47,8 @@ int main(int argc, char **argv) {
   }
   int nbusy = atoi(argv[1]), nidle = atoi(argv[2]);
   struct sampler_config c = {.interval_ns = 1000000, .depth = 64, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
-  if (sampler_init(&c, one_frame, &vm, name, NULL) != 0) return 1;
+  struct sampler_jvm jvm = fake_jvm();
+  if (sampler_init(&c, &jvm) != 0) return 1;
   pthread_t t;
   for (int i = 0; i < nbusy; i++) pthread_create(&t, NULL, busy, NULL);
   for (int i = 0; i < nidle; i++) pthread_create(&t, NULL, idle, NULL);
@@ -77,11 +59,10 @@ int main(int argc, char **argv) {
   sampler_stop();
   pthread_join(s, NULL);
   atomic_store(&stop, 1);
-  traces_lock();
-  const struct sampler_stats *st = sampler_stats();
+  struct sampler_report r;
+  sampler_report(&r);
   printf("busy=%d idle=%d rounds=%llu stacks=%llu sampler_cpu_per_round_us=%.1f\n", nbusy, nidle,
-         (unsigned long long)st->ticks, (unsigned long long)st->samples,
-         (double)st->sampler_cpu_ns / 1e3 / (double)(st->ticks ? st->ticks : 1));
-  traces_unlock();
+         (unsigned long long)r.n.ticks, (unsigned long long)r.n.samples,
+         (double)r.n.sampler_cpu_ns / 1e3 / (double)(r.n.ticks ? r.n.ticks : 1));
   return 0;
 }

@@ -7,8 +7,9 @@
  * Math.sin's libmSin — the signal handler attributes the sample through codemap_lookup().
  *
  * Writers (JVMTI callbacks, any thread) serialize on a mutex and may allocate and wait.
- * codemap_lookup() is async-signal-safe and lock-free: no malloc, no locks, never waits.
- * See codemap.c for the design (immutable snapshots, epoch-counted reclamation).
+ * codemap_lookup() is async-signal-safe and lock-free: no malloc, no locks, never waits; it
+ * lives apart, with the rest of the signal path (signal/codemap_lookup.c). See codemap.c for
+ * the design (immutable snapshots, epoch-counted reclamation).
  */
 #ifndef SAMPLER_CODEMAP_H
 #define SAMPLER_CODEMAP_H
@@ -30,6 +31,7 @@ struct codemap_hit {
   uintptr_t start, end;                     /* the range that contains pc: [start, end) */
   jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
   const char *name;                         /* STUB: its name (stable storage, never freed) */
+  uint32_t name_id;                         /* STUB: the name's id (strings.h) */
   int frame_words;                          /* STUB: its fixed frame size in words, 0 unknown */
   int interpreter;                          /* STUB: it is the template interpreter ("Interpreter") */
   int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */

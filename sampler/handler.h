@@ -1,10 +1,11 @@
 /*
- * handler.h — the sampling signal handler and its handshake with the sampler thread.
+ * handler.h — the sampling signal handler (signal/handler.c) and what the sampler thread sets
+ * up for it. The handshake it answers is described in sample.h.
  *
- * The sampler asks a thread for a sample by setting its slot's request word to PENDING and
+ * The sampler asks a thread for a sample by setting its slot's handshake word to PENDING and
  * sending it the sampling signal with the slot index as the signal's value. The handler,
  * running on that thread with the interrupted registers in its ucontext, claims the request
- * (PENDING -> BUSY), takes the sample into the slot's preallocated buffers, publishes it
+ * (PENDING -> BUSY), takes the sample into the slot's preallocated record, publishes it
  * (BUSY -> DONE). The sampler collects DONE answers at its next round and never blocks on a
  * thread: a request that is still outstanding is left for the handler to finish and collected
  * at a later round; it is never re-sent or overwritten.
@@ -12,7 +13,6 @@
 #ifndef SAMPLER_HANDLER_H
 #define SAMPLER_HANDLER_H
 
-#include <jni.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -26,10 +26,15 @@ struct handler_counters {
   _Atomic uint64_t wrong_tid; /* a request that reached another thread than its slot's */
 };
 
-/* Installs the handler for `sig` (SA_SIGINFO | SA_RESTART). `asgct` and `vm` are used by
- * the handler to walk the Java stack. Returns 0 or -errno; -EBUSY when `sig` already has a
- * handler that is not ours (somebody else uses it). Call once, before sampling. */
-int handler_install(int sig, asgct_fn asgct, JavaVM *vm);
+/* Installs the handler for `sig` (SA_SIGINFO | SA_RESTART); it walks stacks of up to `depth`
+ * frames with `asgct` (each thread's JNIEnv comes from its registration). Returns 0 or
+ * -errno; -EBUSY when `sig` already has a handler that is not ours (somebody else uses it).
+ * Call before sampling; not signal-safe. */
+int handler_install(int sig, asgct_fn asgct, int depth);
+
+/* Restores the disposition the signal had before handler_install (no-op when not installed).
+ * Not signal-safe. */
+void handler_uninstall(void);
 
 struct hotspot_layout;
 

@@ -1,7 +1,7 @@
 /*
- * stats.c — log-linear histograms for the self-report (see stats.h).
+ * hist.c — log-linear histograms for the self-report (see hist.h).
  */
-#include "stats.h"
+#include "hist.h"
 
 static int bucket_of(uint64_t v) {
   if (v < 8) return (int)v;

@@ -6,9 +6,11 @@
  */
 #include "hotspot.h"
 
+#include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
+
+#include "platform.h"
 
 struct table {
   const char *base; /* first entry */
@@ -104,19 +106,19 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
   struct structs vs;
   if (read_structs(sym, ctx, &vs) != 0) {
     *why = "this JVM exports no readable gHotSpotVMStructs table (not HotSpot?)";
-    return -1;
+    return -ENOENT;
   }
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
     long v = field(&vs, need[i].type, need[i].name);
     if (v < 0) {
       *why = need[i].what;
-      return -1;
+      return -ENOENT;
     }
     memcpy((char *)l + need[i].at, &v, sizeof v);
   }
   if (int_constant(sym, ctx, "_thread_in_vm", &l->in_vm) != 0) {
     *why = "the constant _thread_in_vm";
-    return -1;
+    return -ENOENT;
   }
   l->last_fp = field(&vs, "JavaFrameAnchor", "_last_Java_fp");
   l->blob_code_begin = field(&vs, "CodeBlob", "_code_begin");
@@ -157,8 +159,7 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
   size_t len = BLOB_SEARCH, in_page = (size_t)(c - 1) % (size_t)sysconf(_SC_PAGESIZE) + 1;
   for (int tries = 0;; tries++) {
     if (tries == 2 || len < (size_t)need) return 0;
-    struct iovec local = {buf, len}, remote = {(void *)(c - len), len};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len) break;
+    if (plat_read_memory(c - len, buf, len) == 0) break;
     if (in_page >= len) return 0;
     len = in_page;
   }
@@ -181,7 +182,7 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
   uintptr_t env = (uintptr_t)jni_env;
   if (!java_thread || env < java_thread || env - java_thread > 1u << 20) {
     *why = "the JNIEnv does not lie inside the thread's JavaThread";
-    return -1;
+    return -EINVAL;
   }
   const char *thread = (const char *)java_thread;
   const char *os;
@@ -190,8 +191,22 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
   if (os) memcpy(&os_tid, os + l->os_tid, sizeof os_tid);
   if (!os || os_tid != tid) {
     *why = "the JavaThread's OSThread does not name the current thread";
-    return -1;
+    return -EINVAL;
   }
   l->env = (long)(env - java_thread);
+  return 0;
+}
+
+int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid, void **jni_env) {
+  if (!java_thread || !l->env) return -EINVAL;
+  uintptr_t os = 0;
+  int32_t os_tid = 0;
+  int rc = plat_read_memory(java_thread + (uintptr_t)l->osthread, &os, sizeof os);
+  if (!rc && !os) rc = -ESRCH; /* not started, or gone */
+  if (!rc) rc = plat_read_memory(os + (uintptr_t)l->os_tid, &os_tid, sizeof os_tid);
+  if (!rc && os_tid <= 0) rc = -ESRCH;
+  if (rc) return rc;
+  *tid = (pid_t)os_tid;
+  *jni_env = (void *)(java_thread + (uintptr_t)l->env);
   return 0;
 }

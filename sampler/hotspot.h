@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct hotspot_layout {
   long anchor;        /* JavaThread::_anchor */
@@ -37,8 +38,8 @@ struct hotspot_layout {
 /* Looks up a symbol of libjvm (its address, as dlsym would return it), or NULL. */
 typedef void *(*hotspot_sym_fn)(const char *name, void *ctx);
 
-/* Fills *l (all but env) from the tables `sym` finds. 0, or -1 with *why set to a constant
- * text naming what is missing. Not signal-safe (call at start). */
+/* Fills *l (all but env) from the tables `sym` finds. 0, or -ENOENT with *why set to a
+ * constant text naming what is missing. Not signal-safe (call at start). */
 int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l, const char **why);
 
 /* The frame size in words of the code blob whose code is [code, code + size) — a runtime stub
@@ -49,8 +50,15 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
 
 /* Given the JNIEnv and the JavaThread address (java.lang.Thread.eetop) of one thread, sets
  * l->env and checks it: the JavaThread found from the env must name the kernel thread `tid`.
- * 0, or -1 with *why. Call on that thread, from a JVMTI callback. */
+ * 0, or -EINVAL with *why. Call on that thread, from a JVMTI callback. */
 int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t java_thread, int tid,
                      const char **why);
+
+/* The kernel tid and the JNIEnv of another thread, from its JavaThread address
+ * (java.lang.Thread.eetop): the tid from its OSThread, the env at the offset hotspot_find_env
+ * found. Every read is checked (a thread that ended meanwhile cannot make it fault). Returns
+ * 0, -EINVAL (no env offset known, or java_thread 0), -ESRCH (the thread has no OS thread:
+ * not started or gone), -EFAULT. Not signal-safe (call at start or attach). */
+int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid, void **jni_env);
 
 #endif

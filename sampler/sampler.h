@@ -1,6 +1,10 @@
 /*
- * sampler.h — the sampler thread: every interval it decides which threads have run, asks
- * those for a sample by signal, collects the answers with a bounded wait and records them.
+ * sampler.h — the front door of sampler/: the one header agent/ (or any other host) uses.
+ *
+ * The sampler thread: every interval it decides which threads have run, asks those for a
+ * sample by signal, collects the answers without waiting and records them as stacks. The host
+ * tells it which threads exist, which code the JIT generated, and reads back the stacks and a
+ * report of what the sampler did. Everything behind this header is internal.
  *
  * ThreadHasRun evidence (`hasrun`):
  *  - SAMPLER_HASRUN_REGS: the JVMPI paper's — signal every thread every tick; a thread has run
@@ -12,6 +16,8 @@
  *  - SAMPLER_HASRUN_AUTO: CPU as above; the register checksum arbitrates the one ambiguous
  *    case — tiny CPU deltas of a thread we found blocked and woke ourselves — and stands in
  *    when a thread's CPU clock cannot be read.
+ *
+ * Errors: functions return 0 or a negative errno-style code. None of these is signal-safe.
  */
 #ifndef SAMPLER_SAMPLER_H
 #define SAMPLER_SAMPLER_H
@@ -19,33 +25,52 @@
 #include <jni.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "asgct.h"
-#include "stats.h"
+
+/* ---- configuration and lifecycle ---- */
 
 enum sampler_hasrun { SAMPLER_HASRUN_AUTO = 0, SAMPLER_HASRUN_CPU = 1, SAMPLER_HASRUN_REGS = 2 };
 
 struct sampler_config {
   uint64_t interval_ns;
-  int depth;           /* frames per stack */
-  int hasrun;          /* enum sampler_hasrun */
-  int thread_roots;    /* a root frame per thread: "[name tid=N]" */
-  int lines;           /* frames carry their source line: "Class.method:152" */
-  int ann;             /* Java frames carry their kind: _[j] JIT, _[i] inlined, _[0] interpreted */
-  uint64_t duration_ns;/* stop after this long; 0: until stopped */
-  int sig;             /* the sampling signal */
+  int depth;            /* frames per stack */
+  int hasrun;           /* enum sampler_hasrun */
+  int thread_roots;     /* a root frame per thread: "[name tid=N]" */
+  int lines;            /* frames carry their source line: "Class.method:152" */
+  int ann;              /* Java frames carry their kind: _[j] JIT, _[i] inlined, _[0] interpreted */
+  int codemap;          /* keep the compiled-code map (recovery of failed walks, frame kinds) */
+  uint64_t duration_ns; /* stop after this long; 0: until stopped */
+  int sig;              /* the sampling signal */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of
  * bytecode index bci when bci >= 0 — and returns 0, or a negative code when the method cannot
- * be resolved (then "[unknown method]" is used). Called on the sampler thread with
- * traces_lock() held; must not call traces_*. */
+ * be resolved (then "[unknown method]" is used). Called on the sampler thread. */
 typedef int (*sampler_method_name_fn)(void *ctx, jmethodID m, jint bci, char *buf, size_t len);
 
-/* Prepares the sampler (registry, traces, signal handler). Returns 0 or -errno (-EBUSY: the
- * signal is in use by somebody else). Call once, before sampler_run. */
-int sampler_init(const struct sampler_config *c, asgct_fn asgct, JavaVM *vm,
-                 sampler_method_name_fn name_fn, void *name_ctx);
+/* Looks up a symbol of libjvm (as dlsym would), or returns NULL. */
+typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
+
+/* What the sampler needs of the JVM. */
+struct sampler_jvm {
+  asgct_fn asgct;                     /* HotSpot's AsyncGetCallTrace */
+  sampler_symbol_fn symbol;           /* finds the gHotSpotVM* tables; NULL: no anchor walk */
+  void *symbol_ctx;
+  sampler_method_name_fn method_name; /* names frames */
+  void *method_name_ctx;
+};
+
+/* Prepares the sampler: the registry, the trace table, the code map (cfg->codemap), HotSpot's
+ * layout, and installs the signal handler. Returns 0, -EBUSY (the signal already has a
+ * handler: somebody else uses it), -EINVAL, -ENOMEM. Call once, before anything else here. */
+int sampler_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
+
+/* Takes the signal handler back out (the signal's previous disposition is restored) and stops
+ * taking samples: after it, no code of the sampler runs on the JVM's threads. For a load or
+ * attach that fails after sampler_init. Not with sampler_run running. */
+void sampler_fini(void);
 
 /* The sampler thread's body: ticks until sampler_stop() or until the duration has elapsed.
  * Returns 1 when the duration ended it, 0 when stopped. */
@@ -55,7 +80,115 @@ int sampler_run(void);
  * not running. */
 void sampler_stop(void);
 
-/* The self-report so far. Call with traces_lock() held. */
-const struct sampler_stats *sampler_stats(void);
+/* ---- threads ---- */
+
+struct sampler_thread {
+  pid_t tid;                    /* kernel thread id */
+  const char *name;
+  JNIEnv *env;                  /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
+  uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
+};
+
+/* Registers a thread to be sampled (again: updates a live registration with the same tid).
+ * Returns 0, -ENOSPC (too many threads), -ENOMEM. Thread-safe. */
+int sampler_thread_started(const struct sampler_thread *t);
+
+/* Unregisters the thread with this kernel tid; on return it will not be signalled again.
+ * Thread-safe; call on the thread itself as it ends (its tid cannot be reused meanwhile). */
+void sampler_thread_ended(pid_t tid);
+
+/* Sets up the walk of samples in VM code called from Java (the frame anchor; hotspot.h) from
+ * the calling thread: its JNIEnv, its JavaThread address (java.lang.Thread.eetop) and its tid.
+ * Returns 0, or a negative code with the reason in the report (anchor_walk_off). Call once, on
+ * a Java thread, before sampler_run. */
+int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_t self_tid);
+
+/* The kernel tid and JNIEnv of another Java thread from its JavaThread address
+ * (java.lang.Thread.eetop), for threads that started before the agent: every read checked.
+ * Returns 0, -EINVAL (no anchor walk set up: the env offset is unknown), -ESRCH (not started
+ * or ended), -EFAULT. */
+int sampler_java_thread_ids(uintptr_t java_thread, pid_t *tid, JNIEnv **env);
+
+/* ---- code the JIT and the VM generate (JVMTI events; no-ops with codemap off) ---- */
+
+/* CompiledMethodLoad: the nmethod of m at [code, code + size) with its inline records. */
+void sampler_method_loaded(jmethodID m, const void *code, jint size, const void *compile_info);
+
+/* CompiledMethodUnload. */
+void sampler_method_unloaded(jmethodID m, const void *code);
+
+/* DynamicCodeGenerated: a stub, adapter or the interpreter. */
+void sampler_code_generated(const char *name, const void *code, jint size);
+
+/* ---- what was recorded ---- */
+
+/* The sampler thread's counters. */
+struct sampler_counters {
+  uint64_t ticks;          /* sampling rounds */
+  uint64_t overruns;       /* rounds skipped because the previous one ran past their deadline */
+  uint64_t looks;          /* per-thread CPU clock reads */
+  uint64_t skipped_idle;   /* thread-rounds not looked at: idle back-off */
+  uint64_t skipped_cpu;    /* thread-rounds judged not run by the CPU clock */
+  uint64_t skipped_regs;   /* requests whose register checksum said not run */
+  uint64_t deferred;       /* thread-rounds a due sample waited for its blocked thread to run */
+  uint64_t requests;       /* signals sent */
+  uint64_t lost_send;      /* signals that could not be sent (thread gone, queue full) */
+  uint64_t outstanding;    /* thread-rounds skipped because an earlier request was still open */
+  uint64_t late;           /* requests not answered by the round after them */
+  uint64_t unanswered;     /* requests withdrawn unanswered (units kept as lost) */
+  uint64_t samples;        /* stacks captured and stored */
+  uint64_t units;          /* cost units written */
+  uint64_t cpu_ns;         /* CPU time attributed (ns) */
+  uint64_t lost_units;     /* units kept under [sample lost] */
+  uint64_t store_failed;   /* captures that could not be stored (out of memory) */
+  uint64_t blocked;        /* captures that found the thread blocked in a system call */
+  uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
+  uint64_t recovered_stub;   /* failures walked from the Java caller of the stub the PC was in */
+  uint64_t recovered_anchor; /* failures in VM code called from Java, walked from its frame anchor */
+  uint64_t attributed_code;  /* failures attributed through the map to a compiled method */
+  uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
+  uint64_t clock_errors;   /* CPU clock reads that failed for a live thread */
+  uint64_t sampler_cpu_ns; /* the sampler thread's own CPU time */
+  uint64_t wall_ns;        /* sampling time */
+};
+
+/* One consistent snapshot of what the sampler did, for reports. */
+struct sampler_report {
+  struct sampler_counters n;
+  uint64_t asgct_failed;       /* n.asgct[1..]: walks AsyncGetCallTrace failed */
+  uint64_t failed_kept;        /* of those, kept under their failure frame (not recovered) */
+  uint64_t recovered;          /* of those, recovered or attributed through the code map */
+  int threads_registered;      /* threads seen */
+  int threads_live;            /* threads registered now */
+  size_t stacks;               /* distinct stacks */
+  uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
+  uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
+  uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
+  uint64_t round_median_ns, round_p99_ns;            /* the sampler thread's CPU per round */
+  const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
+};
+
+/* Fills *r. Thread-safe. */
+void sampler_report(struct sampler_report *r);
+
+/* One distinct stack: frame ids root first (names from sampler_frame_name) and its weights. */
+struct sampler_stack {
+  const uint32_t *frames;
+  int n;
+  uint64_t samples; /* captures of this stack */
+  uint64_t units;   /* cost units */
+  uint64_t cpu_ns;  /* CPU time */
+};
+
+/* Calls fn for every distinct stack, in the order first seen, while the sampler thread waits.
+ * fn must not call back into the sampler except sampler_frame_name. Thread-safe. */
+void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s), void *ctx);
+
+/* The name of frame id `id`, valid for the life of the process. Lock-free. */
+const char *sampler_frame_name(uint32_t id);
+
+/* Number of frame names so far: ids are 0 .. sampler_frame_count()-1. Lock-free. */
+size_t sampler_frame_count(void);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * traces.h — trace storage: interned frame names, a cache of method -> frame name, and the
- * table of distinct stacks with their weights.
+ * traces.h — trace storage: frame names (interned by strings.h), a cache of method -> frame
+ * name, and the table of distinct stacks with their weights.
  *
  * Only the sampler thread adds; a dump reads. Callers serialize with traces_lock() /
  * traces_unlock() (a mutex: never from a signal handler). All of it grows with malloc.
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACES_NO_ID UINT32_MAX
+#define TRACES_NO_ID UINT32_MAX /* == STRINGS_NO_ID */
 
 /* Initializes the tables. Returns 0 or -ENOMEM. */
 int traces_init(void);

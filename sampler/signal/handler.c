@@ -1,31 +1,37 @@
 /*
- * handler.c — SIGNAL HANDLER CODE. Everything in sample_handler() runs in signal context on
- * an arbitrary Java thread: only async-signal-safe work on preallocated memory — no malloc,
- * no locks, no stdio, no JVMTI, no thread-local variables (a dlopen'ed library's TLS can
- * allocate on first touch). errno is preserved. A signal that arrives late, for a thread that
- * has ended, or after shutdown finds its slot not PENDING and returns.
+ * signal/handler.c — SIGNAL PATH. Everything in sample_handler() runs in signal context on an
+ * arbitrary thread: only async-signal-safe work on preallocated memory — no malloc, no locks,
+ * no stdio, no JVM calls (the thread's JNIEnv comes from its registration), no thread-local
+ * variables (a dlopen'ed library's TLS can allocate on first touch). errno is preserved. A
+ * signal that arrives late, for a thread that has ended, or after shutdown finds its slot not
+ * PENDING and returns. The build checks the undefined symbols of this folder's objects against
+ * an allow-list (tests/sampler/check_signal_symbols.py).
  */
-#include "handler.h"
+#include "../handler.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "codemap.h"
-#include "hotspot.h"
+#include "../codemap.h"
+#include "../hotspot.h"
+#include "../registry.h"
+#include "../sample.h"
 #include "platform.h"
-#include "registry.h"
 
+/* Set up before sampling (handler_install, handler_set_hotspot); read-only in the handler. */
 static struct {
   asgct_fn asgct;
-  JavaVM *vm;
+  int depth;
   pid_t pid;
   _Atomic int active;
   struct handler_counters counters;
-  struct hotspot_layout hl; /* valid once anchor_on is set */
+  struct hotspot_layout hotspot; /* valid once anchor_on is set */
   _Atomic int anchor_on;
-} hs;
+  int sig;                  /* installed for this signal, 0 when not installed */
+  struct sigaction previous; /* what the signal did before */
+} handler;
 
 /* AsyncGetCallTrace answered -3 (unknown not Java): the thread may be running VM code that
  * Java called — then its frame anchor has the last Java sp but no pc (see hotspot.h). The
@@ -37,10 +43,10 @@ static struct {
  * its pc and saved fp the two words below that. Every word read lies on this thread's stack
  * above the interrupted sp. The thread is in the VM and interrupted by us, so nobody else
  * reads or writes its anchor meanwhile (a safepoint or handshake waits for a thread in the
- * VM). Returns 1 when the walk gave frames; s->hit is then where the VM call returns to. */
-static int walk_from_anchor(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
-  if (!atomic_load_explicit(&hs.anchor_on, memory_order_acquire)) return 0;
-  const struct hotspot_layout *l = &hs.hl;
+ * VM). Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
+static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env) {
+  if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
+  const struct hotspot_layout *l = &handler.hotspot;
   char *thread = (char *)env - l->env;
   if (*(volatile int *)(thread + l->state) != l->in_vm) return 0;
   volatile uintptr_t *last_sp = (volatile uintptr_t *)(thread + l->anchor + l->last_sp);
@@ -52,11 +58,11 @@ static int walk_from_anchor(struct reg_slot *s, const ucontext_t *uc, JNIEnv *en
   if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= plat_uc_sp(uc) || sp > hi || hi - sp > size)
     return 0;
   uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
-  if (!codemap_lookup(pc, &s->hit)) return 0;
+  if (!codemap_lookup(pc, &r->hit)) return 0;
   uintptr_t walk_sp = sp, walk_pc = pc, walk_fp = fp;
-  if (s->hit.kind == CODEMAP_STUB && s->hit.frame_words > 0) {
+  if (r->hit.kind == CODEMAP_STUB && r->hit.frame_words > 0) {
     struct codemap_hit caller;
-    walk_sp = sp + (uintptr_t)s->hit.frame_words * sizeof(uintptr_t);
+    walk_sp = sp + (uintptr_t)r->hit.frame_words * sizeof(uintptr_t);
     if (!last_fp || walk_sp > hi) return 0;
     walk_pc = ((const uintptr_t *)walk_sp)[-1];
     walk_fp = ((const uintptr_t *)walk_sp)[-2];
@@ -66,16 +72,16 @@ static int walk_from_anchor(struct reg_slot *s, const ucontext_t *uc, JNIEnv *en
   *last_sp = walk_sp;
   *last_pc = walk_pc;
   atomic_signal_fence(memory_order_seq_cst);
-  asgct_trace trace = {env, 0, s->frames};
-  hs.asgct(&trace, registry_depth(), (void *)uc);
+  asgct_trace trace = {env, 0, r->frames};
+  handler.asgct(&trace, handler.depth, (void *)uc);
   atomic_signal_fence(memory_order_seq_cst);
   *last_pc = 0;
   *last_sp = sp;
   if (last_fp) *last_fp = fp;
   if (trace.num_frames <= 0) return 0;
-  s->num_frames = trace.num_frames;
-  s->pc = walk_pc;
-  s->recovered = REC_ANCHOR;
+  r->num_frames = trace.num_frames;
+  r->pc = walk_pc;
+  r->recovered = RECOVERY_ANCHOR;
   return 1;
 }
 
@@ -84,13 +90,13 @@ static int walk_from_anchor(struct reg_slot *s, const ucontext_t *uc, JNIEnv *en
  * two ways: as if the stub had set up no frame (return address at sp / in lr), and through a
  * frame record at fp ([fp] saved fp, [fp+8] return address) — the latter only when the record
  * lies in the thread's known stack, or in the page of sp. */
-static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
-  s->fail_code = s->num_frames;
-  if (s->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
-    if (walk_from_anchor(s, uc, env)) return;
-    s->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
+static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc, JNIEnv *env) {
+  r->fail_code = r->num_frames;
+  if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
+    if (walk_from_anchor(r, uc, env)) return;
+    r->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
   }
-  if (!codemap_lookup(plat_uc_pc(uc), &s->hit) || s->hit.kind != CODEMAP_STUB) return;
+  if (!codemap_lookup(plat_uc_pc(uc), &r->hit) || r->hit.kind != CODEMAP_STUB) return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
   uintptr_t hi = s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
   struct {
@@ -111,12 +117,12 @@ static void recover(struct reg_slot *s, const ucontext_t *uc, JNIEnv *env) {
     struct codemap_hit caller;
     if (!codemap_lookup(cand[i].pc, &caller)) continue; /* not code the VM generated */
     plat_uc_set_frame(&copy, cand[i].pc, cand[i].sp, cand[i].fp);
-    asgct_trace trace = {env, 0, s->frames};
-    hs.asgct(&trace, registry_depth(), &copy);
+    asgct_trace trace = {env, 0, r->frames};
+    handler.asgct(&trace, handler.depth, &copy);
     if (trace.num_frames > 0) {
-      s->num_frames = trace.num_frames;
-      s->pc = cand[i].pc;
-      s->recovered = REC_STUB_CALLER;
+      r->num_frames = trace.num_frames;
+      r->pc = cand[i].pc;
+      r->recovered = RECOVERY_STUB_CALLER;
       return;
     }
   }
@@ -128,78 +134,85 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   uint64_t t0 = plat_mono_ns();
   const ucontext_t *uc = ucv;
 
-  if (si->si_code != SI_QUEUE || si->si_pid != hs.pid) {
-    atomic_fetch_add_explicit(&hs.counters.foreign, 1, memory_order_relaxed);
+  if (si->si_code != SI_QUEUE || si->si_pid != handler.pid) {
+    atomic_fetch_add_explicit(&handler.counters.foreign, 1, memory_order_relaxed);
     goto out;
   }
-  struct reg_slot *s = registry_slot(si->si_value.sival_int);
-  uint32_t w = s ? atomic_load_explicit(&s->req, memory_order_acquire) : 0;
-  if (!s || !atomic_load_explicit(&hs.active, memory_order_relaxed) || REQ_STATE(w) != REQ_PENDING ||
-      !atomic_compare_exchange_strong(&s->req, &w, (REQ_SEQ(w) << 3) | REQ_BUSY)) {
-    atomic_fetch_add_explicit(&hs.counters.stray, 1, memory_order_relaxed);
+  struct thread_slot *s = registry_slot(si->si_value.sival_int);
+  uint32_t w = s ? atomic_load_explicit(&s->handshake, memory_order_acquire) : 0;
+  if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) || handshake_state(w) != SAMPLE_PENDING ||
+      !atomic_compare_exchange_strong(&s->handshake, &w, handshake_word(handshake_seq(w), SAMPLE_BUSY))) {
+    atomic_fetch_add_explicit(&handler.counters.stray, 1, memory_order_relaxed);
     goto out;
   }
 
-  s->wrong_thread = s->tid != plat_gettid();
-  if (s->wrong_thread) { /* cannot happen while slots are locked around signals; be safe */
-    atomic_fetch_add_explicit(&hs.counters.wrong_tid, 1, memory_order_relaxed);
-    s->walked = 0;
-    s->moved = 0;
-    s->num_frames = ASGCT_THREAD_EXIT;
+  struct sample_record *r = s->record;
+  r->wrong_thread = s->tid != plat_gettid();
+  if (r->wrong_thread) { /* cannot happen while slots are locked around signals; be safe */
+    atomic_fetch_add_explicit(&handler.counters.wrong_tid, 1, memory_order_relaxed);
+    r->walked = 0;
+    r->moved = 0;
+    r->num_frames = ASGCT_THREAD_EXIT;
   } else {
     uint64_t sum = plat_regs_checksum(uc);
-    int moved = sum != s->checksum;
-    s->moved = moved;
-    s->checksum = sum;
-    s->in_syscall = plat_uc_in_syscall(uc);
-    s->walked = moved || s->mode == REQ_CAPTURE;
-    s->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
-    s->recovered = REC_NONE;
-    s->pc = plat_uc_pc(uc);
-    if (s->walked) {
-      JNIEnv *env = NULL;
-      if ((*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || !env) {
-        s->num_frames = ASGCT_NOT_JAVA_THREAD;
+    r->moved = sum != r->checksum;
+    r->checksum = sum;
+    r->in_syscall = (uint8_t)plat_uc_in_syscall(uc);
+    r->walked = r->moved || s->mode == SAMPLE_CAPTURE;
+    r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
+    r->recovered = RECOVERY_NONE;
+    r->pc = plat_uc_pc(uc);
+    if (r->walked) {
+      if (!s->env) {
+        r->num_frames = ASGCT_NOT_JAVA_THREAD;
       } else {
-        asgct_trace trace = {env, 0, s->frames};
-        hs.asgct(&trace, registry_depth(), (void *)uc);
-        s->num_frames = trace.num_frames;
-        if (trace.num_frames <= 0) recover(s, uc, env);
+        asgct_trace trace = {s->env, 0, r->frames};
+        handler.asgct(&trace, handler.depth, (void *)uc);
+        r->num_frames = trace.num_frames;
+        if (trace.num_frames <= 0) recover(r, s, uc, s->env);
       }
     }
   }
-  s->start_ns = t0;
+  r->start_ns = t0;
   /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */
-  s->cpu_exit = s->mode == REQ_CAPTURE ? plat_self_cpu_ns() : 0;
-  s->end_ns = plat_mono_ns();
-  atomic_store_explicit(&s->req, (REQ_SEQ(w) << 3) | REQ_DONE, memory_order_release);
-  atomic_fetch_add_explicit(&hs.counters.acks, 1, memory_order_relaxed);
+  r->cpu_exit = s->mode == SAMPLE_CAPTURE ? plat_self_cpu_ns() : 0;
+  r->end_ns = plat_mono_ns();
+  atomic_store_explicit(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_DONE), memory_order_release);
+  atomic_fetch_add_explicit(&handler.counters.acks, 1, memory_order_relaxed);
 out:
   errno = saved_errno;
 }
 
-int handler_install(int sig, asgct_fn asgct, JavaVM *vm) {
+int handler_install(int sig, asgct_fn asgct, int depth) {
   struct sigaction old, sa;
   if (sigaction(sig, NULL, &old) != 0) return -errno;
   if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != sample_handler
                                   : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))
     return -EBUSY;
-  hs.asgct = asgct;
-  hs.vm = vm;
-  hs.pid = getpid();
+  handler.asgct = asgct;
+  handler.depth = depth;
+  handler.pid = getpid();
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = sample_handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   if (sigaction(sig, &sa, NULL) != 0) return -errno;
+  if (!handler.sig) handler.previous = old; /* a second install (tests) keeps the first's */
+  handler.sig = sig;
   return 0;
 }
 
-void handler_set_hotspot(const struct hotspot_layout *l) {
-  hs.hl = *l;
-  atomic_store_explicit(&hs.anchor_on, 1, memory_order_release);
+void handler_uninstall(void) {
+  if (!handler.sig) return;
+  sigaction(handler.sig, &handler.previous, NULL);
+  handler.sig = 0;
 }
 
-void handler_set_active(int on) { atomic_store(&hs.active, on); }
+void handler_set_hotspot(const struct hotspot_layout *l) {
+  handler.hotspot = *l;
+  atomic_store_explicit(&handler.anchor_on, 1, memory_order_release);
+}
 
-const struct handler_counters *handler_counters(void) { return &hs.counters; }
+void handler_set_active(int on) { atomic_store(&handler.active, on); }
+
+const struct handler_counters *handler_counters(void) { return &handler.counters; }

@@ -6,6 +6,7 @@
  * check.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -119,16 +120,16 @@ Test(hotspot, a_missing_field_is_named) {
   drop_field("JavaFrameAnchor", "_last_Java_pc");
   struct hotspot_layout l;
   const char *why = NULL;
-  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
   cr_assert_str_eq(why, "JavaFrameAnchor::_last_Java_pc");
 
   full_table();
   ints[1].name = "_thread_in_vm_trans";
-  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
   cr_assert_str_eq(why, "the constant _thread_in_vm");
 
   no_tables = 1;
-  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -1);
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
   cr_assert(strstr(why, "gHotSpotVMStructs"), "%s", why);
 }
 
@@ -197,9 +198,40 @@ Test(hotspot, env_offset_is_checked_against_the_thread) {
   const void *env = thread + 1024;
   cr_assert_eq(hotspot_find_env(&l, env, (uintptr_t)thread, 4242, &why), 0, "%s", why);
   cr_assert_eq(l.env, 1024);
-  cr_assert_eq(hotspot_find_env(&l, env, (uintptr_t)thread, 4243, &why), -1);
+  cr_assert_eq(hotspot_find_env(&l, env, (uintptr_t)thread, 4243, &why), -EINVAL);
   cr_assert(strstr(why, "OSThread"), "%s", why);
-  cr_assert_eq(hotspot_find_env(&l, thread, (uintptr_t)(thread + 8), 4242, &why), -1);
+  cr_assert_eq(hotspot_find_env(&l, thread, (uintptr_t)(thread + 8), 4242, &why), -EINVAL);
   cr_assert(strstr(why, "JNIEnv"), "%s", why);
-  cr_assert_eq(hotspot_find_env(&l, env, 0, 4242, &why), -1, "no JavaThread");
+  cr_assert_eq(hotspot_find_env(&l, env, 0, 4242, &why), -EINVAL, "no JavaThread");
+}
+
+/* Another thread's tid and JNIEnv from its JavaThread address (threads found at start or
+ * attach): read through checked reads, so an unmapped or ended thread is an error, not a
+ * fault. */
+Test(hotspot, another_threads_ids_from_its_java_thread) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  pid_t tid = 0;
+  void *env = NULL;
+  cr_assert_eq(hotspot_thread_ids(&l, 0x1000, &tid, &env), -EINVAL, "no env offset known yet");
+  static unsigned char self[2048], self_os[512], other[2048], other_os[512], unstarted[2048];
+  int32_t self_tid = 4242, other_tid = 5151;
+  const unsigned char *p = self_os;
+  memcpy(self_os + 208, &self_tid, 4);
+  memcpy(self + 560, &p, sizeof p);
+  cr_assert_eq(hotspot_find_env(&l, self + 1024, (uintptr_t)self, 4242, &why), 0, "%s", why);
+  p = other_os;
+  memcpy(other_os + 208, &other_tid, 4);
+  memcpy(other + 560, &p, sizeof p);
+  cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)other, &tid, &env), 0);
+  cr_assert_eq(tid, 5151);
+  cr_assert_eq(env, (void *)(other + 1024));
+  cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)unstarted, &tid, &env), -ESRCH, "no OSThread");
+  long page = sysconf(_SC_PAGESIZE);
+  unsigned char *gone = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(gone, MAP_FAILED);
+  cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)gone, &tid, &env), -EFAULT, "unreadable JavaThread");
+  munmap(gone, (size_t)page);
 }

@@ -1,7 +1,6 @@
 /*
- * Tests of the sampling protocol with real threads and real signals, but no JVM: a fake
- * AsyncGetCallTrace reports one frame naming the interrupted thread's role, and a fake
- * JavaVM answers GetEnv. Checks which threads get signalled and sampled under each
+ * Tests of the sampling protocol with real threads and real signals, but no JVM: the fake JVM
+ * (tests/support/fake_jvm.h) reports one frame naming the interrupted thread's role. Checks which threads get signalled and sampled under each
  * ThreadHasRun mode, the weights, and the handling of late and lost requests.
  */
 #include <criterion/criterion.h>
@@ -13,50 +12,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_jvm.h"
 #include "platform.h"
-#include "registry.h"
 #include "sampler.h"
-#include "traces.h"
-
-#define ROLE_BUSY ((jmethodID)0x1000)
-#define ROLE_IDLE ((jmethodID)0x2000)
-#define ROLE_BURST ((jmethodID)0x3000)
-
-static __thread jmethodID my_role; /* static TLS in the test binary: fine in a handler */
-
-static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
-  (void)uc;
-  if (depth < 1) return;
-  t->frames[0].method_id = my_role;
-  t->frames[0].lineno = 0;
-  t->num_frames = my_role ? 1 : ASGCT_UNKNOWN_JAVA;
-}
-
-static jint JNICALL fake_get_env(JavaVM *vm, void **env, jint version) {
-  (void)vm, (void)version;
-  static JNIEnv dummy;
-  *env = &dummy;
-  return JNI_OK;
-}
-
-static struct JNIInvokeInterface_ fake_invoke = {.GetEnv = fake_get_env};
-static JavaVM fake_vm = &fake_invoke;
-
-static int name_of(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
-  (void)ctx, (void)bci;
-  snprintf(buf, len, "%s", m == ROLE_BUSY ? "Busy.run" : m == ROLE_IDLE ? "Idle.run" : "Burst.run");
-  return 0;
-}
 
 static atomic_int stop_workers;
 
 static void *busy_main(void *arg) {
   (void)arg;
-  my_role = ROLE_BUSY;
-  registry_add(plat_gettid(), "busy");
+  fake_jvm_set_role(FAKE_ROLE_BUSY);
+  fake_jvm_register_self("busy");
   volatile uint64_t x = 0;
   while (!atomic_load(&stop_workers)) x++;
-  registry_remove(plat_gettid());
+  sampler_thread_ended(plat_gettid());
   return NULL;
 }
 
@@ -66,26 +34,26 @@ static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
 /* Blocked for the whole run: it uses no CPU until the end. */
 static void *idle_main(void *arg) {
   (void)arg;
-  my_role = ROLE_IDLE;
-  registry_add(plat_gettid(), "idle");
+  fake_jvm_set_role(FAKE_ROLE_IDLE);
+  fake_jvm_register_self("idle");
   pthread_mutex_lock(&idle_mu);
   while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
   pthread_mutex_unlock(&idle_mu);
-  registry_remove(plat_gettid());
+  sampler_thread_ended(plat_gettid());
   return NULL;
 }
 
 static void *burst_main(void *arg) {
   (void)arg;
-  my_role = ROLE_BURST;
-  registry_add(plat_gettid(), "burst");
+  fake_jvm_set_role(FAKE_ROLE_BURST);
+  fake_jvm_register_self("burst");
   while (!atomic_load(&stop_workers)) {
     uint64_t end = plat_mono_ns() + 100000; /* ~100us of work, then 5ms asleep */
     while (plat_mono_ns() < end) { }
     struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
-  registry_remove(plat_gettid());
+  sampler_thread_ended(plat_gettid());
   return NULL;
 }
 
@@ -106,17 +74,18 @@ static int role_index(const char *name) {
   return 3;
 }
 
-static void count(void *ctx, const struct trace_view *t) {
+static void count(void *ctx, const struct sampler_stack *t) {
   struct tally *ta = ctx;
-  int r = role_index(traces_str(t->frames[t->n > 1 ? 1 : 0])); /* after the thread root */
+  int r = role_index(sampler_frame_name(t->frames[t->n > 1 ? 1 : 0])); /* after the thread root */
   ta->units[r] += t->units;
   ta->samples[r] += t->samples;
 }
 
 /* Runs nbusy/nidle/nburst threads for `ms` under `hasrun`; returns per-role totals. */
-static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, struct sampler_stats *st) {
+static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, struct sampler_counters *st) {
   struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = hasrun, .thread_roots = 1, .sig = SIGRTMIN + 4};
-  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t th[64], sam;
   int n = 0;
   for (int i = 0; i < nbusy; i++) pthread_create(&th[n++], NULL, busy_main, NULL);
@@ -133,15 +102,15 @@ static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, st
   pthread_mutex_unlock(&idle_mu);
   for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
   struct tally t = {0};
-  traces_lock();
-  traces_foreach(count, &t);
-  *st = *sampler_stats();
-  traces_unlock();
+  sampler_foreach_stack(count, &t);
+  struct sampler_report r;
+  sampler_report(&r);
+  *st = r.n;
   return t;
 }
 
 Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
-  struct sampler_stats st;
+  struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 20, 0, 600, &st);
   cr_log_info("ticks %lu requests %lu busy units %lu idle %lu skipped_cpu %lu idle-backoff %lu",
               (unsigned long)st.ticks, (unsigned long)st.requests, (unsigned long)t.units[0],
@@ -156,7 +125,7 @@ Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
 }
 
 Test(sampler, regs_signals_everyone_and_the_checksum_finds_the_runner) {
-  struct sampler_stats st;
+  struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_REGS, 1, 10, 0, 400, &st);
   cr_expect_gt(st.requests, st.ticks * 8, "regs signals every thread every tick");
   cr_expect_gt(st.skipped_regs, st.ticks * 5, "sleeping threads' registers stay the same");
@@ -165,7 +134,7 @@ Test(sampler, regs_signals_everyone_and_the_checksum_finds_the_runner) {
 }
 
 Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
-  struct sampler_stats st;
+  struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 0, 4, 1000, &st);
   double share = (double)t.units[2] / (double)(t.units[0] + t.units[2]);
   cr_log_info("burst units %lu busy units %lu share %.3f", (unsigned long)t.units[2], (unsigned long)t.units[0], share);
@@ -175,24 +144,25 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
 
 static void *blocked_signal_main(void *arg) {
   (void)arg;
-  my_role = ROLE_BUSY;
+  fake_jvm_set_role(FAKE_ROLE_BUSY);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGRTMIN + 4);
   pthread_sigmask(SIG_BLOCK, &set, NULL); /* requests cannot be answered for a while */
-  registry_add(plat_gettid(), "blocked");
+  fake_jvm_register_self("blocked");
   uint64_t end = plat_mono_ns() + 150000000;
   volatile uint64_t x = 0;
   while (plat_mono_ns() < end) x++;
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   while (!atomic_load(&stop_workers)) x++;
-  registry_remove(plat_gettid());
+  sampler_thread_ended(plat_gettid());
   return NULL;
 }
 
 Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
   struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 4};
-  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t w, sam;
   pthread_create(&w, NULL, blocked_signal_main, NULL);
   usleep(10000);
@@ -202,9 +172,9 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
   pthread_join(sam, NULL);
   atomic_store(&stop_workers, 1);
   pthread_join(w, NULL);
-  traces_lock();
-  struct sampler_stats st = *sampler_stats();
-  traces_unlock();
+  struct sampler_report r;
+  sampler_report(&r);
+  struct sampler_counters st = r.n;
   cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding, (unsigned long)st.late,
               (unsigned long)st.samples);
   cr_expect_gt(st.outstanding, 50u, "while blocked, the open request is not re-sent");
@@ -214,16 +184,18 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
 
 Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
   struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_REGS, .thread_roots = 0, .sig = SIGRTMIN + 4};
-  cr_assert_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
-  registry_add(999999, "ghost"); /* no such thread */
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  struct sampler_thread ghost = {.tid = 999999, .name = "ghost", .env = fake_jvm_env()}; /* no such thread */
+  sampler_thread_started(&ghost);
   pthread_t sam;
   pthread_create(&sam, NULL, sampler_main, NULL);
   usleep(100000);
   sampler_stop();
   pthread_join(sam, NULL);
-  traces_lock();
-  struct sampler_stats st = *sampler_stats();
-  traces_unlock();
+  struct sampler_report r;
+  sampler_report(&r);
+  struct sampler_counters st = r.n;
   cr_expect_gt(st.lost_send, 10u, "each failed signal is counted");
   cr_expect_eq(st.samples, 0u);
 }
@@ -240,7 +212,13 @@ Test(sampler, signal_in_use_is_refused) {
   mine.sa_handler = someone_elses_handler;
   sigaction(SIGRTMIN + 7, &mine, NULL);
   struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 7};
-  cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), -EBUSY);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_expect_eq(sampler_init(&c, &jvm), -EBUSY);
   c.sig = SIGRTMIN + 6; /* ignored: free to take */
-  cr_expect_eq(sampler_init(&c, fake_asgct, &fake_vm, name_of, NULL), 0);
+  cr_expect_eq(sampler_init(&c, &jvm), 0);
+  /* and given back: after sampler_fini the signal does what it did before (ignored) */
+  sampler_fini();
+  struct sigaction now;
+  sigaction(SIGRTMIN + 6, NULL, &now);
+  cr_expect_eq(now.sa_handler, SIG_IGN, "the previous disposition is restored");
 }

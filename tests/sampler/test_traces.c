@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stats.h"
+#include "hist.h"
 #include "traces.h"
 
 Test(traces, intern_dedupes_and_survives_growth) {

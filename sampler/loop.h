@@ -1,0 +1,85 @@
+/*
+ * loop.h — the sampler thread's own state, shared by its three files and nobody else:
+ * loop.c (the rounds), schedule.c (which threads to ask, from the ThreadHasRun evidence) and
+ * record.c (turning answers into stacks). Everything here is touched by the sampler thread
+ * only, except the statistics, which a dump reads under traces_lock().
+ */
+#ifndef SAMPLER_LOOP_H
+#define SAMPLER_LOOP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "registry.h"
+#include "sample.h"
+#include "sampler.h"
+#include "hist.h"
+
+/* The sampler thread's bookkeeping of one slot, for the owner of generation `gen`. */
+struct thread_book {
+  uint32_t gen;          /* slot generation this state belongs to */
+  int have_base;         /* cpu_base is valid */
+  uint64_t cpu_base;     /* thread CPU clock at the last look (ns) */
+  uint64_t cum;          /* CPU accrued since registration, our own cost excluded (ns) */
+  uint64_t cum_captured; /* cum at the last capture request */
+  uint64_t units_given;  /* cost units handed out so far: floor(cum / interval) at requests */
+  uint64_t ambiguous;    /* small CPU deltas right after we woke a blocked thread (ns) */
+  int last_blocked;      /* the last capture found the thread blocked in a system call */
+  uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
+  uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
+  uint32_t idle_streak;  /* consecutive looks that found no CPU used */
+  uint64_t next_look;    /* tick number of the next look (idle back-off) */
+  /* the outstanding request */
+  uint64_t req_units;
+  uint64_t req_cpu;
+  uint64_t req_ambiguous;
+  uint64_t sent_ns;
+  uint64_t req_tick;
+};
+
+#define NAMEBUF_LEN 4096 /* a method name with its class, line and kind */
+
+struct loop_state {
+  struct sampler_config cfg;
+  sampler_method_name_fn name_fn;
+  void *name_ctx;
+  struct sampler_counters st;
+  struct hist cost;       /* handler entry -> exit */
+  struct hist latency;    /* signal sent -> handler entry */
+  struct hist tick_cost;  /* sampler thread CPU per round */
+  uint32_t *fbuf;          /* frame ids of one capture: depth + root + stub/label frames */
+  unsigned char *kinds;    /* with ann: the kind of each frame of one capture */
+  struct thread_book *books; /* per slot index */
+  uint64_t *look;          /* per slot: the tick before which an idle thread needs no look */
+  int cap;                 /* entries of books and look */
+  int seen_registered;     /* registry_registered() at the last round */
+  char *namebuf;
+  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm;
+  _Atomic uint32_t stop;   /* futex word */
+  _Atomic int running;
+  uint64_t max_backoff;
+};
+
+extern struct loop_state loop;
+
+/* Sizes the per-slot arrays for `limit` slots. Returns 0 or -ENOMEM (then the old size stays). */
+int loop_reserve(int limit);
+
+/* The bookkeeping of slot i, reset when the slot has a new owner. Slot lock held. */
+struct thread_book *loop_book(int i, const struct thread_slot *s);
+
+/* Decides whether thread s (book b) should be asked for a sample this round; returns 1 and the
+ * mode when it should (b then holds the request's units), 0 when not. Slot lock held. */
+int schedule_decide(const struct thread_slot *s, struct thread_book *b, int *mode);
+
+/* Records the DONE answer (word w) of slot s and sets it IDLE. traces_lock and slot lock held. */
+void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
+
+/* Keeps the units owed for a request whose sample could not be taken under [sample lost].
+ * traces_lock and slot lock held. */
+void record_lost(const struct thread_slot *s, struct thread_book *b);
+
+/* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
+int record_init(void);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * record.c — turns a thread's answer into a stack in the trace table: the thread's root frame
+ * (with `threads`), the Java frames AsyncGetCallTrace gave (named and annotated with their
+ * kind), the frames of a recovered walk, or a named frame for why the walk failed. Nothing is
+ * dropped silently: units that no stack can carry are kept under [sample lost]. Sampler thread
+ * only, traces_lock held.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loop.h"
+#include "traces.h"
+
+int record_init(void) {
+  loop.id_lost = traces_intern("[sample lost]", 13);
+  loop.id_blocked = traces_intern("[cpu before wait]", 17);
+  loop.id_unknown_method = traces_intern("[unknown method]", 16);
+  loop.id_truncated = traces_intern("[callers not walked]", 20);
+  loop.id_jvm = traces_intern("[JVM runtime]", 13);
+  return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID || loop.id_unknown_method == TRACES_NO_ID ||
+                 loop.id_truncated == TRACES_NO_ID || loop.id_jvm == TRACES_NO_ID
+             ? -ENOMEM
+             : 0;
+}
+
+/* The frame id of method m at bytecode index bci (the line matters only with `lines`) running
+ * as `kind` (enum codemap_frame_kind; annotated only with `ann`). */
+static uint32_t method_frame(jmethodID m, jint bci, int kind) {
+  static const char *const suffix[] = {"", "_[j]", "_[i]", "_[0]"};
+  if (!m) return loop.id_unknown_method;
+  uint64_t key = (uint64_t)(uintptr_t)m;
+  /* jmethodIDs are aligned user-space pointers (< 2^48): the kind goes in the low two bits;
+   * with lines, a bytecode index (16 bits) below them — anything else (native frames: -3)
+   * gets no line */
+  if (!loop.cfg.ann || (key & 3)) kind = CODEMAP_FRAME_NATIVE;
+  key |= (uint64_t)kind;
+  if (!loop.cfg.lines || bci < 0 || bci > 0xffff || key >> 48) bci = -1;
+  else key = key << 16 | (uint64_t)bci;
+  uint32_t id = traces_key_get(key);
+  if (id != TRACES_NO_ID) return id;
+  if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0) return loop.id_unknown_method;
+  strcat(loop.namebuf, suffix[kind]);
+  id = traces_intern(loop.namebuf, strlen(loop.namebuf));
+  if (id == TRACES_NO_ID) return loop.id_unknown_method;
+  traces_key_put(key, id);
+  return id;
+}
+
+/* Puts the thread root frame (when enabled) into fbuf; returns the frame count. */
+static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
+  if (!loop.cfg.thread_roots) return 0;
+  if (b->root_id == TRACES_NO_ID) {
+    char buf[REG_NAME_MAX + 32];
+    int n = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
+    b->root_id = traces_intern(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  }
+  loop.fbuf[0] = b->root_id;
+  return 1;
+}
+
+static void store(int n, uint64_t units, uint64_t cpu_ns) {
+  if (traces_add(loop.fbuf, n, units, cpu_ns) != 0) {
+    loop.st.store_failed++;
+    return;
+  }
+  loop.st.units += units;
+  loop.st.cpu_ns += cpu_ns;
+}
+
+void record_lost(const struct thread_slot *s, struct thread_book *b) {
+  if (!b->req_units && !b->req_cpu) return;
+  int n = begin_stack(s, b);
+  loop.fbuf[n++] = loop.id_lost;
+  store(n, b->req_units, b->req_cpu);
+  loop.st.lost_units += b->req_units;
+  b->req_units = b->req_cpu = 0;
+}
+
+/* The frames of a walked stack (or of a failed walk's recovery) after the root; returns the
+ * frame count. */
+static int walked_frames(const struct sample_record *r, int n, int code) {
+  struct sampler_counters *st = &loop.st;
+  if (r->num_frames > 0) {
+    if (loop.cfg.ann) codemap_frame_kinds(r->pc, r->frames, r->num_frames, loop.kinds);
+    for (int i = r->num_frames - 1; i >= 0; i--)
+      loop.fbuf[n++] = method_frame(r->frames[i].method_id, r->frames[i].lineno, loop.cfg.ann ? loop.kinds[i] : 0);
+    if (r->recovered == RECOVERY_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
+      st->recovered_stub++;
+      loop.fbuf[n++] = r->hit.name_id;
+    } else if (r->recovered == RECOVERY_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
+      st->recovered_anchor++;
+      if (r->hit.kind == CODEMAP_STUB && !r->hit.interpreter) /* its frame is the _[0] one */
+        loop.fbuf[n++] = r->hit.name_id;
+      loop.fbuf[n++] = loop.id_jvm;
+    }
+  } else if (r->hit.kind == CODEMAP_NMETHOD) {
+    /* in compiled code it could not walk: the method, with the inline chain at the PC */
+    st->attributed_code++;
+    loop.fbuf[n++] = loop.id_truncated; /* the callers are missing below it, not above */
+    if (r->hit.ninline == 0) loop.fbuf[n++] = method_frame(r->hit.method, -1, CODEMAP_FRAME_JIT);
+    for (int i = r->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
+      int owner = i == r->hit.ninline - 1 && r->hit.inl_method[i] == r->hit.method;
+      loop.fbuf[n++] = method_frame(r->hit.inl_method[i], r->hit.inl_bci[i], owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
+    }
+  } else {
+    const char *f = asgct_code_frame(code);
+    loop.fbuf[n++] = traces_intern(f, strlen(f));
+    if (r->hit.kind == CODEMAP_STUB) { /* at least which stub */
+      st->named_stub++;
+      loop.fbuf[n++] = r->hit.name_id;
+    }
+  }
+  return n;
+}
+
+void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
+  const struct sample_record *r = s->record;
+  struct sampler_counters *st = &loop.st;
+  hist_add(&loop.cost, r->end_ns - r->start_ns);
+  if (r->start_ns >= b->sent_ns) hist_add(&loop.latency, r->start_ns - b->sent_ns);
+  if (b->req_tick + 1 < st->ticks) st->late++; /* not answered by the round after it */
+
+  if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit; /* what the signal and the handler cost it is ours */
+
+  if (r->wrong_thread) {
+    record_lost(s, b);
+  } else if (!r->walked) {
+    st->skipped_regs++; /* registers unchanged: it has not run */
+  } else {
+    int code = r->num_frames > 0 ? (r->recovered ? r->fail_code : 1) : r->num_frames;
+    if (code <= 0 && code <= -ASGCT_NCODES) code = ASGCT_NOT_JAVA_THREAD;
+    st->asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
+    int n = walked_frames(r, begin_stack(s, b), code);
+    if (r->in_syscall) {
+      loop.fbuf[n++] = loop.id_blocked;
+      st->blocked++;
+    }
+    uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
+    store(n, units, b->req_cpu);
+    st->samples++;
+  }
+  /* auto: tiny deltas after we woke it count only if the thread really moved */
+  if (b->req_ambiguous) {
+    if (!r->moved && r->in_syscall) {
+      st->ambiguous_dropped_ns += b->req_ambiguous;
+    } else {
+      st->ambiguous_kept_ns += b->req_ambiguous;
+      b->cum += b->req_ambiguous;
+    }
+    b->req_ambiguous = 0;
+  }
+  b->last_blocked = r->in_syscall;
+  b->req_units = b->req_cpu = 0;
+  atomic_store(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_IDLE));
+}

@@ -1,0 +1,68 @@
+/*
+ * sample.h — what the signal handler and the sampler thread pass each other for one thread:
+ * the handshake word and the record the handler fills. Defined once, here.
+ *
+ * The handshake word is (sequence << 3) | state, built only by handshake_word():
+ *   IDLE -> PENDING   the sampler asks (under the slot's lock, before it sends the signal)
+ *   PENDING -> BUSY   the handler claims the request (compare-and-swap: one claimant)
+ *   BUSY -> DONE      the handler has filled the record (release: the record is visible)
+ *   DONE -> IDLE      the sampler has read the record
+ *   PENDING -> IDLE   the sampler withdraws a request nobody answered (compare-and-swap)
+ * The sequence grows with every request, so a late signal for an old request cannot claim a
+ * new one by accident (it would have to find PENDING with a sequence it never saw).
+ */
+#ifndef SAMPLER_SAMPLE_H
+#define SAMPLER_SAMPLE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "asgct.h"
+#include "codemap.h"
+
+enum sample_state { SAMPLE_IDLE = 0, SAMPLE_PENDING = 1, SAMPLE_BUSY = 2, SAMPLE_DONE = 3 };
+
+/* The one encoder of the handshake word. */
+static inline uint32_t handshake_word(uint32_t seq, enum sample_state st) { return seq << 3 | (uint32_t)st; }
+static inline enum sample_state handshake_state(uint32_t w) { return (enum sample_state)(w & 7u); }
+static inline uint32_t handshake_seq(uint32_t w) { return w >> 3; }
+/* An open request: asked (PENDING) or being answered (BUSY). */
+static inline int handshake_open(uint32_t w) {
+  return handshake_state(w) == SAMPLE_PENDING || handshake_state(w) == SAMPLE_BUSY;
+}
+
+/* What the handler is asked to do. */
+enum sample_mode {
+  SAMPLE_CAPTURE = 0, /* walk the stack: the sampler already knows the thread ran */
+  SAMPLE_IF_MOVED = 1 /* walk only if the register checksum changed since the last request */
+};
+
+/* How a sample AsyncGetCallTrace failed on was walked after all. */
+enum sample_recovery {
+  RECOVERY_NONE = 0,
+  RECOVERY_STUB_CALLER = 1, /* from the Java caller of the stub the PC was in (hit: the stub) */
+  RECOVERY_ANCHOR = 2       /* from the frame anchor of VM code called from Java (hit: where it returns) */
+};
+
+/* The handler's answer; valid once the handshake word says DONE. Owned by the handler while
+ * BUSY, by the sampler thread otherwise. */
+struct sample_record {
+  int32_t num_frames;     /* > 0 frames, <= 0 an asgct_code */
+  int32_t fail_code;      /* AsyncGetCallTrace's first answer when the walk was recovered */
+  int32_t recovered;      /* enum sample_recovery */
+  uint8_t walked;         /* the handler walked the stack (else: registers unchanged) */
+  uint8_t moved;          /* the register checksum differed from the previous request's */
+  uint8_t in_syscall;     /* the thread was blocked in (or restarting) a system call */
+  uint8_t wrong_thread;   /* the signal reached a thread that is not this slot's */
+  uint64_t checksum;      /* register checksum at the last request (the handler's own state) */
+  uint64_t start_ns;      /* handler entry, CLOCK_MONOTONIC */
+  uint64_t end_ns;        /* handler exit */
+  uint64_t cpu_exit;      /* the thread's CPU clock at handler exit (SAMPLE_CAPTURE only, else 0) */
+  uintptr_t pc;           /* where the walk started: the interrupted pc, a stub's caller's, or
+                             the return address of a VM call's frame anchor */
+  struct codemap_hit hit; /* when AsyncGetCallTrace failed: where the PC was (for
+                             RECOVERY_ANCHOR: where the VM call returns to) */
+  asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
+};
+
+#endif

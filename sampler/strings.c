@@ -1,0 +1,73 @@
+/*
+ * strings.c — the string interner (see strings.h). Names live in chunks of pointers that are
+ * allocated as needed and never moved, so strings_get reads without a lock while another
+ * thread interns; a name becomes visible (the count is published) only once its pointer is
+ * stored.
+ */
+#include "strings.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itab.h"
+
+#define CHUNK_NAMES 4096
+#define MAX_CHUNKS 1024 /* STRINGS_MAX: 4,194,304 names */
+
+static struct {
+  pthread_mutex_t mu;
+  struct itab index;
+  const char **_Atomic chunks[MAX_CHUNKS];
+  _Atomic size_t count;
+} interner = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+const char *strings_get(uint32_t id) {
+  if (id >= atomic_load_explicit(&interner.count, memory_order_acquire)) return "[bad frame id]";
+  const char **chunk = atomic_load_explicit(&interner.chunks[id / CHUNK_NAMES], memory_order_acquire);
+  return chunk[id % CHUNK_NAMES];
+}
+
+size_t strings_count(void) { return atomic_load_explicit(&interner.count, memory_order_acquire); }
+
+struct probe {
+  const char *s;
+  size_t len;
+};
+
+static bool same(const void *ctx, uint32_t id) {
+  const struct probe *p = ctx;
+  const char *name = strings_get(id);
+  return strncmp(name, p->s, p->len) == 0 && name[p->len] == '\0';
+}
+
+uint32_t strings_intern(const char *s, size_t len) {
+  struct probe probe = {s, len};
+  uint64_t h = itab_hash_bytes(s, len);
+  uint32_t id = STRINGS_NO_ID;
+  pthread_mutex_lock(&interner.mu);
+  size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
+  id = itab_find(&interner.index, h, same, &probe);
+  if (id != ITAB_EMPTY || n >= (size_t)MAX_CHUNKS * CHUNK_NAMES) goto out;
+  const char **chunk = atomic_load_explicit(&interner.chunks[n / CHUNK_NAMES], memory_order_relaxed);
+  if (!chunk) {
+    chunk = calloc(CHUNK_NAMES, sizeof *chunk);
+    if (!chunk) goto out;
+    atomic_store_explicit(&interner.chunks[n / CHUNK_NAMES], chunk, memory_order_release);
+  }
+  char *copy = malloc(len + 1);
+  if (!copy) goto out;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  if (itab_insert(&interner.index, h, (uint32_t)n)) {
+    free(copy);
+    goto out;
+  }
+  chunk[n % CHUNK_NAMES] = copy;
+  atomic_store_explicit(&interner.count, n + 1, memory_order_release);
+  id = (uint32_t)n;
+out:
+  pthread_mutex_unlock(&interner.mu);
+  return id == ITAB_EMPTY ? STRINGS_NO_ID : id;
+}

@@ -1,0 +1,51 @@
+/*
+ * fake_jvm.c — the stand-in JVM (see fake_jvm.h). Its AsyncGetCallTrace runs in the sampling
+ * signal handler: it reads a thread-local role (static TLS: this file is linked into an
+ * executable, never dlopen'ed) and writes one frame; it allocates nothing.
+ */
+#include "fake_jvm.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "platform.h"
+
+static __thread jmethodID role;
+static atomic_ulong walks;
+
+void fake_jvm_set_role(jmethodID r) { role = r; }
+
+unsigned long fake_jvm_walks(void) { return atomic_load(&walks); }
+
+static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
+  (void)uc;
+  atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
+  if (depth < 1) return;
+  t->frames[0].method_id = role;
+  t->frames[0].lineno = 0;
+  t->num_frames = role ? 1 : ASGCT_UNKNOWN_JAVA;
+}
+
+static int fake_method_name(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
+  (void)ctx, (void)bci;
+  const char *name = m == FAKE_ROLE_BUSY ? "Busy.run" : m == FAKE_ROLE_IDLE ? "Idle.run" : m == FAKE_ROLE_BURST ? "Burst.run" : NULL;
+  if (!name) return -1;
+  snprintf(buf, len, "%s", name);
+  return 0;
+}
+
+struct sampler_jvm fake_jvm(void) {
+  struct sampler_jvm j = {.asgct = fake_asgct, .method_name = fake_method_name};
+  return j;
+}
+
+JNIEnv *fake_jvm_env(void) {
+  static JNIEnv dummy;
+  return &dummy;
+}
+
+int fake_jvm_register_self(const char *name) {
+  struct sampler_thread t = {.tid = plat_gettid(), .name = name, .env = fake_jvm_env()};
+  plat_self_stack(&t.stack_lo, &t.stack_hi);
+  return sampler_thread_started(&t);
+}

@@ -1,0 +1,35 @@
+/*
+ * fake_jvm.h — a stand-in for the JVM, for the tests and the benchmarks that drive the sampler
+ * without one: an AsyncGetCallTrace that reports one frame (the interrupted thread's role),
+ * names for those frames, and a JNIEnv to register threads with. The one fake JVM of the
+ * project (tests/sampler, bench/loopcost.c).
+ */
+#ifndef SAMPLER_FAKE_JVM_H
+#define SAMPLER_FAKE_JVM_H
+
+#include <jni.h>
+
+#include "sampler.h"
+
+/* What the calling thread "runs": the method id the fake AsyncGetCallTrace reports for it. */
+#define FAKE_ROLE_BUSY ((jmethodID)0x1000) /* "Busy.run" */
+#define FAKE_ROLE_IDLE ((jmethodID)0x2000) /* "Idle.run" */
+#define FAKE_ROLE_BURST ((jmethodID)0x3000) /* "Burst.run" */
+
+/* Sets the calling thread's role; NULL makes its walks fail with -5 (unknown Java). */
+void fake_jvm_set_role(jmethodID role);
+
+/* The JVM to give sampler_init: the fake AsyncGetCallTrace and method names, no symbols. */
+struct sampler_jvm fake_jvm(void);
+
+/* The JNIEnv fake threads register with (any non-NULL pointer: the fake walk ignores it). */
+JNIEnv *fake_jvm_env(void);
+
+/* Registers the calling thread with the sampler under `name`, with its JNIEnv and stack.
+ * Returns what sampler_thread_started returns. */
+int fake_jvm_register_self(const char *name);
+
+/* Counts the fake AsyncGetCallTrace calls (all threads). */
+unsigned long fake_jvm_walks(void);
+
+#endif
