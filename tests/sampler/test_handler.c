@@ -1,0 +1,200 @@
+/*
+ * Tests of the sampling signal handler (sampler/signal/handler.c) on its own: real threads,
+ * real signals, the handshake driven by hand (as loop.c drives it), the fake JVM's
+ * AsyncGetCallTrace. What the handler answers for a capture, for "only if it moved", for a
+ * thread with no JNIEnv, for signals that are not ours or not expected, and that a failed walk
+ * is recovered through the code map.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codemap.h"
+#include "fake_jvm.h"
+#include "handler.h"
+#include "platform.h"
+#include "registry.h"
+#include "sample.h"
+
+#define SIG (SIGRTMIN + 4)
+
+static atomic_int stop;
+static _Atomic pid_t worker_tid;
+static atomic_int worker_slot = -1;
+
+/* What the worker thread does while it is sampled. */
+enum work { SPIN, SLEEP };
+
+struct worker_args {
+  enum work work;
+  jmethodID role;
+  int with_env;
+};
+
+static void *worker(void *arg) {
+  const struct worker_args *a = arg;
+  fake_jvm_set_role(a->role);
+  struct sampler_thread t = {.tid = plat_gettid(), .name = "worker", .env = a->with_env ? fake_jvm_env() : NULL};
+  plat_self_stack(&t.stack_lo, &t.stack_hi);
+  atomic_store(&worker_slot, registry_add(&t));
+  atomic_store(&worker_tid, t.tid);
+  volatile uint64_t x = 0;
+  while (!atomic_load(&stop)) {
+    if (a->work == SPIN)
+      x++;
+    else
+      syscall(SYS_futex, &stop, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0); /* blocked until the end */
+  }
+  return NULL;
+}
+
+static pthread_t start_worker(struct worker_args *a) {
+  cr_assert_eq(registry_init(8), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(handler_install(SIG, jvm.asgct, 8), 0);
+  handler_set_active(1);
+  atomic_store(&stop, 0);
+  atomic_store(&worker_slot, -1);
+  pthread_t th;
+  pthread_create(&th, NULL, worker, a);
+  while (atomic_load(&worker_slot) < 0) usleep(1000);
+  usleep(20000); /* let it settle into its loop or its wait */
+  return th;
+}
+
+static void stop_worker(pthread_t th) {
+  atomic_store(&stop, 1);
+  syscall(SYS_futex, &stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  pthread_join(th, NULL);
+}
+
+/* Asks the worker for one sample in `mode`, as the sampler would; returns its record once the
+ * handler has answered (DONE), and sets the slot IDLE again. */
+static const struct sample_record *ask(int mode) {
+  int i = atomic_load(&worker_slot);
+  struct thread_slot *s = registry_slot(i);
+  uint32_t w = atomic_load(&s->handshake);
+  cr_assert_eq(handshake_state(w), SAMPLE_IDLE);
+  s->mode = mode;
+  uint32_t seq = handshake_seq(w) + 1;
+  atomic_store(&s->handshake, handshake_word(seq, SAMPLE_PENDING));
+  cr_assert_eq(plat_signal_thread(s->tid, SIG, i), 0);
+  for (int spins = 0; handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE; spins++) {
+    cr_assert_lt(spins, 20000, "no answer within 2 s");
+    usleep(100);
+  }
+  cr_assert_eq(handshake_seq(atomic_load(&s->handshake)), seq, "the answer carries the request's sequence");
+  atomic_store(&s->handshake, handshake_word(seq, SAMPLE_IDLE));
+  return s->record;
+}
+
+Test(handler, a_capture_walks_the_stack_and_reads_the_cpu_clock) {
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
+  pthread_t th = start_worker(&a);
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->walked, 1);
+  cr_expect_eq(r->num_frames, 1);
+  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_BUSY);
+  cr_expect_eq(r->recovered, RECOVERY_NONE);
+  cr_expect_eq(r->wrong_thread, 0);
+  cr_expect_eq(r->in_syscall, 0, "a spinning thread is not in a system call");
+  cr_expect_gt(r->cpu_exit, 0u, "a capture reads the thread's CPU clock at exit");
+  cr_expect_leq(r->start_ns, r->end_ns);
+  stop_worker(th);
+}
+
+Test(handler, if_moved_walks_only_a_thread_whose_registers_changed) {
+  struct worker_args a = {SLEEP, FAKE_ROLE_IDLE, 1};
+  pthread_t th = start_worker(&a);
+  const struct sample_record *r = ask(SAMPLE_IF_MOVED);
+  cr_expect_eq(r->moved, 1, "the first request has nothing to compare with");
+  cr_expect_eq(r->walked, 1);
+  cr_expect_eq(r->in_syscall, 1, "blocked in futex");
+  unsigned long walks = fake_jvm_walks();
+  for (int k = 0; k < 20; k++) {
+    r = ask(SAMPLE_IF_MOVED);
+    cr_expect_eq(r->moved, 0, "a blocked thread keeps its registers (request %d)", k);
+    cr_expect_eq(r->walked, 0);
+    cr_expect_eq(r->cpu_exit, 0u, "no CPU clock read when not capturing");
+  }
+  cr_expect_eq(fake_jvm_walks(), walks, "no walk for a thread that did not move");
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->walked, 1, "a capture walks even when nothing moved");
+  stop_worker(th);
+}
+
+Test(handler, a_thread_without_a_jnienv_is_not_walked) {
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 0};
+  pthread_t th = start_worker(&a);
+  unsigned long walks = fake_jvm_walks();
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->walked, 1);
+  cr_expect_eq(r->num_frames, ASGCT_NOT_JAVA_THREAD);
+  cr_expect_eq(fake_jvm_walks(), walks, "AsyncGetCallTrace is not called without the thread's JNIEnv");
+  stop_worker(th);
+}
+
+static void spin_here(void) {
+  while (!atomic_load(&stop)) __asm__ volatile("" ::: "memory");
+}
+
+static void *stub_worker(void *arg) {
+  (void)arg;
+  fake_jvm_set_role(NULL); /* every walk fails: -5 unknown Java */
+  struct sampler_thread t = {.tid = plat_gettid(), .name = "in a stub", .env = fake_jvm_env()};
+  atomic_store(&worker_slot, registry_add(&t));
+  spin_here();
+  return NULL;
+}
+
+Test(handler, a_failed_walk_in_a_stub_is_named_through_the_code_map) {
+  cr_assert_eq(registry_init(8), 0);
+  cr_assert_eq(codemap_init(), 0);
+  /* the worker's loop "is" a stub: the code map says so */
+  cr_assert_eq(codemap_add_stub("StubRoutines::test", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(handler_install(SIG, jvm.asgct, 8), 0);
+  handler_set_active(1);
+  atomic_store(&stop, 0);
+  pthread_t th;
+  pthread_create(&th, NULL, stub_worker, NULL);
+  while (atomic_load(&worker_slot) < 0) usleep(1000);
+  usleep(20000);
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->num_frames, ASGCT_UNKNOWN_JAVA);
+  cr_expect_eq(r->hit.kind, CODEMAP_STUB, "the PC was found in the stub");
+  cr_expect_str_eq(r->hit.name, "StubRoutines::test");
+  stop_worker(th);
+}
+
+Test(handler, signals_that_are_not_expected_are_counted_and_ignored) {
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
+  pthread_t th = start_worker(&a);
+  const struct handler_counters *c = handler_counters();
+  uint64_t stray = atomic_load(&c->stray), foreign = atomic_load(&c->foreign), acks = atomic_load(&c->acks);
+  pid_t tid = atomic_load(&worker_tid);
+  cr_assert_eq(plat_signal_thread(tid, SIG, atomic_load(&worker_slot)), 0, "ours, but nothing is pending");
+  cr_assert_eq(syscall(SYS_tgkill, getpid(), tid, SIG), 0, "someone else's (SI_TKILL)");
+  cr_assert_eq(plat_signal_thread(tid, SIG, 100000), 0, "a slot that does not exist");
+  usleep(50000);
+  cr_expect_eq(atomic_load(&c->stray), stray + 2);
+  cr_expect_eq(atomic_load(&c->foreign), foreign + 1);
+  cr_expect_eq(atomic_load(&c->acks), acks, "nothing was answered");
+  handler_set_active(0);
+  struct thread_slot *s = registry_slot(atomic_load(&worker_slot));
+  s->mode = SAMPLE_CAPTURE;
+  atomic_store(&s->handshake, handshake_word(1000, SAMPLE_PENDING));
+  cr_assert_eq(plat_signal_thread(tid, SIG, atomic_load(&worker_slot)), 0);
+  usleep(50000);
+  cr_expect_eq(handshake_state(atomic_load(&s->handshake)), SAMPLE_PENDING, "an inactive handler takes nothing");
+  cr_expect_eq(atomic_load(&c->stray), stray + 3);
+  atomic_store(&s->handshake, handshake_word(1000, SAMPLE_IDLE));
+  stop_worker(th);
+}
