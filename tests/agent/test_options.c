@@ -1,6 +1,7 @@
 /* Unit tests of the option parser: defaults, every accepted form, every bad input. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -169,7 +170,7 @@ ParameterizedTestParameters(options, rejected) {
 }
 
 ParameterizedTest(struct bad *b, options, rejected) {
-  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -EINVAL, "%s accepted", b->in);
   cr_expect_str_eq(err, b->msg);
 }
 
@@ -181,7 +182,7 @@ ParameterizedTestParameters(options, bad_signals) {
 }
 
 ParameterizedTest(struct bad *b, options, bad_signals) {
-  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -EINVAL, "%s accepted", b->in);
   cr_expect(strstr(err, ": accepted: RTMIN+N (N = 0..") != NULL, "%s", err);
   cr_expect(strstr(err, "signals the JVM uses itself are refused") != NULL, "%s", err);
 }
