@@ -198,3 +198,117 @@ Test(options, durations_print) {
   opt_format_duration(1500, b, sizeof b);
   cr_expect_str_eq(b, "1500ns");
 }
+
+/* ---- README.md's options table is the code's ---- */
+
+struct lines {
+  char **at;
+  size_t n;
+};
+
+static struct lines split_lines(char *text) {
+  struct lines l = {NULL, 0};
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    l.at = realloc(l.at, (l.n + 1) * sizeof *l.at);
+    cr_assert(l.at);
+    l.at[l.n++] = line;
+  }
+  return l;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "%s: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  cr_assert(m);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) fwrite(buf, 1, n, m);
+  fclose(f);
+  fclose(m);
+  return text;
+}
+
+/* The rows of the README's options table (all: the README's lines): from the first line after
+ * "## Using the agent" that is the table's header to the last line starting with '|' (header
+ * and rule included). */
+static struct lines readme_table(struct lines all) {
+  struct lines table = {NULL, 0};
+  size_t i = 0;
+  while (i < all.n && strcmp(all.at[i], "## Using the agent") != 0) i++;
+  cr_assert(i < all.n, "%s: no section \"## Using the agent\"", SAMPLER_README);
+  while (++i < all.n && strncmp(all.at[i], "## ", 3) != 0 &&
+         strncmp(all.at[i], "| option | values | default |", 29) != 0) {
+  }
+  cr_assert(i < all.n && all.at[i][0] == '|',
+            "%s: no options table (header `| option | values | default |`) under \"## Using the agent\"",
+            SAMPLER_README);
+  table.at = all.at + i;
+  while (i < all.n && all.at[i][0] == '|') i++, table.n++;
+  return table;
+}
+
+/* Splits "| a | b \| c | d |" into its trimmed cells, a \| staying inside its cell. */
+static size_t cells(char *row, char *cell[], size_t max) {
+  size_t n = 0;
+  char *p = row + (*row == '|');
+  while (*p && n < max) {
+    char *start = p;
+    while (*p && !(*p == '|' && (p == start || p[-1] != '\\'))) p++;
+    char *end = p;
+    if (*p) *p++ = '\0';
+    while (*start == ' ') start++;
+    while (end > start && end[-1] == ' ') *--end = '\0';
+    cell[n++] = start;
+  }
+  return n;
+}
+
+Test(options, readme_table_is_the_code_table) {
+  char *readme = read_file(SAMPLER_README);
+  struct lines lines = split_lines(readme), have = readme_table(lines);
+  char *code = NULL;
+  size_t codelen = 0;
+  FILE *m = open_memstream(&code, &codelen);
+  cr_assert(m);
+  cr_assert_eq(opt_markdown_table(m), 0);
+  fclose(m);
+  struct lines want = split_lines(code);
+  cr_assert_geq(want.n, 3);
+
+  /* The options, in order: compared first, as a list, so that a missing row says which. */
+  char have_names[1024] = "", want_names[1024] = "";
+  for (size_t i = 2; i < have.n || i < want.n; i++) {
+    char row[4096], *cell[3];
+    if (i < have.n) {
+      snprintf(row, sizeof row, "%s", have.at[i]);
+      cells(row, cell, 3);
+      snprintf(have_names + strlen(have_names), sizeof have_names - strlen(have_names), "%s ", cell[0]);
+    }
+    if (i < want.n) {
+      snprintf(row, sizeof row, "%s", want.at[i]);
+      cells(row, cell, 3);
+      snprintf(want_names + strlen(want_names), sizeof want_names - strlen(want_names), "%s ", cell[0]);
+    }
+  }
+  cr_assert_str_eq(have_names, want_names, "%s: the options table lists\n  %s\nthe code's table (agent/options.c) has\n  %s",
+                   SAMPLER_README, have_names, want_names);
+
+  for (size_t i = 0; i < want.n; i++) {
+    char hrow[4096], wrow[4096], *h[3] = {"", "", ""}, *w[3] = {"", "", ""};
+    snprintf(hrow, sizeof hrow, "%s", have.at[i]);
+    snprintf(wrow, sizeof wrow, "%s", want.at[i]);
+    size_t hn = cells(hrow, h, 3), wn = cells(wrow, w, 3);
+    cr_expect_eq(hn, wn, "%s, line `%s`: %zu columns, want %zu", SAMPLER_README, have.at[i], hn, wn);
+    cr_expect_str_eq(h[2], w[2], "%s: option %s: the default column says\n  %s\nthe code's table says\n  %s",
+                     SAMPLER_README, w[0], h[2], w[2]);
+    cr_expect_str_eq(h[1], w[1], "%s: option %s: the values column says\n  %s\nthe code's table says\n  %s",
+                     SAMPLER_README, w[0], h[1], w[1]);
+    cr_expect_str_eq(have.at[i], want.at[i], "%s: the row should read\n%s", SAMPLER_README, want.at[i]);
+  }
+  free(want.at);
+  free(code);
+  free(lines.at);
+  free(readme);
+}
