@@ -540,7 +540,8 @@ static pthread_once_t help_once = PTHREAD_ONCE_INIT;
 static void make_help(void) {
   struct text t = {help_text, 0, sizeof help_text, false};
   text_puts(&t, "sampler: a thread-aware CPU sampler for the JVM\n"
-                "usage: -agentlib:sampler=opt=value,...  (or -agentpath:/path/to/libsampler.so=...)\n");
+                "usage: -agentlib:sampler=opt=value,...\n"
+                "   or: -agentpath:/path/to/libsampler.so=opt=value,...\n");
   char form[64];
   size_t width = 0;
   for (size_t i = 0; i < OPTION_COUNT; i++) {
