@@ -3,6 +3,8 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +25,11 @@ Test(options, defaults) {
   cr_expect_eq(o.sig, SIGRTMIN + 4);
   cr_expect_eq(o.duration_ns, 0u);
   cr_expect_eq(o.weight, WEIGHT_SAMPLES);
+  cr_expect_eq(o.lines, 0);
+  cr_expect_eq(o.ann, 0);
+  cr_expect_eq(o.codemap, 1);
+  cr_expect_eq(o.help, 0);
+  cr_expect_str_eq(o.sig_name, "SIGRTMIN+4");
   char want[64];
   snprintf(want, sizeof want, "sampler-%d.folded", (int)getpid());
   cr_expect_str_eq(o.file, want);
@@ -197,6 +204,143 @@ Test(options, durations_print) {
   cr_expect_str_eq(b, "2s");
   opt_format_duration(1500, b, sizeof b);
   cr_expect_str_eq(b, "1500ns");
+}
+
+/* ---- every option: a good value, a bad value and its message, the default ---- */
+
+static bool is_interval_1ms(const struct agent_options *p) { return p->interval_ns == 1000000; }
+static bool is_file_txt(const struct agent_options *p) {
+  return !strcmp(p->file, "/tmp/p.txt") && p->format == FORMAT_TEXT;
+}
+static bool is_format_svg(const struct agent_options *p) { return p->format == FORMAT_SVG; }
+static bool is_depth_64(const struct agent_options *p) { return p->depth == 64; }
+static bool is_threads(const struct agent_options *p) { return p->threads == 1; }
+static bool is_lines(const struct agent_options *p) { return p->lines == 1; }
+static bool is_ann(const struct agent_options *p) { return p->ann == 1 && p->format == FORMAT_FOLDED; }
+static bool is_codemap_off(const struct agent_options *p) { return p->codemap == 0 && p->ann == 0; }
+static bool is_hasrun_cpu(const struct agent_options *p) { return p->hasrun == SAMPLER_HASRUN_CPU; }
+static bool is_signal_usr1(const struct agent_options *p) {
+  return p->sig == SIGUSR1 && !strcmp(p->sig_name, "SIGUSR1");
+}
+static bool is_duration_90s(const struct agent_options *p) { return p->duration_ns == 90000000000ull; }
+static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
+static bool is_help(const struct agent_options *p) { return p->help == 1; }
+
+struct option_case {
+  const char *name;
+  const char *good;                                /* accepted ... */
+  bool (*good_ok)(const struct agent_options *);   /* ... with this result */
+  const char *bad;                                 /* refused ... */
+  const char *bad_msg;                             /* ... with this message; %d: SIGRTMAX-SIGRTMIN */
+  const char *dflt;                                /* the default, written out (NULL: none) */
+};
+
+/* In the option table's order (options/every_option_has_a_case checks). */
+static const struct option_case OPTION_CASES[] = {
+    {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
+     "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
+     "interval=10ms"},
+    {"file", "file=/tmp/p.txt", is_file_txt, "file=", "file=: empty path", "file=sampler-%p.folded"},
+    {"format", "format=svg", is_format_svg, "format=pdf", "format=pdf: accepted: folded, text, svg, html",
+     "format=folded"},
+    {"depth", "depth=64", is_depth_64, "depth=-1", "depth=-1: accepted: a whole number from 1 to 8192",
+     "depth=1024"},
+    {"threads", "threads", is_threads, "threads=1", "threads=1: accepted: on, off", "threads=off"},
+    {"lines", "lines=on", is_lines, "lines=ON", "lines=ON: accepted: on, off", "lines=off"},
+    {"ann", "ann", is_ann, "ann=", "ann=: accepted: on, off", "ann=off"},
+    {"codemap", "codemap=off", is_codemap_off, "codemap=maybe", "codemap=maybe: accepted: on, off",
+     "codemap=on"},
+    {"hasrun", "hasrun=cpu", is_hasrun_cpu, "hasrun=", "hasrun=: accepted: auto, cpu, regs", "hasrun=auto"},
+    {"signal", "signal=SIGUSR1", is_signal_usr1, "signal=USR2",
+     "signal=USR2: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number (signals the JVM "
+     "uses itself are refused)",
+     "signal=RTMIN+4"},
+    {"duration", "duration=90s", is_duration_90s, "duration=1d",
+     "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", "duration=0"},
+    {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu", "weight=samples"},
+    {"help", "help", is_help, "help=on", "help takes no value", NULL},
+};
+#define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
+
+/* Every field, compared; the message names the option whose default it is about. */
+static void expect_same_options(const struct agent_options *a, const struct agent_options *b, const char *what) {
+  cr_expect_eq(a->interval_ns, b->interval_ns, "%s: interval_ns", what);
+  cr_expect_str_eq(a->file, b->file, "%s: file", what);
+  cr_expect_eq(a->format, b->format, "%s: format", what);
+  cr_expect_eq(a->depth, b->depth, "%s: depth", what);
+  cr_expect_eq(a->threads, b->threads, "%s: threads", what);
+  cr_expect_eq(a->lines, b->lines, "%s: lines", what);
+  cr_expect_eq(a->ann, b->ann, "%s: ann", what);
+  cr_expect_eq(a->codemap, b->codemap, "%s: codemap", what);
+  cr_expect_eq(a->hasrun, b->hasrun, "%s: hasrun", what);
+  cr_expect_eq(a->sig, b->sig, "%s: sig", what);
+  cr_expect_str_eq(a->sig_name, b->sig_name, "%s: sig_name", what);
+  cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
+  cr_expect_eq(a->weight, b->weight, "%s: weight", what);
+  cr_expect_eq(a->help, b->help, "%s: help", what);
+}
+
+Test(options, every_option_has_a_case) {
+  size_t n = 0;
+  for (; opt_name(n); n++)
+    cr_expect(n < OPTION_CASE_COUNT && !strcmp(opt_name(n), OPTION_CASES[n].name),
+              "option %zu is `%s` in the code, `%s` in OPTION_CASES", n, opt_name(n),
+              n < OPTION_CASE_COUNT ? OPTION_CASES[n].name : "(none)");
+  cr_expect_eq(n, OPTION_CASE_COUNT, "the code has %zu options, OPTION_CASES %zu", n, OPTION_CASE_COUNT);
+}
+
+Test(options, every_option_good_bad_default) {
+  struct agent_options dflt;
+  cr_assert_eq(opt_parse("", &dflt, err, sizeof err), 0, "%s", err);
+  for (size_t i = 0; i < OPTION_CASE_COUNT; i++) {
+    const struct option_case *c = &OPTION_CASES[i];
+    cr_expect_eq(opt_parse(c->good, &o, err, sizeof err), 0, "%s: %s", c->good, err);
+    cr_expect(c->good_ok(&o), "%s: parsed to something else", c->good);
+
+    char want[512];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(want, sizeof want, c->bad_msg, SIGRTMAX - SIGRTMIN);
+#pragma GCC diagnostic pop
+    err[0] = '\0';
+    cr_expect_eq(opt_parse(c->bad, &o, err, sizeof err), -EINVAL, "%s accepted", c->bad);
+    cr_expect_str_eq(err, want, "%s", c->bad);
+
+    if (c->dflt) {
+      cr_expect_eq(opt_parse(c->dflt, &o, err, sizeof err), 0, "%s: %s", c->dflt, err);
+      expect_same_options(&o, &dflt, c->dflt);
+    }
+  }
+}
+
+/* ---- the help text ---- */
+
+Test(options, help_lists_every_option_within_80_columns) {
+  const char *help = opt_help();
+  cr_assert_eq(help, opt_help(), "made once");
+  for (size_t i = 0; opt_name(i); i++) {
+    char line[64];
+    snprintf(line, sizeof line, "\n  %s", opt_name(i));
+    const char *at = strstr(help, line);
+    cr_expect(at, "help: no line for %s", opt_name(i));
+    if (at) cr_expect(strchr("=[ ", at[strlen(line)]), "help: %s is not followed by its value", opt_name(i));
+  }
+  cr_expect(strstr(help, "\n  interval=TIME ") && strstr(help, "\n  threads[=on|off] ") &&
+                strstr(help, "[default 10ms]") && strstr(help, "\n  help "),
+            "%s", help);
+  size_t len = strlen(help);
+  const char *last = "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n";
+  cr_expect(len > strlen(last) && !strcmp(help + len - strlen(last), last), "help ends with\n%s", help + len - 80);
+  size_t col = 0, line = 1;
+  for (const char *p = help; *p; p++) {
+    if (*p == '\n') {
+      line++, col = 0;
+    } else if (((unsigned char)*p & 0xC0) != 0x80 && ++col > 80) {
+      cr_expect_leq(col, 80, "help line %zu is wider than 80 columns", line);
+      break;
+    }
+  }
+  cr_expect(!strchr(help, '`'), "help shows markdown backticks");
 }
 
 /* ---- README.md's options table is the code's ---- */
