@@ -462,24 +462,24 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
 
 /* ---- the help text ---- */
 
-/* A bounded string builder: writes what fits, remembers that something did not. */
+/* A bounded string builder: writes what fits (test_options checks that all of help does). */
 struct text {
   char *p;
   size_t len, cap;
-  bool truncated;
 };
 
 static void text_put(struct text *t, const char *s, size_t n) {
-  if (t->len + n >= t->cap) {
-    t->truncated = true;
-    n = t->len + 1 < t->cap ? t->cap - t->len - 1 : 0;
-  }
+  if (t->len + n >= t->cap) n = t->cap - t->len - 1;
   memcpy(t->p + t->len, s, n);
   t->len += n;
   t->p[t->len] = '\0';
 }
 
 static void text_puts(struct text *t, const char *s) { text_put(t, s, strlen(s)); }
+
+/* Whether c starts a column of the help text: backticks are markdown, not text; a UTF-8
+ * continuation byte belongs to the character before. */
+static bool starts_column(char c) { return c != '`' && ((unsigned char)c & 0xC0) != 0x80; }
 
 /* Appends the markdown paragraph md without its backticks, wrapped at HELP_WIDTH: it
  * continues the line at column col, new lines start at column indent; a `code span` is not
@@ -492,7 +492,7 @@ static size_t text_wrap(struct text *t, const char *md, size_t col, size_t inden
     size_t width = 0;
     for (bool code = false; *end && (code || *end != ' '); end++) {
       if (*end == '`') code = !code;
-      else width += ((unsigned char)*end & 0xC0) != 0x80; /* UTF-8: one column a character */
+      width += starts_column(*end);
     }
     if (end == word) break;
     if (col > indent && col + spaces + width > HELP_WIDTH) {
@@ -538,7 +538,7 @@ static char help_text[8192];
 static pthread_once_t help_once = PTHREAD_ONCE_INIT;
 
 static void make_help(void) {
-  struct text t = {help_text, 0, sizeof help_text, false};
+  struct text t = {help_text, 0, sizeof help_text};
   text_puts(&t, "sampler: a thread-aware CPU sampler for the JVM\n"
                 "usage: -agentlib:sampler=opt=value,...\n"
                 "   or: -agentpath:/path/to/libsampler.so=opt=value,...\n");
@@ -551,18 +551,17 @@ static void make_help(void) {
   size_t indent = 2 + width + 2;
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     const struct opt_spec *opt = &OPTIONS[i];
-    char line[64], dflt[256];
+    char line[64], shown[256], dflt[272];
     opt_form(opt, form, sizeof form);
     snprintf(line, sizeof line, "  %-*s", (int)(width + 2), form);
     text_puts(&t, line);
     size_t col = text_wrap(&t, opt->help, indent, indent);
-    /* "[default X]" in one piece: after the help if it fits, else on a line of its own */
-    opt_default(opt, dflt + 9, sizeof dflt - 10);
-    if (dflt[9]) {
-      memcpy(dflt, "[default ", 9);
-      strcat(dflt, "]");
+    opt_default(opt, shown, sizeof shown);
+    if (*shown) {
+      /* "[default X]" in one piece: after the help if it fits, else on a line of its own */
+      snprintf(dflt, sizeof dflt, "[default %s]", shown);
       size_t w = 0;
-      for (const char *c = dflt; *c; c++) w += *c != '`' && ((unsigned char)*c & 0xC0) != 0x80;
+      for (const char *c = dflt; *c; c++) w += starts_column(*c);
       if (col + 2 + w > HELP_WIDTH) {
         text_puts(&t, "\n");
         for (col = 0; col < indent; col++) text_puts(&t, " ");
