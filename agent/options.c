@@ -359,13 +359,16 @@ static const struct opt_spec *opt_find(const char *name) {
   return NULL;
 }
 
+/* The i-th option's name, NULL past the last (options.h). Thread-safe, signal-safe. */
 const char *opt_name(size_t i) { return i < OPTION_COUNT ? OPTIONS[i].name : NULL; }
 
+/* The format's name, "?" if none (options.h). Thread-safe, signal-safe. */
 const char *opt_format_name(int f) {
   static const char *const n[] = {"folded", "text", "svg", "html"};
   return f >= 0 && f < 4 ? n[f] : "?";
 }
 
+/* ns as "10ms", "2s", ... into buf (options.h). Thread-safe; not signal-safe. */
 void opt_format_duration(uint64_t ns, char *buf, size_t len) {
   if (ns && ns % 1000000000 == 0)
     snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000);
@@ -428,6 +431,8 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
   return 0;
 }
 
+/* Parses the option string s into o (options.h). Returns 0, -EINVAL or -ENOMEM, with the
+ * user's message in err. Thread-safe; not signal-safe. */
 int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) {
   int rc = apply_defaults(o, err, errlen);
   if (rc) return rc;
@@ -576,6 +581,7 @@ static void make_help(void) {
   text_puts(&t, "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n");
 }
 
+/* The help text, made from OPTIONS[] once (options.h). Thread-safe; not signal-safe. */
 const char *opt_help(void) {
   pthread_once(&help_once, make_help);
   return help_text;
@@ -594,6 +600,7 @@ static void put_cell(FILE *out, const char *s) {
   fputs(" |", out);
 }
 
+/* Writes README.md's options table (options.h). Returns 0 or -EIO. Thread-safe as stdio is. */
 int opt_markdown_table(FILE *out) {
   fputs("| option | values | default |\n|---|---|---|\n", out);
   for (size_t i = 0; i < OPTION_COUNT; i++) {
