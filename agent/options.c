@@ -1,13 +1,22 @@
 /*
- * options.c — parsing of the agent's option string (see options.h). Pure: no JVM, no I/O
- * except the clock and pid for %t/%p, so the unit tests can drive every bad input.
+ * options.c — the agent's options (see options.h), defined once, in OPTIONS[] below: each
+ * entry is an option's name, the placeholder of its value, the function that parses the value,
+ * its default and its help. The parser, the `help` text and the README's options table are
+ * all made from that table, so they cannot disagree; a default is applied by parsing its own
+ * text, so the default shown is the default used.
+ *
+ * Pure: no JVM, no I/O except the clock and pid for %t/%p, so the unit tests can drive every
+ * bad input. Not signal-safe (it allocates).
  */
 #include "options.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,81 +28,52 @@
 #define MIN_INTERVAL_NS 100000ull           /* 100us */
 #define MAX_INTERVAL_NS 10000000000ull      /* 10s */
 #define MAX_DEPTH 8192
+#define HELP_WIDTH 80                       /* columns of the help text */
 
-static const char *const KNOWN =
-    "interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help";
+/* How an option takes its value. */
+enum opt_value_kind {
+  OPT_TAKES_VALUE, /* name=VALUE; the value is required */
+  OPT_SWITCH,      /* name (on), name=on, name=off */
+  OPT_NO_VALUE,    /* name alone */
+};
 
-static const char HELP[] =
-    "sampler: a thread-aware CPU sampler for the JVM\n"
-    "usage: -agentlib:sampler=opt=value,...  (or -agentpath:/path/to/libsampler.so=...)\n"
-    "  interval=TIME   time between samples, with a unit: ns, us, ms or s (100us..10s)\n"
-    "                  [default 10ms]\n"
-    "  file=PATH       where the profile goes; %p = pid, %t = start time (YYYYmmdd-HHMMSS)\n"
-    "                  [default sampler-%p.<format>]\n"
-    "  format=FMT      folded | text | svg | html  [default: from file's extension\n"
-    "                  (.folded .collapsed .txt .svg .html .htm), else folded]\n"
-    "  depth=N         most frames per stack, 1..8192  [default 1024]\n"
-    "  threads[=on|off] a root frame per thread: [name tid=N]  [default off]\n"
-    "  lines[=on|off]  frames carry their source line: Class.method:152  [default off]\n"
-    "  ann[=on|off]    Java frames carry how they ran: _[j] JIT-compiled, _[i] inlined,\n"
-    "                  _[0] interpreted (native methods plain)\n"
-    "                  [default on for svg and html, off for folded and text]\n"
-    "  codemap[=on|off] keep a map of the JIT's code: samples AsyncGetCallTrace cannot walk\n"
-    "                  are attributed through it, and ann needs it  [default on]\n"
-    "  hasrun=MODE     evidence that a thread ran since its last sample:\n"
-    "                  auto: its CPU clock, registers arbitrate tiny deltas [default]\n"
-    "                  cpu:  its CPU clock alone\n"
-    "                  regs: a checksum of its registers alone (the JVMPI paper)\n"
-    "  signal=SIG      sampling signal: RTMIN+N, PROF, VTALRM, ALRM, USR1 or a number\n"
-    "                  [default RTMIN+4]\n"
-    "  duration=TIME   stop sampling and write the profile after TIME (ms, s, m, h);\n"
-    "                  0 = until the JVM exits  [default 0]\n"
-    "  weight=W        what a folded count means: samples (one per interval of CPU;\n"
-    "                  with hasrun=regs one per stack captured) | cpu (nanoseconds)\n"
-    "                  [default samples]\n"
-    "  help            print this and stop\n"
-    "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n";
+struct opt_spec;
 
-const char *opt_help(void) { return HELP; }
+/* Parses value (NULL for a switch or an option that takes none, given alone) into o.
+ * Returns 0, or -EINVAL with the message for the user in err. */
+typedef int opt_parser(const struct opt_spec *opt, const char *value, struct agent_options *o,
+                       char *err, size_t errlen);
 
-const char *opt_format_name(int f) {
-  static const char *const n[] = {"folded", "text", "svg", "html"};
-  return f >= 0 && f < 4 ? n[f] : "?";
-}
+struct opt_spec {
+  const char *name;
+  const char *placeholder;      /* TIME in interval=TIME; only for OPT_TAKES_VALUE */
+  enum opt_value_kind kind;
+  opt_parser *parse;
+  size_t field;                 /* offsetof the int an OPT_SWITCH sets */
+  /* The default: default_value is parsed by `parse` before the user's options, and shown in
+   * backticks, followed by default_note; without a default_value the default is worked out
+   * after parsing (from other options) and default_note says how. Both NULL: no default. */
+  const char *default_value;
+  const char *default_note;     /* markdown: `code` in backticks */
+  const char *help;             /* markdown, one paragraph; `help` prints it without backticks */
+};
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t len, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, len, fmt, ap);
   va_end(ap);
-  return -1;
+  return -EINVAL;
 }
+
+/* ---- values ---- */
 
 struct unit {
   const char *name;
   uint64_t ns;
 };
-
-/* Parses "<digits><unit>" with a unit from the table; returns 0, -1 malformed, -2 no unit,
- * -3 overflow. */
-static int parse_time(const char *v, const struct unit *units, uint64_t *out) {
-  const char *p = v;
-  uint64_t n = 0;
-  if (*p < '0' || *p > '9') return -1;
-  for (; *p >= '0' && *p <= '9'; p++) {
-    if (n > (UINT64_MAX - 9) / 10) return -3;
-    n = n * 10 + (uint64_t)(*p - '0');
-  }
-  if (!*p) return -2;
-  for (const struct unit *u = units; u->name; u++) {
-    if (strcmp(p, u->name) == 0) {
-      if (n && u->ns > UINT64_MAX / n) return -3;
-      *out = n * u->ns;
-      return 0;
-    }
-  }
-  return -1;
-}
 
 static const struct unit INTERVAL_UNITS[] = {
     {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {NULL, 0}};
@@ -103,17 +83,29 @@ static const struct unit DURATION_UNITS[] = {{"ms", 1000000},
                                              {"h", 3600ull * 1000000000},
                                              {NULL, 0}};
 
-void opt_format_duration(uint64_t ns, char *buf, size_t len) {
-  if (ns && ns % 1000000000 == 0)
-    snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000);
-  else if (ns && ns % 1000000 == 0)
-    snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000);
-  else if (ns && ns % 1000 == 0)
-    snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
-  else
-    snprintf(buf, len, "%" PRIu64 "ns", ns);
+enum time_status { TIME_OK = 0, TIME_MALFORMED, TIME_NO_UNIT, TIME_OVERFLOW };
+
+/* Parses "<digits><unit>" with a unit from the table. */
+static enum time_status parse_time(const char *v, const struct unit *units, uint64_t *out) {
+  const char *p = v;
+  uint64_t n = 0;
+  if (*p < '0' || *p > '9') return TIME_MALFORMED;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > (UINT64_MAX - 9) / 10) return TIME_OVERFLOW;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  if (!*p) return TIME_NO_UNIT;
+  for (const struct unit *u = units; u->name; u++) {
+    if (strcmp(p, u->name) == 0) {
+      if (n && u->ns > UINT64_MAX / n) return TIME_OVERFLOW;
+      *out = n * u->ns;
+      return TIME_OK;
+    }
+  }
+  return TIME_MALFORMED;
 }
 
+/* Parses a decimal in lo..hi, digits only (no sign, no spaces). Returns 0 or -1. */
 static int parse_int(const char *v, long lo, long hi, long *out) {
   char *end;
   errno = 0;
@@ -123,7 +115,9 @@ static int parse_int(const char *v, long lo, long hi, long *out) {
   return 0;
 }
 
-static int parse_signal(const char *v, int *sig, char *name, size_t namelen) {
+/* Parses RTMIN+N, PROF, VTALRM, ALRM, USR1 (each with or without SIG) or one of their numbers;
+ * names the signal in name. Returns 0 or -1. */
+static int parse_signal_name(const char *v, int *sig, char *name, size_t namelen) {
   const char *p = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
   long n;
   if (strncmp(p, "RTMIN", 5) == 0) {
@@ -158,7 +152,8 @@ static int parse_signal(const char *v, int *sig, char *name, size_t namelen) {
   return 0;
 }
 
-/* Expands %p and %t of the file= value into o->file. */
+/* Expands %p (pid), %t (start time) and %% of the file= value v into o->file.
+ * Returns 0, or -1 when the result does not fit. */
 static int expand_file(const char *v, struct agent_options *o) {
   char stamp[32];
   time_t t = time(NULL);
@@ -190,6 +185,7 @@ static int expand_file(const char *v, struct agent_options *o) {
   return 0;
 }
 
+/* The format a file name's extension implies, or -1. */
 static int format_from_name(const char *f) {
   const char *dot = strrchr(f, '.');
   const char *slash = strrchr(f, '/');
@@ -201,153 +197,427 @@ static int format_from_name(const char *f) {
   return -1;
 }
 
-static int on_off(const char *v, int *out) {
-  if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes")) return *out = 1, 0;
-  if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no")) return *out = 0, 0;
-  return -1;
+/* ---- one parser per option (a switch's is shared) ---- */
+
+static int parse_interval(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                          char *err, size_t errlen) {
+  (void)opt;
+  uint64_t ns = 0;
+  switch (parse_time(v, INTERVAL_UNITS, &ns)) {
+  case TIME_NO_UNIT:
+    return fail(err, errlen, "interval=%s: needs a unit: ns, us, ms or s (e.g. interval=10ms)", v);
+  case TIME_MALFORMED:
+    return fail(err, errlen,
+                "interval=%s: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)", v);
+  case TIME_OVERFLOW:
+    return fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
+  case TIME_OK:
+    break;
+  }
+  if (ns < MIN_INTERVAL_NS || ns > MAX_INTERVAL_NS)
+    return fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
+  o->interval_ns = ns;
+  return 0;
 }
 
-int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) {
-  memset(o, 0, sizeof *o);
-  o->interval_ns = 10000000;
-  o->format = -1;
-  o->depth = 1024;
-  o->hasrun = SAMPLER_HASRUN_AUTO;
-  o->sig = SIGRTMIN + 4;
-  snprintf(o->sig_name, sizeof o->sig_name, "SIGRTMIN+4");
-  o->weight = WEIGHT_SAMPLES;
-  o->codemap = 1;
-  const char *file = NULL;
-  char filebuf[sizeof o->file];
-  unsigned seen = 0;
-  static const char *const names[] = {"interval", "file",     "format", "depth", "threads", "hasrun",
-                                      "signal",   "duration", "weight", "help",  "lines", "ann", "codemap"};
+/* Keeps the path as given; %p and %t are expanded once every option is known. */
+static int parse_file(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
+                      size_t errlen) {
+  (void)opt;
+  if (!*v) return fail(err, errlen, "file=: empty path");
+  if (strlen(v) >= sizeof o->file) return fail(err, errlen, "file=%s: path too long", v);
+  strcpy(o->file, v);
+  return 0;
+}
 
+static int parse_format(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  (void)opt;
+  if (!strcmp(v, "folded") || !strcmp(v, "collapsed")) o->format = FORMAT_FOLDED;
+  else if (!strcmp(v, "text")) o->format = FORMAT_TEXT;
+  else if (!strcmp(v, "svg")) o->format = FORMAT_SVG;
+  else if (!strcmp(v, "html")) o->format = FORMAT_HTML;
+  else return fail(err, errlen, "format=%s: accepted: folded, text, svg, html", v);
+  return 0;
+}
+
+static int parse_depth(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                       char *err, size_t errlen) {
+  (void)opt;
+  long n;
+  if (parse_int(v, 1, MAX_DEPTH, &n))
+    return fail(err, errlen, "depth=%s: accepted: a whole number from 1 to %d", v, MAX_DEPTH);
+  o->depth = (int)n;
+  return 0;
+}
+
+/* On/off into the int at opt->field; the name alone means on. */
+static int parse_switch(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  int *flag = (int *)((char *)o + opt->field);
+  if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes")) *flag = 1;
+  else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no")) *flag = 0;
+  else return fail(err, errlen, "%s=%s: accepted: on, off", opt->name, v);
+  return 0;
+}
+
+static int parse_hasrun(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  (void)opt;
+  if (!strcmp(v, "auto")) o->hasrun = SAMPLER_HASRUN_AUTO;
+  else if (!strcmp(v, "cpu")) o->hasrun = SAMPLER_HASRUN_CPU;
+  else if (!strcmp(v, "regs")) o->hasrun = SAMPLER_HASRUN_REGS;
+  else return fail(err, errlen, "hasrun=%s: accepted: auto, cpu, regs", v);
+  return 0;
+}
+
+static int parse_signal(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  (void)opt;
+  if (parse_signal_name(v, &o->sig, o->sig_name, sizeof o->sig_name))
+    return fail(err, errlen,
+                "signal=%s: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number "
+                "(signals the JVM uses itself are refused)",
+                v, SIGRTMAX - SIGRTMIN);
+  return 0;
+}
+
+static int parse_duration(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                          char *err, size_t errlen) {
+  (void)opt;
+  uint64_t ns = 0;
+  enum time_status r = strcmp(v, "0") == 0 ? TIME_OK : parse_time(v, DURATION_UNITS, &ns);
+  if (r == TIME_NO_UNIT)
+    return fail(err, errlen, "duration=%s: needs a unit: ms, s, m or h (e.g. duration=30s)", v);
+  if (r != TIME_OK)
+    return fail(err, errlen,
+                "duration=%s: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", v);
+  o->duration_ns = ns;
+  return 0;
+}
+
+static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  (void)opt;
+  if (!strcmp(v, "samples")) o->weight = WEIGHT_SAMPLES;
+  else if (!strcmp(v, "cpu")) o->weight = WEIGHT_CPU;
+  else return fail(err, errlen, "weight=%s: accepted: samples, cpu", v);
+  return 0;
+}
+
+static int parse_help(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
+                      size_t errlen) {
+  (void)opt, (void)v, (void)err, (void)errlen;
+  o->help = 1;
+  return 0;
+}
+
+/* ---- the table: the one place an option is defined ---- */
+
+/* The kind, parser and field of an on/off option that sets o->member. */
+#define SWITCH(member) OPT_SWITCH, parse_switch, offsetof(struct agent_options, member)
+
+static const struct opt_spec OPTIONS[] = {
+    {"interval", "TIME", OPT_TAKES_VALUE, parse_interval, 0, "10ms", NULL,
+     "time between samples, with a unit `ns`, `us`, `ms`, `s`; 100us to 10s"},
+    {"file", "PATH", OPT_TAKES_VALUE, parse_file, 0, NULL, "`sampler-%p.<format>`",
+     "output path; `%p` is the pid, `%t` the start time (`YYYYmmdd-HHMMSS`), `%%` a `%`"},
+    {"format", "FMT", OPT_TAKES_VALUE, parse_format, 0, NULL,
+     "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`), else `folded`",
+     "`folded`, `text`, `svg`, `html`"},
+    {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL, "most frames per stack, 1 to 8192"},
+    {"threads", NULL, SWITCH(threads), "off", NULL, "a root frame `[name tid=N]` per thread"},
+    {"lines", NULL, SWITCH(lines), "off", NULL,
+     "frames carry their source line, `java/lang/String.hashCode:152` (bytecode index → line "
+     "through `GetLineNumberTable`)"},
+    {"ann", NULL, SWITCH(ann), NULL, "on for `svg` and `html`, off for `folded` and `text`",
+     "Java frames carry how they ran — `_[j]` JIT-compiled, `_[i]` inlined into its caller, `_[0]` "
+     "interpreted; native methods stay plain; needs `codemap`"},
+    {"codemap", NULL, SWITCH(codemap), "on", NULL,
+     "keep the compiled-code map (recovery of samples `AsyncGetCallTrace` cannot walk, and `ann`); "
+     "`off` is for measuring what the map costs"},
+    {"hasrun", "MODE", OPT_TAKES_VALUE, parse_hasrun, 0, "auto", NULL,
+     "evidence that a thread ran since its last sample — `auto`: its CPU clock, the registers "
+     "arbitrating tiny deltas; `cpu`: its CPU clock alone; `regs`: a checksum of its registers "
+     "alone (the JVMPI paper)"},
+    {"signal", "SIG", OPT_TAKES_VALUE, parse_signal, 0, "RTMIN+4", NULL,
+     "the sampling signal: `RTMIN+N`, `PROF`, `VTALRM`, `ALRM`, `USR1` or a number; signals the "
+     "JVM uses itself are refused, and so is one that already has a handler"},
+    {"duration", "TIME", OPT_TAKES_VALUE, parse_duration, 0, "0", "(until the JVM exits)",
+     "`0` or a time with a unit `ms`, `s`, `m`, `h`: stop sampling and write the profile then"},
+    {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
+     "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
+     "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
+    {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL, "print the options and stop"},
+};
+
+#define OPTION_COUNT (sizeof OPTIONS / sizeof *OPTIONS)
+
+static const struct opt_spec *opt_find(const char *name) {
+  for (size_t i = 0; i < OPTION_COUNT; i++)
+    if (!strcmp(name, OPTIONS[i].name)) return &OPTIONS[i];
+  return NULL;
+}
+
+/* The i-th option's name, NULL past the last (options.h). Thread-safe, signal-safe. */
+const char *opt_name(size_t i) { return i < OPTION_COUNT ? OPTIONS[i].name : NULL; }
+
+/* The format's name, "?" if none (options.h). Thread-safe, signal-safe. */
+const char *opt_format_name(int f) {
+  static const char *const n[] = {"folded", "text", "svg", "html"};
+  return f >= 0 && f < 4 ? n[f] : "?";
+}
+
+/* ns as "10ms", "2s", ... into buf (options.h). Thread-safe; not signal-safe. */
+void opt_format_duration(uint64_t ns, char *buf, size_t len) {
+  if (ns && ns % 1000000000 == 0)
+    snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000);
+  else if (ns && ns % 1000000 == 0)
+    snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000);
+  else if (ns && ns % 1000 == 0)
+    snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
+  else
+    snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+/* ---- parsing ---- */
+
+/* "unknown option 'x' (known: interval, file, ...)", the list from the table. */
+static int fail_unknown(const char *name, char *err, size_t errlen) {
+  int n = snprintf(err, errlen, "unknown option '%s' (known:", name);
+  for (size_t i = 0; i < OPTION_COUNT && n >= 0 && (size_t)n < errlen; i++)
+    n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "", OPTIONS[i].name);
+  if (n >= 0 && (size_t)n < errlen) snprintf(err + n, errlen - (size_t)n, ")");
+  return -EINVAL;
+}
+
+/* Sets every default the table gives by parsing its text; the rest are worked out by
+ * settle() once the user's options are known (format and ann: -1 until then). */
+static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
+  memset(o, 0, sizeof *o);
+  o->format = -1;
+  o->ann = -1;
+  for (size_t i = 0; i < OPTION_COUNT; i++) {
+    const struct opt_spec *opt = &OPTIONS[i];
+    if (opt->default_value) {
+      int rc = opt->parse(opt, opt->default_value, o, err, errlen);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+/* The checks between options and the defaults that depend on other options, in this order:
+ * weight against hasrun, the file's expansion, the format (from the file), ann (from the
+ * format) against codemap, the file's default name (from the format). */
+static int settle(struct agent_options *o, char *err, size_t errlen) {
+  if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
+    return fail(err, errlen, "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
+  char path[sizeof o->file];
+  strcpy(path, o->file);
+  if (*path) {
+    if (expand_file(path, o)) return fail(err, errlen, "file=%s: path too long", path);
+    if (o->format < 0) o->format = format_from_name(o->file);
+  }
+  if (o->format < 0) o->format = FORMAT_FOLDED;
+  if (o->ann < 0) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
+  if (o->ann && !o->codemap)
+    return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
+  if (!*path) {
+    static const char *const ext[] = {"folded", "txt", "svg", "html"};
+    snprintf(path, sizeof path, "sampler-%%p.%s", ext[o->format]);
+    expand_file(path, o);
+  }
+  return 0;
+}
+
+/* Parses the option string s into o (options.h). Returns 0, -EINVAL or -ENOMEM, with the
+ * user's message in err. Thread-safe; not signal-safe. */
+int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) {
+  int rc = apply_defaults(o, err, errlen);
+  if (rc) return rc;
   char *copy = strdup(s ? s : "");
-  if (!copy) return fail(err, errlen, "out of memory");
-  int rc = 0;
+  if (!copy) {
+    snprintf(err, errlen, "out of memory");
+    return -ENOMEM;
+  }
+  bool given[OPTION_COUNT] = {false};
   char *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    char *v = strchr(tok, '=');
-    if (v) *v++ = '\0';
-    int which = -1;
-    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
-      if (!strcmp(tok, names[i])) which = i;
-    if (which < 0) {
-      rc = fail(err, errlen, "unknown option '%s' (known: %s)", tok, KNOWN);
-      break;
-    }
-    if (seen & (1u << which)) {
+    char *value = strchr(tok, '=');
+    if (value) *value++ = '\0';
+    const struct opt_spec *opt = opt_find(tok);
+    if (!opt) {
+      rc = fail_unknown(tok, err, errlen);
+    } else if (given[opt - OPTIONS]) {
       rc = fail(err, errlen, "option '%s' given twice", tok);
-      break;
-    }
-    seen |= 1u << which;
-    if (!v && which != 4 && which != 9 && which != 10 && which != 11 && which != 12) {
+    } else if (!value && opt->kind == OPT_TAKES_VALUE) {
       rc = fail(err, errlen, "option '%s' needs a value (%s=...)", tok, tok);
-      break;
-    }
-    switch (which) {
-    case 0: { /* interval */
-      uint64_t ns;
-      int r = parse_time(v, INTERVAL_UNITS, &ns);
-      if (r == -2)
-        rc = fail(err, errlen, "interval=%s: needs a unit: ns, us, ms or s (e.g. interval=10ms)", v);
-      else if (r == -1)
-        rc = fail(err, errlen, "interval=%s: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)", v);
-      else if (r == -3 || ns < MIN_INTERVAL_NS || ns > MAX_INTERVAL_NS)
-        rc = fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
-      else
-        o->interval_ns = ns;
-      break;
-    }
-    case 1: /* file */
-      if (!*v) {
-        rc = fail(err, errlen, "file=: empty path");
-      } else {
-        snprintf(filebuf, sizeof filebuf, "%s", v);
-        file = filebuf;
-      }
-      break;
-    case 2: /* format */
-      if (!strcmp(v, "folded") || !strcmp(v, "collapsed")) o->format = FORMAT_FOLDED;
-      else if (!strcmp(v, "text")) o->format = FORMAT_TEXT;
-      else if (!strcmp(v, "svg")) o->format = FORMAT_SVG;
-      else if (!strcmp(v, "html")) o->format = FORMAT_HTML;
-      else rc = fail(err, errlen, "format=%s: accepted: folded, text, svg, html", v);
-      break;
-    case 3: { /* depth */
-      long n;
-      if (parse_int(v, 1, MAX_DEPTH, &n))
-        rc = fail(err, errlen, "depth=%s: accepted: a whole number from 1 to %d", v, MAX_DEPTH);
-      else
-        o->depth = (int)n;
-      break;
-    }
-    case 4: /* threads */
-      if (on_off(v, &o->threads)) rc = fail(err, errlen, "threads=%s: accepted: on, off", v);
-      break;
-    case 5: /* hasrun */
-      if (!strcmp(v, "auto")) o->hasrun = SAMPLER_HASRUN_AUTO;
-      else if (!strcmp(v, "cpu")) o->hasrun = SAMPLER_HASRUN_CPU;
-      else if (!strcmp(v, "regs")) o->hasrun = SAMPLER_HASRUN_REGS;
-      else rc = fail(err, errlen, "hasrun=%s: accepted: auto, cpu, regs", v);
-      break;
-    case 6: /* signal */
-      if (parse_signal(v, &o->sig, o->sig_name, sizeof o->sig_name))
-        rc = fail(err, errlen,
-                  "signal=%s: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number "
-                  "(signals the JVM uses itself are refused)",
-                  v, SIGRTMAX - SIGRTMIN);
-      break;
-    case 7: { /* duration */
-      uint64_t ns = 0;
-      int r = strcmp(v, "0") == 0 ? 0 : parse_time(v, DURATION_UNITS, &ns);
-      if (r == -2)
-        rc = fail(err, errlen, "duration=%s: needs a unit: ms, s, m or h (e.g. duration=30s)", v);
-      else if (r)
-        rc = fail(err, errlen, "duration=%s: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", v);
-      else
-        o->duration_ns = ns;
-      break;
-    }
-    case 8: /* weight */
-      if (!strcmp(v, "samples")) o->weight = WEIGHT_SAMPLES;
-      else if (!strcmp(v, "cpu")) o->weight = WEIGHT_CPU;
-      else rc = fail(err, errlen, "weight=%s: accepted: samples, cpu", v);
-      break;
-    case 9: /* help */
-      if (v) rc = fail(err, errlen, "help takes no value");
-      else o->help = 1;
-      break;
-    case 10: /* lines */
-      if (on_off(v, &o->lines)) rc = fail(err, errlen, "lines=%s: accepted: on, off", v);
-      break;
-    case 11: /* ann */
-      if (on_off(v, &o->ann)) rc = fail(err, errlen, "ann=%s: accepted: on, off", v);
-      break;
-    case 12: /* codemap */
-      if (on_off(v, &o->codemap)) rc = fail(err, errlen, "codemap=%s: accepted: on, off", v);
-      break;
+    } else if (value && opt->kind == OPT_NO_VALUE) {
+      rc = fail(err, errlen, "%s takes no value", tok);
+    } else {
+      given[opt - OPTIONS] = true;
+      rc = opt->parse(opt, value, o, err, errlen);
     }
     if (rc) break;
   }
   free(copy);
-  if (rc) return rc;
+  return rc ? rc : settle(o, err, errlen);
+}
 
-  if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
-    return fail(err, errlen, "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
-  if (file) {
-    if (expand_file(file, o)) return fail(err, errlen, "file=%s: path too long", file);
-    if (o->format < 0) o->format = format_from_name(o->file);
+/* ---- the help text ---- */
+
+/* A bounded string builder: writes what fits (test_options checks that all of help does). */
+struct text {
+  char *p;
+  size_t len, cap;
+};
+
+static void text_put(struct text *t, const char *s, size_t n) {
+  if (t->len + n >= t->cap) n = t->cap - t->len - 1;
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = '\0';
+}
+
+static void text_puts(struct text *t, const char *s) { text_put(t, s, strlen(s)); }
+
+/* Whether c starts a column of the help text: backticks are markdown, not text; a UTF-8
+ * continuation byte belongs to the character before. */
+static bool starts_column(char c) { return c != '`' && ((unsigned char)c & 0xC0) != 0x80; }
+
+/* Appends the markdown paragraph md without its backticks, wrapped at HELP_WIDTH: it
+ * continues the line at column col, new lines start at column indent; a `code span` is not
+ * broken. Returns the column it ends at. */
+static size_t text_wrap(struct text *t, const char *md, size_t col, size_t indent) {
+  const char *p = md;
+  while (*p) {
+    size_t spaces = strspn(p, " ");
+    const char *word = p + spaces, *end = word;
+    size_t width = 0;
+    for (bool code = false; *end && (code || *end != ' '); end++) {
+      if (*end == '`') code = !code;
+      width += starts_column(*end);
+    }
+    if (end == word) break;
+    if (col > indent && col + spaces + width > HELP_WIDTH) {
+      text_puts(t, "\n");
+      for (col = 0; col < indent; col++) text_puts(t, " ");
+    } else {
+      text_put(t, p, spaces);
+      col += spaces;
+    }
+    for (const char *c = word; c < end; c++)
+      if (*c != '`') text_put(t, c, 1);
+    col += width;
+    p = end;
   }
-  if (o->format < 0) o->format = FORMAT_FOLDED;
-  if (!(seen & (1u << 11))) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
-  if (o->ann && !o->codemap)
-    return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
-  if (!file) {
-    static const char *const ext[] = {"folded", "txt", "svg", "html"};
-    snprintf(filebuf, sizeof filebuf, "sampler-%%p.%s", ext[o->format]);
-    expand_file(filebuf, o);
+  return col;
+}
+
+/* "interval=TIME", "threads[=on|off]", "help". */
+static void opt_form(const struct opt_spec *opt, char *buf, size_t len) {
+  switch (opt->kind) {
+  case OPT_TAKES_VALUE:
+    snprintf(buf, len, "%s=%s", opt->name, opt->placeholder);
+    break;
+  case OPT_SWITCH:
+    snprintf(buf, len, "%s[=on|off]", opt->name);
+    break;
+  case OPT_NO_VALUE:
+    snprintf(buf, len, "%s", opt->name);
+    break;
   }
-  return 0;
+}
+
+/* The default as the README shows it: "`10ms`", "`0` (until the JVM exits)", or "". */
+static void opt_default(const struct opt_spec *opt, char *buf, size_t len) {
+  const char *note = opt->default_note ? opt->default_note : "";
+  if (opt->default_value)
+    snprintf(buf, len, "`%s`%s%s", opt->default_value, *note ? " " : "", note);
+  else
+    snprintf(buf, len, "%s", note);
+}
+
+static char help_text[8192];
+static pthread_once_t help_once = PTHREAD_ONCE_INIT;
+
+static void make_help(void) {
+  struct text t = {help_text, 0, sizeof help_text};
+  text_puts(&t, "sampler: a thread-aware CPU sampler for the JVM\n"
+                "usage: -agentlib:sampler=opt=value,...\n"
+                "   or: -agentpath:/path/to/libsampler.so=opt=value,...\n");
+  char form[64];
+  size_t width = 0;
+  for (size_t i = 0; i < OPTION_COUNT; i++) {
+    opt_form(&OPTIONS[i], form, sizeof form);
+    if (strlen(form) > width) width = strlen(form);
+  }
+  size_t indent = 2 + width + 2;
+  for (size_t i = 0; i < OPTION_COUNT; i++) {
+    const struct opt_spec *opt = &OPTIONS[i];
+    char line[64], shown[256], dflt[272];
+    opt_form(opt, form, sizeof form);
+    snprintf(line, sizeof line, "  %-*s", (int)(width + 2), form);
+    text_puts(&t, line);
+    size_t col = text_wrap(&t, opt->help, indent, indent);
+    opt_default(opt, shown, sizeof shown);
+    if (*shown) {
+      /* "[default X]" in one piece: after the help if it fits, else on a line of its own */
+      snprintf(dflt, sizeof dflt, "[default %s]", shown);
+      size_t w = 0;
+      for (const char *c = dflt; *c; c++) w += starts_column(*c);
+      if (col + 2 + w > HELP_WIDTH) {
+        text_puts(&t, "\n");
+        for (col = 0; col < indent; col++) text_puts(&t, " ");
+      } else {
+        text_puts(&t, "  ");
+        col += 2;
+      }
+      text_wrap(&t, dflt, col, indent);
+    }
+    text_puts(&t, "\n");
+  }
+  text_puts(&t, "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n");
+}
+
+/* The help text, made from OPTIONS[] once (options.h). Thread-safe; not signal-safe. */
+const char *opt_help(void) {
+  pthread_once(&help_once, make_help);
+  return help_text;
+}
+
+/* ---- the README's table ---- */
+
+/* Writes " s |": s as one cell of a markdown table row, its | escaped (they would end the
+ * cell); an empty cell is " |". */
+static void put_cell(FILE *out, const char *s) {
+  if (*s) fputc(' ', out);
+  for (; *s; s++) {
+    if (*s == '|') fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputs(" |", out);
+}
+
+/* Writes README.md's options table (options.h). Returns 0 or -EIO. Thread-safe as stdio is. */
+int opt_markdown_table(FILE *out) {
+  fputs("| option | values | default |\n|---|---|---|\n", out);
+  for (size_t i = 0; i < OPTION_COUNT; i++) {
+    const struct opt_spec *opt = &OPTIONS[i];
+    char name[64], values[1024], dflt[256];
+    snprintf(name, sizeof name, "`%s`", opt->name);
+    if (opt->kind == OPT_SWITCH)
+      snprintf(values, sizeof values, "`%s`, `%s=on`, `%s=off`: %s", opt->name, opt->name, opt->name,
+               opt->help);
+    else
+      snprintf(values, sizeof values, "%s", opt->help);
+    opt_default(opt, dflt, sizeof dflt);
+    fputs("|", out);
+    put_cell(out, name);
+    put_cell(out, values);
+    put_cell(out, dflt);
+    fputs("\n", out);
+  }
+  return ferror(out) ? -EIO : 0;
 }

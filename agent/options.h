@@ -1,12 +1,15 @@
 /*
  * options.h — the agent's options: `-agentlib:sampler=opt=value,opt=value,...`.
  * Parsed once, at load; a bad option is an error that names the option and what it accepts.
+ * Every option is defined once, in options.c's table; the parser, the `help` text and the
+ * README's options table come from it.
  */
 #ifndef SAMPLER_OPTIONS_H
 #define SAMPLER_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum opt_format { FORMAT_FOLDED = 0, FORMAT_TEXT, FORMAT_SVG, FORMAT_HTML };
 enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU };
@@ -30,17 +33,29 @@ struct agent_options {
 };
 
 /* Parses `s` (may be NULL or empty: all defaults) into o, expanding %p (pid) and %t
- * (start time) in file=. Returns 0, or -1 with a message for the user in err (no newline;
- * it names the option and what is accepted). Not signal-safe. */
+ * (start time) in file=. Returns 0; -EINVAL for bad input, or -ENOMEM; on error, a message
+ * for the user is in err (no newline; it names the option and what is accepted). Thread-safe
+ * (no shared state); not signal-safe (it allocates). */
 int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen);
 
-/* The text `-agentlib:sampler=help` prints: every option, its values and default. */
+/* The text `-agentlib:sampler=help` prints: every option, its values, default and help,
+ * made from the option table on the first call. Thread-safe; not signal-safe. */
 const char *opt_help(void);
 
-/* "folded", "text", "svg" or "html". */
+/* Writes the options table in markdown, as README.md carries it under "Using the agent":
+ * the header `| option | values | default |`, its rule, one row per option in the table's
+ * order. Returns 0, or -EIO if out reports an error. Thread-safe as stdio is. */
+int opt_markdown_table(FILE *out);
+
+/* The name of the i-th option in the table's order ("interval", "file", ...), NULL past the
+ * last. Thread-safe, signal-safe. */
+const char *opt_name(size_t i);
+
+/* "folded", "text", "svg" or "html" ("?" for anything else). Thread-safe, signal-safe. */
 const char *opt_format_name(int format);
 
-/* Formats ns as the shortest exact "10ms"/"250us"/"2s"/"1500ns". */
+/* Formats ns as the shortest exact "10ms"/"250us"/"2s"/"1500ns". Thread-safe; not
+ * signal-safe (snprintf). */
 void opt_format_duration(uint64_t ns, char *buf, size_t len);
 
 #endif

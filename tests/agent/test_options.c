@@ -1,7 +1,10 @@
 /* Unit tests of the option parser: defaults, every accepted form, every bad input. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +25,11 @@ Test(options, defaults) {
   cr_expect_eq(o.sig, SIGRTMIN + 4);
   cr_expect_eq(o.duration_ns, 0u);
   cr_expect_eq(o.weight, WEIGHT_SAMPLES);
+  cr_expect_eq(o.lines, 0);
+  cr_expect_eq(o.ann, 0);
+  cr_expect_eq(o.codemap, 1);
+  cr_expect_eq(o.help, 0);
+  cr_expect_str_eq(o.sig_name, "SIGRTMIN+4");
   char want[64];
   snprintf(want, sizeof want, "sampler-%d.folded", (int)getpid());
   cr_expect_str_eq(o.file, want);
@@ -169,7 +177,7 @@ ParameterizedTestParameters(options, rejected) {
 }
 
 ParameterizedTest(struct bad *b, options, rejected) {
-  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -EINVAL, "%s accepted", b->in);
   cr_expect_str_eq(err, b->msg);
 }
 
@@ -181,7 +189,7 @@ ParameterizedTestParameters(options, bad_signals) {
 }
 
 ParameterizedTest(struct bad *b, options, bad_signals) {
-  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -1, "%s accepted", b->in);
+  cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -EINVAL, "%s accepted", b->in);
   cr_expect(strstr(err, ": accepted: RTMIN+N (N = 0..") != NULL, "%s", err);
   cr_expect(strstr(err, "signals the JVM uses itself are refused") != NULL, "%s", err);
 }
@@ -196,4 +204,255 @@ Test(options, durations_print) {
   cr_expect_str_eq(b, "2s");
   opt_format_duration(1500, b, sizeof b);
   cr_expect_str_eq(b, "1500ns");
+}
+
+/* ---- every option: a good value, a bad value and its message, the default ---- */
+
+static bool is_interval_1ms(const struct agent_options *p) { return p->interval_ns == 1000000; }
+static bool is_file_txt(const struct agent_options *p) {
+  return !strcmp(p->file, "/tmp/p.txt") && p->format == FORMAT_TEXT;
+}
+static bool is_format_svg(const struct agent_options *p) { return p->format == FORMAT_SVG; }
+static bool is_depth_64(const struct agent_options *p) { return p->depth == 64; }
+static bool is_threads(const struct agent_options *p) { return p->threads == 1; }
+static bool is_lines(const struct agent_options *p) { return p->lines == 1; }
+static bool is_ann(const struct agent_options *p) { return p->ann == 1 && p->format == FORMAT_FOLDED; }
+static bool is_codemap_off(const struct agent_options *p) { return p->codemap == 0 && p->ann == 0; }
+static bool is_hasrun_cpu(const struct agent_options *p) { return p->hasrun == SAMPLER_HASRUN_CPU; }
+static bool is_signal_usr1(const struct agent_options *p) {
+  return p->sig == SIGUSR1 && !strcmp(p->sig_name, "SIGUSR1");
+}
+static bool is_duration_90s(const struct agent_options *p) { return p->duration_ns == 90000000000ull; }
+static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
+static bool is_help(const struct agent_options *p) { return p->help == 1; }
+
+struct option_case {
+  const char *name;
+  const char *good;                                /* accepted ... */
+  bool (*good_ok)(const struct agent_options *);   /* ... with this result */
+  const char *bad;                                 /* refused ... */
+  const char *bad_msg;                             /* ... with this message; %d: SIGRTMAX-SIGRTMIN */
+  const char *dflt;                                /* the default, written out (NULL: none) */
+};
+
+/* In the option table's order (options/every_option_has_a_case checks). */
+static const struct option_case OPTION_CASES[] = {
+    {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
+     "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
+     "interval=10ms"},
+    {"file", "file=/tmp/p.txt", is_file_txt, "file=", "file=: empty path", "file=sampler-%p.folded"},
+    {"format", "format=svg", is_format_svg, "format=pdf", "format=pdf: accepted: folded, text, svg, html",
+     "format=folded"},
+    {"depth", "depth=64", is_depth_64, "depth=-1", "depth=-1: accepted: a whole number from 1 to 8192",
+     "depth=1024"},
+    {"threads", "threads", is_threads, "threads=1", "threads=1: accepted: on, off", "threads=off"},
+    {"lines", "lines=on", is_lines, "lines=ON", "lines=ON: accepted: on, off", "lines=off"},
+    {"ann", "ann", is_ann, "ann=", "ann=: accepted: on, off", "ann=off"},
+    {"codemap", "codemap=off", is_codemap_off, "codemap=maybe", "codemap=maybe: accepted: on, off",
+     "codemap=on"},
+    {"hasrun", "hasrun=cpu", is_hasrun_cpu, "hasrun=", "hasrun=: accepted: auto, cpu, regs", "hasrun=auto"},
+    {"signal", "signal=SIGUSR1", is_signal_usr1, "signal=USR2",
+     "signal=USR2: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number (signals the JVM "
+     "uses itself are refused)",
+     "signal=RTMIN+4"},
+    {"duration", "duration=90s", is_duration_90s, "duration=1d",
+     "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", "duration=0"},
+    {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu", "weight=samples"},
+    {"help", "help", is_help, "help=on", "help takes no value", NULL},
+};
+#define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
+
+/* Every field, compared; the message names the option whose default it is about. */
+static void expect_same_options(const struct agent_options *a, const struct agent_options *b, const char *what) {
+  cr_expect_eq(a->interval_ns, b->interval_ns, "%s: interval_ns", what);
+  cr_expect_str_eq(a->file, b->file, "%s: file", what);
+  cr_expect_eq(a->format, b->format, "%s: format", what);
+  cr_expect_eq(a->depth, b->depth, "%s: depth", what);
+  cr_expect_eq(a->threads, b->threads, "%s: threads", what);
+  cr_expect_eq(a->lines, b->lines, "%s: lines", what);
+  cr_expect_eq(a->ann, b->ann, "%s: ann", what);
+  cr_expect_eq(a->codemap, b->codemap, "%s: codemap", what);
+  cr_expect_eq(a->hasrun, b->hasrun, "%s: hasrun", what);
+  cr_expect_eq(a->sig, b->sig, "%s: sig", what);
+  cr_expect_str_eq(a->sig_name, b->sig_name, "%s: sig_name", what);
+  cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
+  cr_expect_eq(a->weight, b->weight, "%s: weight", what);
+  cr_expect_eq(a->help, b->help, "%s: help", what);
+}
+
+Test(options, every_option_has_a_case) {
+  size_t n = 0;
+  for (; opt_name(n); n++)
+    cr_expect(n < OPTION_CASE_COUNT && !strcmp(opt_name(n), OPTION_CASES[n].name),
+              "option %zu is `%s` in the code, `%s` in OPTION_CASES", n, opt_name(n),
+              n < OPTION_CASE_COUNT ? OPTION_CASES[n].name : "(none)");
+  cr_expect_eq(n, OPTION_CASE_COUNT, "the code has %zu options, OPTION_CASES %zu", n, OPTION_CASE_COUNT);
+}
+
+Test(options, every_option_good_bad_default) {
+  struct agent_options dflt;
+  cr_assert_eq(opt_parse("", &dflt, err, sizeof err), 0, "%s", err);
+  for (size_t i = 0; i < OPTION_CASE_COUNT; i++) {
+    const struct option_case *c = &OPTION_CASES[i];
+    cr_expect_eq(opt_parse(c->good, &o, err, sizeof err), 0, "%s: %s", c->good, err);
+    cr_expect(c->good_ok(&o), "%s: parsed to something else", c->good);
+
+    char want[512];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(want, sizeof want, c->bad_msg, SIGRTMAX - SIGRTMIN);
+#pragma GCC diagnostic pop
+    err[0] = '\0';
+    cr_expect_eq(opt_parse(c->bad, &o, err, sizeof err), -EINVAL, "%s accepted", c->bad);
+    cr_expect_str_eq(err, want, "%s", c->bad);
+
+    if (c->dflt) {
+      cr_expect_eq(opt_parse(c->dflt, &o, err, sizeof err), 0, "%s: %s", c->dflt, err);
+      expect_same_options(&o, &dflt, c->dflt);
+    }
+  }
+}
+
+/* ---- the help text ---- */
+
+Test(options, help_lists_every_option_within_80_columns) {
+  const char *help = opt_help();
+  cr_assert_eq(help, opt_help(), "made once");
+  for (size_t i = 0; opt_name(i); i++) {
+    char line[64];
+    snprintf(line, sizeof line, "\n  %s", opt_name(i));
+    const char *at = strstr(help, line);
+    cr_expect(at, "help: no line for %s", opt_name(i));
+    if (at) cr_expect(strchr("=[ ", at[strlen(line)]), "help: %s is not followed by its value", opt_name(i));
+  }
+  cr_expect(strstr(help, "\n  interval=TIME ") && strstr(help, "\n  threads[=on|off] ") &&
+                strstr(help, "[default 10ms]") && strstr(help, "\n  help "),
+            "%s", help);
+  size_t len = strlen(help);
+  const char *last = "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n";
+  cr_expect(len > strlen(last) && !strcmp(help + len - strlen(last), last), "help ends with\n%s", help + len - 80);
+  size_t col = 0, line = 1;
+  for (const char *p = help; *p; p++) {
+    if (*p == '\n') {
+      line++, col = 0;
+    } else if (((unsigned char)*p & 0xC0) != 0x80 && ++col > 80) {
+      cr_expect_leq(col, 80, "help line %zu is wider than 80 columns", line);
+      break;
+    }
+  }
+  cr_expect(!strchr(help, '`'), "help shows markdown backticks");
+}
+
+/* ---- README.md's options table is the code's ---- */
+
+struct lines {
+  char **at;
+  size_t n;
+};
+
+static struct lines split_lines(char *text) {
+  struct lines l = {NULL, 0};
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    l.at = realloc(l.at, (l.n + 1) * sizeof *l.at);
+    cr_assert(l.at);
+    l.at[l.n++] = line;
+  }
+  return l;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "%s: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  cr_assert(m);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) fwrite(buf, 1, n, m);
+  fclose(f);
+  fclose(m);
+  return text;
+}
+
+/* The rows of the README's options table (all: the README's lines): from the first line after
+ * "## Using the agent" that is the table's header to the last line starting with '|' (header
+ * and rule included). */
+static struct lines readme_table(struct lines all) {
+  struct lines table = {NULL, 0};
+  size_t i = 0;
+  while (i < all.n && strcmp(all.at[i], "## Using the agent") != 0) i++;
+  cr_assert(i < all.n, "%s: no section \"## Using the agent\"", SAMPLER_README);
+  while (++i < all.n && strncmp(all.at[i], "## ", 3) != 0 &&
+         strncmp(all.at[i], "| option | values | default |", 29) != 0) {
+  }
+  cr_assert(i < all.n && all.at[i][0] == '|',
+            "%s: no options table (header `| option | values | default |`) under \"## Using the agent\"",
+            SAMPLER_README);
+  table.at = all.at + i;
+  while (i < all.n && all.at[i][0] == '|') i++, table.n++;
+  return table;
+}
+
+/* Splits "| a | b \| c | d |" into its trimmed cells, a \| staying inside its cell. */
+static size_t cells(char *row, char *cell[], size_t max) {
+  size_t n = 0;
+  char *p = row + (*row == '|');
+  while (*p && n < max) {
+    char *start = p;
+    while (*p && !(*p == '|' && (p == start || p[-1] != '\\'))) p++;
+    char *end = p;
+    if (*p) *p++ = '\0';
+    while (*start == ' ') start++;
+    while (end > start && end[-1] == ' ') *--end = '\0';
+    cell[n++] = start;
+  }
+  return n;
+}
+
+Test(options, readme_table_is_the_code_table) {
+  char *readme = read_file(SAMPLER_README);
+  struct lines lines = split_lines(readme), have = readme_table(lines);
+  char *code = NULL;
+  size_t codelen = 0;
+  FILE *m = open_memstream(&code, &codelen);
+  cr_assert(m);
+  cr_assert_eq(opt_markdown_table(m), 0);
+  fclose(m);
+  struct lines want = split_lines(code);
+  cr_assert_geq(want.n, 3);
+
+  /* The options, in order: compared first, as a list, so that a missing row says which. */
+  char have_names[1024] = "", want_names[1024] = "";
+  for (size_t i = 2; i < have.n || i < want.n; i++) {
+    char row[4096], *cell[3];
+    if (i < have.n) {
+      snprintf(row, sizeof row, "%s", have.at[i]);
+      cells(row, cell, 3);
+      snprintf(have_names + strlen(have_names), sizeof have_names - strlen(have_names), "%s ", cell[0]);
+    }
+    if (i < want.n) {
+      snprintf(row, sizeof row, "%s", want.at[i]);
+      cells(row, cell, 3);
+      snprintf(want_names + strlen(want_names), sizeof want_names - strlen(want_names), "%s ", cell[0]);
+    }
+  }
+  cr_assert_str_eq(have_names, want_names, "%s: the options table lists\n  %s\nthe code's table (agent/options.c) has\n  %s",
+                   SAMPLER_README, have_names, want_names);
+
+  for (size_t i = 0; i < want.n; i++) {
+    char hrow[4096], wrow[4096], *h[3] = {"", "", ""}, *w[3] = {"", "", ""};
+    snprintf(hrow, sizeof hrow, "%s", have.at[i]);
+    snprintf(wrow, sizeof wrow, "%s", want.at[i]);
+    size_t hn = cells(hrow, h, 3), wn = cells(wrow, w, 3);
+    cr_expect_eq(hn, wn, "%s, line `%s`: %zu columns, want %zu", SAMPLER_README, have.at[i], hn, wn);
+    cr_expect_str_eq(h[2], w[2], "%s: option %s: the default column says\n  %s\nthe code's table says\n  %s",
+                     SAMPLER_README, w[0], h[2], w[2]);
+    cr_expect_str_eq(h[1], w[1], "%s: option %s: the values column says\n  %s\nthe code's table says\n  %s",
+                     SAMPLER_README, w[0], h[1], w[1]);
+    cr_expect_str_eq(have.at[i], want.at[i], "%s: the row should read\n%s", SAMPLER_README, want.at[i]);
+  }
+  free(want.at);
+  free(code);
+  free(lines.at);
+  free(readme);
 }
