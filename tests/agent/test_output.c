@@ -1,0 +1,134 @@
+/*
+ * Tests of writing the profile (agent/output.c): the folded file holds exactly the recorded
+ * stacks; SVG, HTML and text files are complete; the target is replaced whole or not at all
+ * (no temporary file is left behind); an unwritable target is an error that names the path;
+ * the one-line summary carries the counters. Stacks are put into the trace table directly,
+ * with the fake JVM behind sampler_init.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fake_jvm.h"
+#include "options.h"
+#include "output.h"
+#include "traces.h"
+
+static char dir[] = "/tmp/sampler-test-output-XXXXXX";
+
+/* Two stacks: main;A 3 units and main;B c 2 units (a name with a space). */
+static void setup_profile(void) {
+  cr_assert_not_null(mkdtemp(dir));
+  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .codemap = 0, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  uint32_t root = traces_intern("main", 4), a = traces_intern("A.run", 5), b = traces_intern("B c.run", 7);
+  uint32_t s1[] = {root, a}, s2[] = {root, b};
+  cr_assert_eq(traces_add(s1, 2, 3, 3000000), 0);
+  cr_assert_eq(traces_add(s2, 2, 2, 2000000), 0);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* Entries of dir other than `keep`: none means no temporary file was left. */
+static int others_in_dir(const char *keep) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, keep)) n++;
+  closedir(d);
+  return n;
+}
+
+static void options_for(struct agent_options *o, const char *file, const char *extra) {
+  char opts[512], err[512];
+  snprintf(opts, sizeof opts, "file=%s/%s%s%s", dir, file, extra ? "," : "", extra ? extra : "");
+  cr_assert_eq(opt_parse(opts, o, err, sizeof err), 0, "%s", err);
+}
+
+static void remove_dir(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+}
+
+TestSuite(output, .init = setup_profile, .fini = remove_dir);
+
+Test(output, folded_holds_exactly_the_stacks) {
+  struct agent_options o;
+  options_for(&o, "p.folded", NULL);
+  char err[512];
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(slurp(o.file), "main;A.run 3\nmain;B c.run 2\n");
+  cr_expect_eq(others_in_dir("p.folded"), 0, "no temporary file left beside it");
+  options_for(&o, "p.folded", "weight=cpu");
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(slurp(o.file), "main;A.run 3000000\nmain;B c.run 2000000\n", "weight=cpu: nanoseconds");
+}
+
+Test(output, svg_html_and_text_are_complete) {
+  struct agent_options o;
+  char err[512];
+  options_for(&o, "p.svg", NULL);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  char *svg = slurp(o.file);
+  cr_expect(strstr(svg, "A.run") && strstr(svg, "</svg>\n"), "SVG complete with its frames");
+  options_for(&o, "p.html", NULL);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  char *html = slurp(o.file);
+  cr_expect(strstr(html, "</html>"), "HTML complete");
+  options_for(&o, "p.txt", NULL);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  char *txt = slurp(o.file);
+  cr_expect(strstr(txt, "Total: 5 samples in 2 distinct stacks"), "%s", txt);
+  cr_expect(strstr(txt, "Hot frames by self"), "the hot frames table");
+  cr_expect(strstr(txt, "     3  60.00%  A.run"), "A.run has 3 of 5 by self:\n%s", txt);
+  cr_expect(strstr(txt, "AsyncGetCallTrace"), "the report");
+}
+
+Test(output, an_unwritable_target_is_an_error_and_changes_nothing) {
+  struct agent_options o;
+  char err[512];
+  options_for(&o, "sub", NULL);
+  cr_assert_eq(mkdir(o.file, 0755), 0);
+  cr_expect_eq(output_check_writable(&o, err, sizeof err), -EISDIR);
+  cr_expect(strstr(err, "is a directory"), "%s", err);
+  int rc = output_write(&o, err, sizeof err);
+  cr_expect_lt(rc, 0, "renaming over a directory fails");
+  cr_expect(strstr(err, o.file) != NULL, "the message names the path: %s", err);
+  struct stat st;
+  cr_expect(stat(o.file, &st) == 0 && S_ISDIR(st.st_mode), "the directory is untouched");
+  cr_expect_eq(others_in_dir("sub"), 0, "the temporary file is removed");
+  options_for(&o, "missing/p.folded", NULL);
+  cr_expect_eq(output_check_writable(&o, err, sizeof err), -ENOENT);
+  cr_expect(strstr(err, "cannot be written"), "%s", err);
+}
+
+Test(output, summary_line_carries_the_counters) {
+  struct agent_options o;
+  options_for(&o, "p.folded", NULL);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  output_summary(f, &o);
+  fclose(f);
+  cr_expect(strncmp(buf, "[sampler] file=", 15) == 0, "%s", buf);
+  cr_expect(strstr(buf, " stacks=2 "), "%s", buf);
+  cr_expect(buf[len - 1] == '\n');
+  free(buf);
+}
