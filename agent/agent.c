@@ -50,14 +50,15 @@ static void say(const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Reports a JVMTI error with the call's name; returns 0 when there was none. */
+/* The one boundary where JVMTI errors become ours: reports e with the call's name and
+ * returns 0 when there was none, else -ENOMEM (out of memory) or -EINVAL (any other). */
 static int check(jvmtiError e, const char *call) {
   if (e == JVMTI_ERROR_NONE) return 0;
   char *name = NULL;
   if (agent.jvmti) (*agent.jvmti)->GetErrorName(agent.jvmti, e, &name);
   say("%s failed: %s", call, name ? name : "unknown JVMTI error");
   if (name) (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)name);
-  return -1;
+  return e == JVMTI_ERROR_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
 /* ---- jmethodIDs ahead of time: ASGCT cannot create them in a signal handler ---- */
@@ -252,7 +253,7 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
   if (!t) {
     (*jni)->ExceptionClear(jni);
     say("%s", "cannot create the sampler thread");
-    return -1;
+    return -ENOMEM;
   }
   agent.sampler_thread = (*jni)->NewGlobalRef(jni, t);
   return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY),
@@ -338,28 +339,30 @@ static void undo_setup(jvmtiEnv *jvmti) {
  * installed is undone when a later step fails. Returns 0 or -1 (said why). */
 static int setup(JavaVM *vm, const char *options) {
   char err[1024];
-  if (opt_parse(options, &agent.opt, err, sizeof err) != 0) {
+  int rc = opt_parse(options, &agent.opt, err, sizeof err);
+  if (rc) {
     say("%s", err);
     say("%s", "-agentlib:sampler=help lists the options");
-    return -1;
+    return rc;
   }
   if (agent.opt.help) {
     fputs(opt_help(), stderr);
-    return -1;
+    return -EINVAL;
   }
-  if (output_check_writable(&agent.opt, err, sizeof err) != 0) {
+  rc = output_check_writable(&agent.opt, err, sizeof err);
+  if (rc) {
     say("%s", err);
-    return -1;
+    return rc;
   }
   agent.vm = vm;
   if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
     say("%s", "this JVM offers no JVMTI 1.2 environment");
-    return -1;
+    return -EINVAL;
   }
   asgct_fn asgct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
   if (!asgct) {
     say("%s", "AsyncGetCallTrace not found: sampler needs a HotSpot JVM");
-    return -1;
+    return -EINVAL;
   }
   jvmtiEnv *jvmti = agent.jvmti;
   jvmtiCapabilities caps;
@@ -367,7 +370,8 @@ static int setup(JavaVM *vm, const char *options) {
   caps.can_get_line_numbers = 1;
   caps.can_get_source_file_name = 1;
   caps.can_generate_compiled_method_load_events = (unsigned)agent.opt.codemap;
-  if (check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities")) return -1;
+  rc = check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
+  if (rc) return rc;
 
   struct sampler_config sc = {.interval_ns = agent.opt.interval_ns,
                               .depth = agent.opt.depth,
@@ -379,15 +383,15 @@ static int setup(JavaVM *vm, const char *options) {
                               .duration_ns = agent.opt.duration_ns,
                               .sig = agent.opt.sig};
   struct sampler_jvm jvm = {.asgct = asgct, .symbol = libjvm_sym, .method_name = name_method};
-  int rc = sampler_init(&sc, &jvm);
+  rc = sampler_init(&sc, &jvm);
   if (rc == -EBUSY) {
     say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",
         agent.opt.sig_name);
-    return -1;
+    return rc;
   }
   if (rc) {
     say("cannot start: %s", strerror(-rc));
-    return -1;
+    return rc;
   }
 
   jvmtiEventCallbacks cb;
@@ -403,12 +407,12 @@ static int setup(JavaVM *vm, const char *options) {
   cb.CompiledMethodUnload = on_compiled_method_unload;
   cb.DynamicCodeGenerated = on_dynamic_code;
   size_t nevents = sizeof EVENTS / sizeof *EVENTS - (agent.opt.codemap ? 0 : 3);
-  int failed = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
-  for (size_t i = 0; i < nevents && !failed; i++)
-    failed = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL), "SetEventNotificationMode");
-  if (failed) {
+  rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
+  for (size_t i = 0; i < nevents && !rc; i++)
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL), "SetEventNotificationMode");
+  if (rc) {
     undo_setup(jvmti);
-    return -1;
+    return rc;
   }
   return 0;
 }

@@ -4,6 +4,8 @@
  */
 #include "names.h"
 
+#include <errno.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +32,7 @@ static int hex_to(const char *p, const char *end) {
 }
 
 int names_class(const char *sig, char *buf, size_t len) {
-  if (!len) return -1;
+  if (!len) return -ENOSPC;
   int dims = 0;
   while (sig[dims] == '[') dims++;
   const char *s = sig + dims;
@@ -65,14 +67,14 @@ int names_class(const char *sig, char *buf, size_t len) {
     buf[n++] = ']';
   }
   buf[n] = '\0';
-  return ok ? (int)n : -1;
+  return ok ? (int)n : -ENOSPC;
 }
 
 int names_frame(const char *class_sig, const char *method, char *buf, size_t len) {
   int n = names_class(class_sig, buf, len);
-  if (n < 0) return -1;
+  if (n < 0) return n;
   int m = snprintf(buf + n, len - (size_t)n, ".%s", method);
-  return (m < 0 || (size_t)m >= len - (size_t)n) ? -1 : 0;
+  return (m < 0 || (size_t)m >= len - (size_t)n) ? -ENOSPC : 0;
 }
 
 jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci) {

@@ -11,11 +11,11 @@
 /* Writes the class name of a JVM type signature into buf: "Ljava/lang/String;" ->
  * "java/lang/String", "[I" -> "int[]", "[[Ljava/lang/Object;" -> "java/lang/Object[][]".
  * A hidden class's address suffix is dropped ("Lp/Main$$Lambda$14.0x0000000800c03000;" ->
- * "p/Main$$Lambda$14") so profiles of two runs compare. Returns the length written, or -1
+ * "p/Main$$Lambda$14") so profiles of two runs compare. Returns the length written, or -ENOSPC
  * when buf is too small (buf then holds a truncated, NUL-terminated name). */
 int names_class(const char *sig, char *buf, size_t len);
 
-/* Writes "<class>.<method>" into buf; returns 0 or -1 (truncated). */
+/* Writes "<class>.<method>" into buf; returns 0 or -ENOSPC (truncated). */
 int names_frame(const char *class_sig, const char *method, char *buf, size_t len);
 
 /* The line of bytecode index bci in a line number table: the entry with the largest start

@@ -1,5 +1,6 @@
 /* Unit tests of the name conversion: JVM signatures -> profile frame names. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "names.h"
@@ -39,14 +40,14 @@ Test(names, frame) {
 
 Test(names, truncation_is_reported_and_terminated) {
   char buf[8];
-  cr_expect_eq(names_class("Ljava/lang/String;", buf, sizeof buf), -1);
+  cr_expect_eq(names_class("Ljava/lang/String;", buf, sizeof buf), -ENOSPC);
   cr_expect_eq(strlen(buf), 7u);
   cr_expect_str_eq(buf, "java/la");
   char b2[20];
-  cr_expect_eq(names_frame("Ljava/lang/String;", "hashCode", b2, sizeof b2), -1);
+  cr_expect_eq(names_frame("Ljava/lang/String;", "hashCode", b2, sizeof b2), -ENOSPC);
   cr_expect_eq(strlen(b2), 19u);
   char b3[4];
-  cr_expect_eq(names_class("[[[[I", b3, sizeof b3), -1);
+  cr_expect_eq(names_class("[[[[I", b3, sizeof b3), -ENOSPC);
   cr_expect_eq(strlen(b3), 3u);
 }
 
