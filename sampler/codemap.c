@@ -43,7 +43,7 @@
  * period); keys whose count drops to zero stay, so the index only grows with the distinct
  * methods and call sites ever compiled.
  *
- * Stub names are interned (strings.h) in storage that is never freed, so a hit's name stays
+ * Stub names are interned (intern.h) in storage that is never freed, so a hit's name stays
  * valid after the stub is unloaded or the map is torn down.
  */
 #include "codemap.h"
@@ -56,7 +56,7 @@
 #include <string.h>
 
 #include "codemap_internal.h"
-#include "strings.h"
+#include "intern.h"
 
 #define LEAF_MAX 128            /* entries per leaf */
 #define LEAF_MIN (LEAF_MAX / 4) /* an edited leaf smaller than this merges with a neighbour */
@@ -277,7 +277,7 @@ static struct cm_entry *entry_new(int kind, jmethodID m, uint32_t name_id, const
   e->kind = kind;
   e->method = m;
   e->name_id = name_id;
-  e->name = name_id == STRINGS_NO_ID ? NULL : strings_get(name_id);
+  e->name = name_id == INTERN_NO_ID ? NULL : intern_name(name_id);
   e->gen = ++writer.gen;
   e->nrec = (uint32_t)nrec;
   return e;
@@ -364,8 +364,8 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
     rc = -ENODEV;
   } else {
     if (kind == CODEMAP_STUB && !name) name = "unknown stub";
-    uint32_t id = kind == CODEMAP_STUB ? strings_intern(name, strlen(name)) : STRINGS_NO_ID;
-    struct cm_entry *e = kind != CODEMAP_STUB || id != STRINGS_NO_ID ? entry_new(kind, m, id, code, size, info) : NULL;
+    uint32_t id = kind == CODEMAP_STUB ? intern_string(name, strlen(name)) : INTERN_NO_ID;
+    struct cm_entry *e = kind != CODEMAP_STUB || id != INTERN_NO_ID ? entry_new(kind, m, id, code, size, info) : NULL;
     if (e) {
       e->frame_words = frame_words > 0 ? frame_words : 0;
       e->interpreter = kind == CODEMAP_STUB && strcmp(name, "Interpreter") == 0;

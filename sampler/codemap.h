@@ -31,7 +31,7 @@ struct codemap_hit {
   uintptr_t start, end;                     /* the range that contains pc: [start, end) */
   jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
   const char *name;                         /* STUB: its name (stable storage, never freed) */
-  uint32_t name_id;                         /* STUB: the name's id (strings.h) */
+  uint32_t name_id;                         /* STUB: the name's id (intern.h) */
   int frame_words;                          /* STUB: its fixed frame size in words, 0 unknown */
   int interpreter;                          /* STUB: it is the template interpreter ("Interpreter") */
   int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */

@@ -1,7 +1,7 @@
 /*
  * itab.h — a small open-addressing index table: each slot stores a 64-bit hash and a 32-bit
  * index into its owner's array; equality is the owner's callback. Shared by the string
- * interner (strings.c) and the stack table (traces.c). Not thread-safe: its owner locks.
+ * interner (intern.c) and the stack table (traces.c). Not thread-safe: its owner locks.
  */
 #ifndef SAMPLER_ITAB_H
 #define SAMPLER_ITAB_H

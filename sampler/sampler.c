@@ -14,7 +14,7 @@
 #include "hotspot.h"
 #include "loop.h"
 #include "registry.h"
-#include "strings.h"
+#include "intern.h"
 #include "traces.h"
 
 /* Longest idle back-off between two looks at a thread's CPU clock. */
@@ -154,6 +154,6 @@ void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s),
   traces_unlock();
 }
 
-const char *sampler_frame_name(uint32_t id) { return strings_get(id); }
+const char *sampler_frame_name(uint32_t id) { return intern_name(id); }
 
-size_t sampler_frame_count(void) { return strings_count(); }
+size_t sampler_frame_count(void) { return intern_count(); }

@@ -1,6 +1,6 @@
 /*
  * traces.c — the key -> frame cache and the stack table (see traces.h); frame names are
- * interned by strings.c. Both tables index their arrays through struct itab (itab.h).
+ * interned by intern.c. Both tables index their arrays through struct itab (itab.h).
  */
 #include "traces.h"
 
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "itab.h"
-#include "strings.h"
+#include "intern.h"
 
 /* ---- growable arrays ---- */
 
@@ -122,8 +122,8 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 
 size_t traces_count(void) { return ntraces; }
 
-uint32_t traces_intern(const char *s, size_t len) { return strings_intern(s, len); }
+uint32_t traces_intern(const char *s, size_t len) { return intern_string(s, len); }
 
-const char *traces_str(uint32_t id) { return strings_get(id); }
+const char *traces_str(uint32_t id) { return intern_name(id); }
 
-size_t traces_nstrings(void) { return strings_count(); }
+size_t traces_nstrings(void) { return intern_count(); }

@@ -1,5 +1,5 @@
 /*
- * traces.h — trace storage: frame names (interned by strings.h), a cache of method -> frame
+ * traces.h — trace storage: frame names (interned by intern.h), a cache of method -> frame
  * name, and the table of distinct stacks with their weights.
  *
  * Only the sampler thread adds; a dump reads. Callers serialize with traces_lock() /
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACES_NO_ID UINT32_MAX /* == STRINGS_NO_ID */
+#define TRACES_NO_ID UINT32_MAX /* == INTERN_NO_ID */
 
 /* Initializes the tables. Returns 0 or -ENOMEM. */
 int traces_init(void);

@@ -80,3 +80,38 @@ Test(stats, histogram_quantiles) {
   hist_add(&one, 7);
   cr_expect_eq(hist_quantile(&one, 0.5), 7u);
 }
+
+/* The interner is shared by the sampler thread (frames) and JVMTI callbacks (stub names):
+ * threads interning the same names at once get the same ids, and every id reads back its
+ * name without a lock while others intern. */
+#include <pthread.h>
+
+#include "intern.h"
+
+static uint32_t ids_of[2][5000];
+
+static void *intern_many(void *arg) {
+  int who = (int)(intptr_t)arg;
+  char buf[32];
+  for (int i = 0; i < 5000; i++) {
+    int k = who ? 4999 - i : i; /* the two threads meet in the middle */
+    int n = snprintf(buf, sizeof buf, "stub%d", k);
+    ids_of[who][k] = intern_string(buf, (size_t)n);
+    if (strcmp(intern_name(ids_of[who][k]), buf) != 0) return (void *)1;
+  }
+  return NULL;
+}
+
+Test(intern, concurrent_interning_agrees_and_reads_without_a_lock) {
+  pthread_t a, b;
+  void *ra, *rb;
+  pthread_create(&a, NULL, intern_many, (void *)0);
+  pthread_create(&b, NULL, intern_many, (void *)1);
+  pthread_join(a, &ra);
+  pthread_join(b, &rb);
+  cr_expect_null(ra);
+  cr_expect_null(rb);
+  for (int k = 0; k < 5000; k++) cr_assert_eq(ids_of[0][k], ids_of[1][k], "stub%d has one id", k);
+  cr_expect_eq(intern_count(), 5000u);
+  cr_expect_str_eq(intern_name(5000), "[bad frame id]");
+}

@@ -1,10 +1,10 @@
 /*
- * strings.c — the string interner (see strings.h). Names live in chunks of pointers that are
- * allocated as needed and never moved, so strings_get reads without a lock while another
+ * intern.c — the string interner (see intern.h). Names live in chunks of pointers that are
+ * allocated as needed and never moved, so intern_name reads without a lock while another
  * thread interns; a name becomes visible (the count is published) only once its pointer is
  * stored.
  */
-#include "strings.h"
+#include "intern.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,7 +14,7 @@
 #include "itab.h"
 
 #define CHUNK_NAMES 4096
-#define MAX_CHUNKS 1024 /* STRINGS_MAX: 4,194,304 names */
+#define MAX_CHUNKS 1024 /* at most 4,194,304 names */
 
 static struct {
   pthread_mutex_t mu;
@@ -23,13 +23,13 @@ static struct {
   _Atomic size_t count;
 } interner = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-const char *strings_get(uint32_t id) {
+const char *intern_name(uint32_t id) {
   if (id >= atomic_load_explicit(&interner.count, memory_order_acquire)) return "[bad frame id]";
   const char **chunk = atomic_load_explicit(&interner.chunks[id / CHUNK_NAMES], memory_order_acquire);
   return chunk[id % CHUNK_NAMES];
 }
 
-size_t strings_count(void) { return atomic_load_explicit(&interner.count, memory_order_acquire); }
+size_t intern_count(void) { return atomic_load_explicit(&interner.count, memory_order_acquire); }
 
 struct probe {
   const char *s;
@@ -38,14 +38,14 @@ struct probe {
 
 static bool same(const void *ctx, uint32_t id) {
   const struct probe *p = ctx;
-  const char *name = strings_get(id);
+  const char *name = intern_name(id);
   return strncmp(name, p->s, p->len) == 0 && name[p->len] == '\0';
 }
 
-uint32_t strings_intern(const char *s, size_t len) {
+uint32_t intern_string(const char *s, size_t len) {
   struct probe probe = {s, len};
   uint64_t h = itab_hash_bytes(s, len);
-  uint32_t id = STRINGS_NO_ID;
+  uint32_t id = INTERN_NO_ID;
   pthread_mutex_lock(&interner.mu);
   size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
   id = itab_find(&interner.index, h, same, &probe);
@@ -69,5 +69,5 @@ uint32_t strings_intern(const char *s, size_t len) {
   id = (uint32_t)n;
 out:
   pthread_mutex_unlock(&interner.mu);
-  return id == ITAB_EMPTY ? STRINGS_NO_ID : id;
+  return id == ITAB_EMPTY ? INTERN_NO_ID : id;
 }
