@@ -20,7 +20,7 @@
  *   Because publication is a single pointer store, a lookup that starts after a remove (or a
  *   replacing add) has returned cannot see the old entry.
  *
- *   Reclamation: a reader increments readers[epoch & 1] before loading the root and decrements
+ *   Reclamation (epoch.h): a reader increments readers[epoch & 1] before loading the root and decrements
  *   the same counter when done. Superseded roots, leaves and entries go on a retire list; when
  *   RETIRE_BATCH of them have piled up (or on codemap_reclaim/fini) the writer runs a grace
  *   period — advance the epoch and wait for the old parity's counter to reach zero, twice, so
@@ -76,12 +76,7 @@ static struct {
 
 /* Returns once every reader that might have loaded a root published before the call is done. */
 static void grace_period(void) {
-  for (int k = 0; k < 2; k++) {
-    uint_fast64_t old = atomic_fetch_add(&codemap_published.epoch, 1);
-    for (unsigned spins = 0; atomic_load(&codemap_published.readers[old & 1].n) != 0; spins++)
-      if (spins >= 64)
-        sched_yield();
-  }
+  epoch_wait(&codemap_published.epoch);
   writer.st.grace_waits++;
 }
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "codemap.h"
+#include "epoch.h"
 
 struct cm_rec {
   uintptr_t pc;
@@ -43,18 +44,11 @@ struct cm_root {
   struct cm_leaf **leaves; /* both arrays live in the root's own block */
 };
 
-/* A counter alone on its cache line: readers on other CPUs do not share the line. */
-struct cm_counter {
-  _Alignas(64) atomic_long n;
-};
-
-
 /* What readers see: the current snapshot and the counters of readers inside a lookup, by the
  * parity of the epoch they entered in. Writers publish a root with one atomic store. */
 struct codemap_published {
   _Atomic(struct cm_root *) root;
-  atomic_uint_fast64_t epoch;
-  struct cm_counter readers[2];
+  struct epoch epoch;
 };
 extern struct codemap_published codemap_published;
 

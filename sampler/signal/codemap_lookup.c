@@ -81,8 +81,7 @@ static void fill_hit(const struct cm_entry *e, uintptr_t pc, struct codemap_hit 
  * increments/decrements and two binary searches over immutable memory that cannot be freed
  * while the reader's counter is up. */
 int codemap_lookup(uintptr_t pc, struct codemap_hit *hit) {
-  unsigned p = (unsigned)(atomic_load(&codemap_published.epoch) & 1);
-  atomic_fetch_add(&codemap_published.readers[p].n, 1);
+  unsigned p = epoch_enter(&codemap_published.epoch);
   const struct cm_root *r = atomic_load(&codemap_published.root);
   int found = 0;
   if (r) {
@@ -92,17 +91,16 @@ int codemap_lookup(uintptr_t pc, struct codemap_hit *hit) {
       found = 1;
     }
   }
-  atomic_fetch_sub(&codemap_published.readers[p].n, 1);
+  epoch_exit(&codemap_published.epoch, p);
   return found;
 }
 
 /* Live entries in the current snapshot. Signal-safe (same protocol as codemap_lookup). */
 size_t codemap_count(void) {
-  unsigned p = (unsigned)(atomic_load(&codemap_published.epoch) & 1);
-  atomic_fetch_add(&codemap_published.readers[p].n, 1);
+  unsigned p = epoch_enter(&codemap_published.epoch);
   const struct cm_root *r = atomic_load(&codemap_published.root);
   size_t n = r ? r->count : 0;
-  atomic_fetch_sub(&codemap_published.readers[p].n, 1);
+  epoch_exit(&codemap_published.epoch, p);
   return n;
 }
 
