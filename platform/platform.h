@@ -40,6 +40,15 @@ uintptr_t plat_uc_fp(const ucontext_t *uc);
  * sp (*caller_sp). Reads only the word at sp, which lies in the interrupted stack. Signal-safe. */
 uintptr_t plat_uc_leaf_return(const ucontext_t *uc, uintptr_t *caller_sp);
 
+/* The register with DWARF number `regno` (the numbering of the architecture's ELF ABI, which
+ * libunwind's accessors use: x86-64 0-15 rax rdx rcx rbx rsi rdi rbp rsp r8-r15, 16 the return
+ * address (rip); aarch64 0-30 x0-x30, 31 sp, 32 pc) of the interrupted context into *val.
+ * Returns 0, or -EINVAL for a number this backend does not read. Signal-safe. */
+int plat_uc_dwarf_reg(const ucontext_t *uc, int regno, uintptr_t *val);
+
+/* The DWARF numbers of the pc, sp and fp (plat_uc_dwarf_reg). */
+extern const int plat_dwarf_pc, plat_dwarf_sp, plat_dwarf_fp;
+
 /* Sets pc, sp and fp of uc (for walking from a caller's frame). Signal-safe. */
 void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp);
 

@@ -21,6 +21,17 @@ uint64_t plat_regs_checksum(const ucontext_t *uc) {
   return plat_mix_result(&s);
 }
 
+const int plat_dwarf_pc = 32, plat_dwarf_sp = 31, plat_dwarf_fp = 29;
+
+int plat_uc_dwarf_reg(const ucontext_t *uc, int regno, uintptr_t *val) {
+  /* DWARF order of the AArch64 ELF ABI: x0-x30, sp, then (libunwind's) pc */
+  if (regno >= 0 && regno <= 30) *val = (uintptr_t)uc->uc_mcontext.regs[regno];
+  else if (regno == 31) *val = (uintptr_t)uc->uc_mcontext.sp;
+  else if (regno == 32) *val = (uintptr_t)uc->uc_mcontext.pc;
+  else return -22; /* -EINVAL */
+  return 0;
+}
+
 uintptr_t plat_uc_pc(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.pc; }
 uintptr_t plat_uc_sp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.sp; }
 uintptr_t plat_uc_fp(const ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.regs[29]; }

@@ -16,3 +16,10 @@ static void set_reg(ucontext_t *uc, int i, uint64_t v) {
   else uc->uc_mcontext.regs[i - 3] = v;
 }
 #define RESTART_SYSCALL_NR 128 /* __NR_restart_syscall */
+/* DWARF register numbers -> set_reg indexes (plat_uc_dwarf_reg): x0-x30, sp, pc */
+static const int dwarf_regs[][2] = {
+    {0, 3},   {1, 4},   {2, 5},   {3, 6},   {4, 7},   {5, 8},   {6, 9},   {7, 10},  {8, 11},
+    {9, 12},  {10, 13}, {11, 14}, {12, 15}, {13, 16}, {14, 17}, {15, 18}, {16, 19}, {17, 20},
+    {18, 21}, {19, 22}, {20, 23}, {21, 24}, {22, 25}, {23, 26}, {24, 27}, {25, 28}, {26, 29},
+    {27, 30}, {28, 31}, {29, 32}, {30, 33}, {31, 1},  {32, 0}};
+#define DWARF_INVALID 33
