@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""test_page_browser.py FLAMEGRAPH_BIN CHROMIUM — what a newcomer meets first on the HTML page,
+in headless Chromium; each check builds a page from a small folded profile whose right answer
+is known, appends a probe script that drives it (real DOM events where there are some) and
+writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
+  height   a very deep but very thin stack (too narrow to draw) leaves no empty band: the
+           canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable.
+"""
+import html as htmllib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN, CHROMIUM = sys.argv[1], sys.argv[2]
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--enable-logging=stderr", "--v=0", "--window-size=1200,900"]
+TMP = tempfile.mkdtemp(prefix="fgpage")
+failures = []
+
+# Helpers for the probes: the table's rows, the frames drawn, a canvas pixel.
+HELPERS = r"""
+function rows() {
+  return Array.prototype.map.call(document.querySelectorAll("#ftable tbody tr[data-name]"), function (tr) {
+    return { name: tr.dataset.name, self: +tr.dataset.self, total: +tr.dataset.total, kinds: tr.dataset.kinds,
+             cells: Array.prototype.map.call(tr.cells, function (td) { return td.textContent; }) };
+  });
+}
+function pixel(x, y) {
+  var cv = document.getElementById("cv"), d = window.devicePixelRatio || 1;
+  var p = cv.getContext("2d").getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1).data;
+  return [p[0], p[1], p[2]];
+}
+function clickFrame(name) {
+  var f = fgView.frames().filter(function (f) { return f.name === name; })[0];
+  var cv = document.getElementById("cv"), r = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("click", { bubbles: true, clientX: r.left + f.x + f.w / 2, clientY: r.top + f.y + 5 }));
+}
+"""
+
+
+def chrome(url):
+    p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="fgchr"),
+                        "--dump-dom", url], capture_output=True, timeout=120)
+    return p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def probe(name, folded, body, args=(), hash=""):
+    """The page of `folded` with the probe `body` (JS returning a JSON-able value) run at load;
+    returns that value, or None (and a failure) when the page broke."""
+    src = os.path.join(TMP, name + ".folded")
+    with open(src, "w") as f:
+        f.write(folded)
+    page = os.path.join(TMP, name + ".html")
+    subprocess.run([BIN, src, "-o", page, *args], check=True)
+    text = open(page, encoding="utf-8").read()
+    script = ("<script>\n" + HELPERS + "window.addEventListener('load', function () {\n"
+              "  var out; try { out = (function () {\n" + body + "\n})(); } catch (e) { out = 'ERROR ' + e; }\n"
+              "  var p = document.createElement('pre'); p.id = 'probe';\n"
+              "  p.textContent = 'RES' + 'ULT ' + JSON.stringify(out); document.body.appendChild(p);\n"
+              "});\n</script>\n</body>")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", script))
+    dom, log = chrome("file://" + page + hash)
+    errs = [l for l in log.splitlines() if "CONSOLE" in l and ("Uncaught" in l or "Error" in l)]
+    m = re.search(r"RESULT ([^<]*)", dom)
+    if not m or errs:
+        failures.append(f"{name}: page broke: {errs or dom[-300:]}")
+        return None
+    got = json.loads(htmllib.unescape(m.group(1)))
+    if isinstance(got, str) and got.startswith("ERROR"):
+        failures.append(f"{name}: probe: {got}")
+        return None
+    return got
+
+
+def expect(name, what, got, want):
+    ok = got == want
+    print(("ok  " if ok else "FAIL"), name, what, repr(got) if ok else f"got {got!r}, want {want!r}")
+    if not ok:
+        failures.append(f"{name}: {what}: got {got!r}, want {want!r}")
+
+
+# --- height: no empty band above the flames -----------------------------------------------
+# 99,995 samples three frames deep and 5 samples 300 frames deep: at ~1,170 px the deep stack
+# is 0.06 px wide, not drawn; the canvas needs 4 rows (all, main, a, b): 4 * 17 + 4 = 72 px.
+deep = ";".join("d%d" % i for i in range(300))
+got = probe("height", f"main;a;b 99995\nmain;{deep} 5\n", r"""
+  var out = {}, fh = fgView.frameHeight;
+  function look(tag) {
+    var fr = fgView.frames(), deepest = Math.max.apply(null, fr.map(function (f) { return f.depth; }));
+    var top = Math.min.apply(null, fr.map(function (f) { return f.y; }));
+    out[tag] = { height: fgView.canvasHeight(), need: (deepest + 1) * fh + 4, deepest: deepest, top: top };
+  }
+  look("flame");
+  document.getElementById("icicle").click(); look("icicle"); document.getElementById("icicle").click();
+  fgView.zoomTo("d0"); look("zoomed");
+  document.getElementById("reset").click(); look("reset");
+  return out;
+""", args=["--html-prune", "0"])
+if got:
+    for tag, deepest in (("flame", 3), ("icicle", 3), ("zoomed", 301), ("reset", 3)):
+        g = got[tag]
+        expect("height", tag + ": canvas height = rows drawn", (g["height"], g["deepest"]),
+               ((deepest + 1) * 17 + 4, deepest))
+        expect("height", tag + ": topmost frame at the top", g["top"], 2)
+
+for f in failures:
+    print("FAIL", f)
+print(f"page: {len(failures)} failures")
+sys.exit(1 if failures else 0)
