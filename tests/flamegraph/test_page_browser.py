@@ -4,8 +4,9 @@ in headless Chromium; each check builds a page from a small folded profile whose
 is known, appends a probe script that drives it (real DOM events where there are some) and
 writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
   height   a very deep but very thin stack (too narrow to draw) leaves no empty band: the
-           canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable.
-"""
+           canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable,
+  numbers  counts with thousands separators and percentages with one decimal everywhere
+           (subtitle, matched, table, details)."""
 import html as htmllib
 import json
 import os
@@ -107,6 +108,22 @@ if got:
         expect("height", tag + ": canvas height = rows drawn", (g["height"], g["deepest"]),
                ((deepest + 1) * 17 + 4, deepest))
         expect("height", tag + ": topmost frame at the top", g["top"], 2)
+
+# --- numbers: one format ----------------------------------------------------------------
+got = probe("numbers", "main;a 1234\nmain;b 11111\nmain;c 1\n", r"""
+  var out = { subtitle: document.getElementById("subtitle").textContent };
+  fgView.search("^a$"); out.matched = document.getElementById("matched").textContent; fgView.search("");
+  out.rows = rows().map(function (r) { return [r.name].concat(r.cells.slice(1)); });
+  clickFrame("b"); out.details = document.getElementById("details").textContent;
+  return out;
+""", args=["--subtitle", "run 7"])
+if got:
+    expect("numbers", "subtitle", got["subtitle"], "run 7 · 12,346 samples")
+    expect("numbers", "matched", got["matched"], "Matched: 10.0% (1,234 samples)")
+    expect("numbers", "table", sorted(got["rows"]),
+           [["a", "1,234", "10.0%", "1,234", "10.0%"], ["b", "11,111", "90.0%", "11,111", "90.0%"],
+            ["c", "1", "<0.1%", "1", "<0.1%"], ["main", "0", "0.0%", "12,346", "100.0%"]])
+    expect("numbers", "details", got["details"], "b · 11,111 samples (90.0%), self 11,111 (90.0%) · kind: native")
 
 for f in failures:
     print("FAIL", f)
