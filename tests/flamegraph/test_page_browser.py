@@ -5,6 +5,8 @@ is known, appends a probe script that drives it (real DOM events where there are
 writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
   height   a very deep but very thin stack (too narrow to draw) leaves no empty band: the
            canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable,
+  legend   one key per kind present, in order, and every drawn frame's pixels nearest in
+           colour to its own kind's key,
   numbers  counts with thousands separators and percentages with one decimal everywhere
            (subtitle, matched, table, details)."""
 import html as htmllib
@@ -109,6 +111,38 @@ if got:
                ((deepest + 1) * 17 + 4, deepest))
         expect("height", tag + ": topmost frame at the top", g["top"], 2)
 
+# --- legend: the colour of every kind ----------------------------------------------------
+KINDS = {  # frame -> legend key
+    "[main tid=1]": "thread", "java/lang/Thread.run_[0]": "interpreted", "a/App.loop_[j]": "jit",
+    "a/App.step_[i]": "inlined", "java/lang/Object.clone": "jit", "JVM_Clone": "native",
+    "ObjectSynchronizer::enter": "cpp", "do_syscall_64_[k]": "kernel", "[GC active]": "pseudo",
+}
+got = probe("legend", "[main tid=1];java/lang/Thread.run_[0];a/App.loop_[j];a/App.step_[i] 40\n"
+                      "[main tid=1];java/lang/Thread.run_[0];a/App.loop_[j];java/lang/Object.clone;"
+                      "JVM_Clone;ObjectSynchronizer::enter;do_syscall_64_[k] 30\n"
+                      "[main tid=1];[GC active] 30\n", r"""
+  var keys = Array.prototype.map.call(document.querySelectorAll("#legend .key"), function (k) {
+    var b = k.getBoundingClientRect();
+    return { kind: k.dataset.kind, label: k.textContent, colour: getComputedStyle(k.querySelector("i")).backgroundColor,
+             shown: b.width > 20 && b.height > 8 };
+  });
+  var frames = fgView.frames().map(function (f) { return { name: f.name, w: f.w, pixel: pixel(f.x + 1, f.y + 1) }; });
+  return { keys: keys, frames: frames };
+""")
+if got:
+    want = ["jit", "inlined", "interpreted", "cpp", "native", "kernel", "pseudo", "thread"]
+    expect("legend", "keys", [k["kind"] for k in got["keys"]], want)
+    expect("legend", "labels", [k["label"] for k in got["keys"]],
+           ["Java (JIT)", "inlined", "interpreted", "C++ (JVM)", "native (C)", "kernel", "pseudo-frame", "thread"])
+    expect("legend", "keys visible", all(k["shown"] for k in got["keys"]), True)
+    rgb = lambda s: [int(v) for v in re.findall(r"\d+", s)[:3]]
+    keys = {k["kind"]: rgb(k["colour"]) for k in got["keys"]}
+    nearest = {}
+    for fr in got["frames"]:
+        if fr["name"] != "all":
+            nearest[fr["name"]] = min(keys, key=lambda k: sum((a - b) ** 2 for a, b in zip(keys[k], fr["pixel"])))
+    expect("legend", "each frame nearest its kind's key", nearest, KINDS)
+
 # --- numbers: one format ----------------------------------------------------------------
 got = probe("numbers", "main;a 1234\nmain;b 11111\nmain;c 1\n", r"""
   var out = { subtitle: document.getElementById("subtitle").textContent };
@@ -123,7 +157,7 @@ if got:
     expect("numbers", "table", sorted(got["rows"]),
            [["a", "1,234", "10.0%", "1,234", "10.0%"], ["b", "11,111", "90.0%", "11,111", "90.0%"],
             ["c", "1", "<0.1%", "1", "<0.1%"], ["main", "0", "0.0%", "12,346", "100.0%"]])
-    expect("numbers", "details", got["details"], "b · 11,111 samples (90.0%), self 11,111 (90.0%) · kind: native")
+    expect("numbers", "details", got["details"], "b · 11,111 samples (90.0%), self 11,111 (90.0%) · kind: native (C)")
 
 for f in failures:
     print("FAIL", f)
