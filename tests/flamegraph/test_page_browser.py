@@ -3,6 +3,8 @@
 in headless Chromium; each check builds a page from a small folded profile whose right answer
 is known, appends a probe script that drives it (real DOM events where there are some) and
 writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
+  methods  one table row per method whatever its kinds (_[j] _[i] _[0]), its total counting a
+           stack once even when the method is in it twice, its self, and the split by kind,
   height   a very deep but very thin stack (too narrow to draw) leaves no empty band: the
            canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable,
   legend   one key per kind present, in order, and every drawn frame's pixels nearest in
@@ -86,6 +88,31 @@ def expect(name, what, got, want):
     if not ok:
         failures.append(f"{name}: {what}: got {got!r}, want {want!r}")
 
+
+# --- methods: one row per method ----------------------------------------------------------
+# M runs JIT-compiled, inlined and interpreted, and twice in two stacks (JIT outside, inlined
+# inside). Total 100; M: 10 + 20 + 5 + 7 + 3 = 45 (each stack once), self 20 + 5 + 7 = 32;
+# by the kind nearest the sample: JIT 10, inlined 20 + 7 + 3 = 30, interpreted 5.
+M = "com/x/M.run"
+got = probe("methods", f"main;{M}_[j];x 10\nmain;{M}_[i] 20\nmain;a;{M}_[0] 5\n"
+                       f"main;{M}_[j];b;{M}_[i] 7\nmain;{M}_[j];c;{M}_[i];d 3\nmain;other 55\n", r"""
+  var before = rows();
+  var tr = document.querySelector('#ftable tbody tr[data-name="com/x/M.run"]');
+  tr.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  return { rows: before, matched: document.getElementById("matched").textContent,
+           callers: document.querySelector("#rtable tbody").textContent };
+""")
+if got:
+    ms = [r for r in got["rows"] if r["name"].startswith(M)]
+    expect("methods", "rows of M", [r["name"] for r in ms], [M])
+    if ms:
+        r = ms[0]
+        expect("methods", "M total/self", (r["total"], r["self"]), (45, 32))
+        expect("methods", "M by kind", r["kinds"], "jit:10,inlined:30,interpreted:5")
+        expect("methods", "M cells", r["cells"][1:], ["32", "32.0%", "45", "45.0%"])
+    expect("methods", "rows", sorted(r["name"] for r in got["rows"]),
+           sorted([M, "main", "x", "a", "b", "c", "d", "other"]))
+    expect("methods", "clicking the row searches every kind", got["matched"], "Matched: 45.0% (45 samples)")
 
 # --- height: no empty band above the flames -----------------------------------------------
 # 99,995 samples three frames deep and 5 samples 300 frames deep: at ~1,170 px the deep stack
