@@ -9,6 +9,8 @@ writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
            canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable,
   legend   one key per kind present, in order, and every drawn frame's pixels nearest in
            colour to its own kind's key,
+  threads  choosing a thread in the selector narrows the total, the table, the frames and the
+           search to its samples; "all" restores them; the choice is kept in the link,
   numbers  counts with thousands separators and percentages with one decimal everywhere
            (subtitle, matched, table, details)."""
 import html as htmllib
@@ -169,6 +171,60 @@ if got:
         if fr["name"] != "all":
             nearest[fr["name"]] = min(keys, key=lambda k: sum((a - b) ** 2 for a, b in zip(keys[k], fr["pixel"])))
     expect("legend", "each frame nearest its kind's key", nearest, KINDS)
+
+# --- threads: the selector narrows everything to one thread -----------------------------
+THREADS = ("[main tid=1];a/Main.main_[0];a/Main.work_[j] 30\n"
+           "[worker-1 tid=2];a/W.run_[j];a/Main.work_[j] 50\n"
+           "[worker-1 tid=2];a/W.idle_[j] 10\n"
+           "[GC Thread#0 tid=3];G1::work 10\n")
+SELECT = r"""
+  var sel = document.getElementById("thread"), out = {};
+  function look(tag) {
+    var work = rows().filter(function (r) { return r.name === "a/Main.work"; })[0];
+    out[tag] = { total: fgView.total(), scope: document.getElementById("scope").textContent,
+                 rows: rows().map(function (r) { return r.name; }).sort(),
+                 work: work ? work.cells.slice(1) : null,
+                 frames: fgView.frames().map(function (f) { return f.name; }).sort(),
+                 rootWidth: Math.round(fgView.frames()[0].w) === Math.round(fgView.canvasWidth()),
+                 link: new URLSearchParams(location.hash.slice(1)).get("t") };
+    out[tag].matched = (fgView.search("Main\\.work"), document.getElementById("matched").textContent);
+    fgView.search("");
+  }
+"""
+got = probe("threads", THREADS, SELECT + r"""
+  out.hidden = sel.hidden;
+  out.options = Array.prototype.map.call(sel.options, function (o) { return o.textContent; });
+  look("all");
+  sel.value = "[worker-1 tid=2]"; sel.dispatchEvent(new Event("change"));
+  look("worker");
+  sel.value = ""; sel.dispatchEvent(new Event("change"));
+  look("again");
+  return out;
+""")
+if got:
+    expect("threads", "selector shown", got["hidden"], False)
+    expect("threads", "options", got["options"],
+           ["All threads (3)", "worker-1 (tid 2) · 60.0%", "main (tid 1) · 30.0%", "GC Thread#0 (tid 3) · 10.0%"])
+    w = got["worker"]
+    expect("threads", "worker-1: total", w["total"], 60)
+    expect("threads", "worker-1: scope", w["scope"], "Thread worker-1 tid=2: 60 of 100 samples (60.0%)")
+    expect("threads", "worker-1: table", w["rows"], ["[worker-1 tid=2]", "a/Main.work", "a/W.idle", "a/W.run"])
+    expect("threads", "worker-1: a/Main.work", w["work"], ["50", "83.3%", "50", "83.3%"])
+    expect("threads", "worker-1: frames", w["frames"],
+           sorted(["all", "[worker-1 tid=2]", "a/W.run_[j]", "a/Main.work_[j]", "a/W.idle_[j]"]))
+    expect("threads", "worker-1: root full width", w["rootWidth"], True)
+    expect("threads", "worker-1: search", w["matched"], "Matched: 83.3% (50 samples)")
+    expect("threads", "worker-1: link", w["link"], "[worker-1 tid=2]")
+    for tag in ("all", "again"):
+        a = got[tag]
+        expect("threads", tag + ": total", (a["total"], a["scope"], a["work"], a["matched"], a["link"]),
+               (100, "", ["80", "80.0%", "80", "80.0%"], "Matched: 80.0% (80 samples)", None))
+got = probe("threads-link", THREADS, SELECT + r"""
+  out.value = sel.value; look("link"); return out;
+""", hash="#t=%5Bmain%20tid%3D1%5D")
+if got:
+    expect("threads", "reopened link", (got["value"], got["link"]["total"], got["link"]["work"]),
+           ("[main tid=1]", 30, ["30", "100.0%", "30", "100.0%"]))
 
 # --- numbers: one format ----------------------------------------------------------------
 got = probe("numbers", "main;a 1234\nmain;b 11111\nmain;c 1\n", r"""
