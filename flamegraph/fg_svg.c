@@ -4,10 +4,11 @@
  * interaction (svg_script.js, embedded at build time) needs no external resource.
  * Also the palettes and options defaults.
  *
- * Two walks over the sorted tree: the first finds the drawn depth (for the image height) and,
- * for a differential graph, the largest change (colour scale); the second writes. Frames
- * narrower than min_width are left out with their subtrees. Colours are deterministic: by a
- * hash of the name (--hash) or by a fixed-seed sequence over the drawing order.
+ * Two walks over the sorted tree: the first finds the drawn depth (for the image height), for
+ * a differential graph the largest change (colour scale), and for the java palette the kinds
+ * drawn (the legend row under the title); the second writes. Frames narrower than min_width
+ * are left out with their subtrees. Colours are deterministic: by a hash of the name (--hash)
+ * or by a fixed-seed sequence over the drawing order.
  */
 #include "fg_internal.h"
 
