@@ -188,7 +188,7 @@ void fg_buf_json(fg_buf *b, const char *s, size_t n);
 /* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when invalid. */
 size_t fg_utf8_len(const unsigned char *s, size_t n);
 
-/* The embedded files (generated from flamegraph/viewer/viewer.html and svg_script.js). */
+/* The embedded files (generated from flamegraph/page/viewer.html and svg_script.js). */
 extern const unsigned char fg_viewer_html[];
 extern const size_t fg_viewer_html_len;
 extern const unsigned char fg_svg_script[];
