@@ -146,10 +146,12 @@ typedef int (*fg_visit_fn)(const fg_tree *t, uint32_t node, uint32_t depth, uint
                            void *ctx);
 int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx);
 
-/* Frame kinds, from the name (see fg_kind_of for the rule). */
+/* Frame kinds, from the name (see fg_kind_of for the rule). NATIVE is C (and anything not
+ * recognised), CPP a C++ symbol (the JVM's own code), SYNTHETIC a pseudo-frame of the
+ * profiler or the JVM's state ("[GC active]"), THREAD a thread root "[name tid=N]". */
 typedef enum fg_kind {
   FG_KIND_NATIVE = 0, FG_KIND_JAVA, FG_KIND_JIT, FG_KIND_INLINED, FG_KIND_INTERPRETED,
-  FG_KIND_KERNEL, FG_KIND_SYNTHETIC
+  FG_KIND_KERNEL, FG_KIND_SYNTHETIC, FG_KIND_CPP, FG_KIND_THREAD, FG_KIND_COUNT
 } fg_kind;
 
 /* The kind of a frame name; *display_len gets the length without the kind suffix. */
@@ -186,7 +188,7 @@ void fg_buf_json(fg_buf *b, const char *s, size_t n);
 /* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when invalid. */
 size_t fg_utf8_len(const unsigned char *s, size_t n);
 
-/* The embedded files (generated from flamegraph/viewer/viewer.html and svg_script.js). */
+/* The embedded files (generated from flamegraph/page/viewer.html and svg_script.js). */
 extern const unsigned char fg_viewer_html[];
 extern const size_t fg_viewer_html_len;
 extern const unsigned char fg_svg_script[];

@@ -244,12 +244,13 @@ static const void *find_bytes(const char *s, size_t len, const char *what) {
 
 /* See fg_internal.h. The rule (documented in the README of flamegraph/):
  *   suffix _[j] JIT, _[i] inlined, _[0] interpreted, _[k] kernel (suffix not displayed);
- *   "[...]" synthetic (thread roots, failure kinds);
+ *   "[... tid=N]" a thread root, other "[...]" synthetic (the profiler's or the JVM's state);
+ *   C++ when the name holds "::" or is a mangled "_Z" symbol;
  *   Java if the name is `pkg/Class.method` — does not start with '/', has a '.' after the
  *   last '/', no space before the first '/' or '.', no "::" — or dotted
  *   `pkg.Class.method` — two or more '.', starts with a letter, no space, no "::", no '/',
  *   no ".so";
- *   anything else native (C/C++ symbols, libraries, addresses). */
+ *   anything else native (C symbols, libraries, addresses). */
 fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
   *display_len = len;
   if (len > 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']') {
@@ -266,8 +267,13 @@ fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
       return k;
     }
   }
-  if (len >= 2 && s[0] == '[' && s[len - 1] == ']') return FG_KIND_SYNTHETIC;
-  if (find_bytes(s, len, "::")) return FG_KIND_NATIVE;
+  if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+    size_t d = len - 1; /* "[name tid=123]": digits, then " tid=" */
+    while (d > 1 && (unsigned)(s[d - 1] - '0') < 10u) d--;
+    return d < len - 1 && d >= 6 && memcmp(s + d - 5, " tid=", 5) == 0 ? FG_KIND_THREAD
+                                                                       : FG_KIND_SYNTHETIC;
+  }
+  if (find_bytes(s, len, "::") || (len > 2 && s[0] == '_' && s[1] == 'Z')) return FG_KIND_CPP;
   const char *slash = NULL;
   int dots = 0, space = 0;
   for (size_t i = 0; i < len; i++) {

@@ -4,10 +4,11 @@
  * interaction (svg_script.js, embedded at build time) needs no external resource.
  * Also the palettes and options defaults.
  *
- * Two walks over the sorted tree: the first finds the drawn depth (for the image height) and,
- * for a differential graph, the largest change (colour scale); the second writes. Frames
- * narrower than min_width are left out with their subtrees. Colours are deterministic: by a
- * hash of the name (--hash) or by a fixed-seed sequence over the drawing order.
+ * Two walks over the sorted tree: the first finds the drawn depth (for the image height), for
+ * a differential graph the largest change (colour scale), and for the java palette the kinds
+ * drawn (the legend row under the title); the second writes. Frames narrower than min_width
+ * are left out with their subtrees. Colours are deterministic: by a hash of the name (--hash)
+ * or by a fixed-seed sequence over the drawing order.
  */
 #include "fg_internal.h"
 
@@ -53,19 +54,57 @@ typedef struct rgb {
 
 static rgb mk(double r, double g, double b) { return (rgb){ (int)r, (int)g, (int)b }; }
 
+/* The java palette: a base colour per frame kind, plus up to `spread` (times a random number)
+ * so that neighbours differ. async-profiler's colours where it has the kind (JIT green,
+ * inlined aqua, C++ yellow, native C red, kernel orange); interpreted a pale lime, apart from
+ * both JIT green and C++ yellow; pseudo-frames lavender; threads grey-blue. Plain Java names
+ * (native methods, or no kind recorded) share the JIT green. page/viewer.html holds the same
+ * numbers (KIND_RGB); the legend shows base + spread / 2. */
+typedef struct kind_colour {
+  rgb base, spread;
+} kind_colour;
+
+static const kind_colour k_java[FG_KIND_COUNT] = {
+  [FG_KIND_JIT] = { { 80, 215, 80 }, { 30, 30, 30 } },
+  [FG_KIND_JAVA] = { { 80, 215, 80 }, { 30, 30, 30 } },
+  [FG_KIND_INLINED] = { { 80, 200, 200 }, { 30, 30, 30 } },
+  [FG_KIND_INTERPRETED] = { { 190, 225, 120 }, { 20, 20, 20 } },
+  [FG_KIND_CPP] = { { 205, 190, 50 }, { 30, 30, 10 } },
+  [FG_KIND_NATIVE] = { { 225, 90, 90 }, { 30, 40, 40 } },
+  [FG_KIND_KERNEL] = { { 225, 125, 0 }, { 30, 30, 0 } },
+  [FG_KIND_SYNTHETIC] = { { 175, 150, 225 }, { 20, 20, 20 } },
+  [FG_KIND_THREAD] = { { 170, 178, 190 }, { 20, 20, 20 } },
+};
+
+/* The java palette's legend, in this order; kinds in one entry share a colour. */
+typedef struct legend_key {
+  const char *id, *label, *help;
+  unsigned kinds; /* bit per fg_kind */
+} legend_key;
+
+#define KBIT(k) (1u << (k))
+static const legend_key k_legend[] = {
+  { "jit", "Java (JIT)", "_[j] JIT-compiled Java; plain Java names: native methods, or no kind recorded",
+    KBIT(FG_KIND_JIT) | KBIT(FG_KIND_JAVA) },
+  { "inlined", "inlined", "_[i] Java inlined into its caller's compiled code", KBIT(FG_KIND_INLINED) },
+  { "interpreted", "interpreted", "_[0] interpreted Java", KBIT(FG_KIND_INTERPRETED) },
+  { "cpp", "C++ (JVM)", "C++ code: the JVM itself, or a C++ library", KBIT(FG_KIND_CPP) },
+  { "native", "native (C)", "C code and other native code: libc, JNI libraries, VM stubs",
+    KBIT(FG_KIND_NATIVE) },
+  { "kernel", "kernel", "_[k] the operating system kernel", KBIT(FG_KIND_KERNEL) },
+  { "pseudo", "pseudo-frame", "[...] the JVM's or the profiler's state, not code", KBIT(FG_KIND_SYNTHETIC) },
+  { "thread", "thread", "[name tid=N] a thread (profiles taken with threads)", KBIT(FG_KIND_THREAD) },
+};
+#define LEGEND_KEYS (sizeof k_legend / sizeof k_legend[0])
+
+static rgb java_colour(fg_kind kind, double v) {
+  const kind_colour *k = &k_java[(unsigned)kind < FG_KIND_COUNT ? kind : FG_KIND_NATIVE];
+  return mk(k->base.r + k->spread.r * v, k->base.g + k->spread.g * v, k->base.b + k->spread.b * v);
+}
+
 /* A colour of `pal` for random numbers v1..v3 in [0,1). Java colours by frame kind. */
 static rgb palette_color(fg_palette pal, fg_kind kind, double v1, double v2, double v3) {
-  if (pal == FG_PAL_JAVA) {
-    switch (kind) {
-    case FG_KIND_JAVA:
-    case FG_KIND_JIT: pal = FG_PAL_GREEN; break;
-    case FG_KIND_INLINED: pal = FG_PAL_AQUA; break;
-    case FG_KIND_INTERPRETED: pal = FG_PAL_YELLOW; break;
-    case FG_KIND_KERNEL: pal = FG_PAL_ORANGE; break;
-    case FG_KIND_SYNTHETIC: return mk(160 + 40 * v1, 160 + 40 * v1, 170 + 40 * v1);
-    default: pal = FG_PAL_RED; break;
-    }
-  }
+  if (pal == FG_PAL_JAVA) return java_colour(kind, v1);
   switch (pal) {
   case FG_PAL_MEM: return mk(0, 190 + 50 * v2, 210 * v1);
   case FG_PAL_IO: return mk(80 + 60 * v1, 80 + 60 * v1, 190 + 55 * v2);
@@ -98,7 +137,8 @@ typedef struct svg_ctx {
   uint64_t total, total_base;
   uint32_t max_drawn_depth;
   double max_change; /* diff: largest |change| drawn */
-  int height, bottom;
+  int height, top, bottom;
+  unsigned kinds_drawn; /* java palette: bit per fg_kind drawn (the legend's keys) */
   uint64_t rng;
   int pass;
 } svg_ctx;
@@ -128,6 +168,16 @@ static double rng_next(uint64_t *s) {
 static void put_pct(fg_buf *b, uint64_t part, uint64_t whole) {
   fg_buf_fixed(b, whole ? 100.0 * (double)part / (double)whole : 0, 2);
   fg_buf_putc(b, '%');
+}
+
+static void put_rgb(fg_buf *b, rgb col) {
+  fg_buf_puts(b, "rgb(");
+  fg_buf_i64(b, col.r);
+  fg_buf_putc(b, ',');
+  fg_buf_i64(b, col.g);
+  fg_buf_putc(b, ',');
+  fg_buf_i64(b, col.b);
+  fg_buf_putc(b, ')');
 }
 
 static void put_label(fg_buf *b, const char *s, size_t len, double width) {
@@ -163,6 +213,11 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
   if (node != 0 && (tot == 0 || w < c->min_px)) return 0;
   if (c->pass == 0) {
     if (depth > c->max_drawn_depth) c->max_drawn_depth = depth;
+    if (node != 0 && c->o->palette == FG_PAL_JAVA) {
+      const fg_name *nm = &p->names[p->nodes[node].name];
+      size_t disp;
+      c->kinds_drawn |= KBIT(fg_kind_of(nm->s, nm->len, &disp));
+    }
     if (p->diff) {
       double ch = fabs(change_of(c, t, node));
       if (ch > c->max_change) c->max_change = ch;
@@ -172,7 +227,7 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
   fg_buf *b = c->b;
   const char *name = "all";
   size_t len = 3, disp = 3;
-  fg_kind kind = FG_KIND_SYNTHETIC;
+  fg_kind kind = FG_KIND_THREAD; /* the root: the neutral grey of the thread roots */
   if (node != 0) {
     name = p->names[p->nodes[node].name].s;
     len = p->names[p->nodes[node].name].len;
@@ -180,8 +235,7 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
   }
   double x = XPAD + (double)left * c->scale;
   int fh = c->o->frame_height;
-  int y = c->o->inverted ? FONT * 3 + (c->o->subtitle ? FONT * 2 : 0) + (int)depth * fh
-                         : c->height - c->bottom - ((int)depth + 1) * fh;
+  int y = c->o->inverted ? c->top + (int)depth * fh : c->height - c->bottom - ((int)depth + 1) * fh;
   rgb col;
   if (p->diff) {
     col = diff_color(c->max_change > 0 ? change_of(c, t, node) / c->max_change : 0);
@@ -226,13 +280,9 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
   fg_buf_fixed(b, w, 2);
   fg_buf_puts(b, "\" height=\"");
   fg_buf_i64(b, fh - 1);
-  fg_buf_puts(b, "\" fill=\"rgb(");
-  fg_buf_i64(b, col.r);
-  fg_buf_putc(b, ',');
-  fg_buf_i64(b, col.g);
-  fg_buf_putc(b, ',');
-  fg_buf_i64(b, col.b);
-  fg_buf_puts(b, ")\" rx=\"2\" ry=\"2\"/><text x=\"");
+  fg_buf_puts(b, "\" fill=\"");
+  put_rgb(b, col);
+  fg_buf_puts(b, "\" rx=\"2\" ry=\"2\"/><text x=\"");
   fg_buf_fixed(b, x + 3, 2);
   fg_buf_puts(b, "\" y=\"");
   fg_buf_fixed(b, y + fh / 2.0 + 4, 1);
@@ -248,6 +298,51 @@ static void put_num_attr(fg_buf *b, const char *name, double v) {
   fg_buf_puts(b, "=\"");
   fg_buf_fixed(b, v, 1);
   fg_buf_putc(b, '"');
+}
+
+#define LEGEND_SWATCH 10
+#define LEGEND_GAP 16
+
+static const char *legend_label(const legend_key *k, unsigned kinds) {
+  /* without kind suffixes anywhere, green is simply Java */
+  unsigned suffixed = KBIT(FG_KIND_JIT) | KBIT(FG_KIND_INLINED) | KBIT(FG_KIND_INTERPRETED);
+  return k->kinds & KBIT(FG_KIND_JAVA) && !(kinds & suffixed) ? "Java" : k->label;
+}
+
+/* The java palette's legend: one key per colour drawn, centred on a row whose text baseline
+ * is at y; each key's swatch is the middle of its kind's colour range. */
+static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
+  double total = 0;
+  for (size_t i = 0; i < LEGEND_KEYS; i++)
+    if (k_legend[i].kinds & kinds)
+      total += LEGEND_SWATCH + 4 + strlen(legend_label(&k_legend[i], kinds)) * FONT * 0.59 + LEGEND_GAP;
+  double x = (width - total + LEGEND_GAP) / 2;
+  if (x < XPAD) x = XPAD;
+  fg_buf_puts(b, "<g id=\"legend\">\n");
+  for (size_t i = 0; i < LEGEND_KEYS; i++) {
+    const legend_key *k = &k_legend[i];
+    if (!(k->kinds & kinds)) continue;
+    const char *label = legend_label(k, kinds);
+    fg_buf_puts(b, "<g class=\"key\" data-kind=\"");
+    fg_buf_puts(b, k->id);
+    fg_buf_puts(b, "\"><title>");
+    fg_buf_xml(b, k->help, strlen(k->help));
+    fg_buf_puts(b, "</title><rect");
+    put_num_attr(b, "x", x);
+    put_num_attr(b, "y", y - LEGEND_SWATCH + 1);
+    fg_buf_puts(b, " width=\"" "10" "\" height=\"" "10" "\" rx=\"2\" fill=\"");
+    unsigned kind = 0;
+    while (!(k->kinds & KBIT(kind))) kind++;
+    put_rgb(b, java_colour((fg_kind)kind, 0.5));
+    fg_buf_puts(b, "\"/><text");
+    put_num_attr(b, "x", x + LEGEND_SWATCH + 4);
+    put_num_attr(b, "y", y);
+    fg_buf_putc(b, '>');
+    fg_buf_puts(b, label);
+    fg_buf_puts(b, "</text></g>\n");
+    x += LEGEND_SWATCH + 4 + strlen(label) * FONT * 0.59 + LEGEND_GAP;
+  }
+  fg_buf_puts(b, "</g>\n");
 }
 
 /* fg_write_svg: see flamegraph.h. */
@@ -286,9 +381,12 @@ int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *opts) {
   c.scale = c.total ? full / (double)c.total : 0;
   c.min_px = o.min_width_pct ? full * o.min_width / 100.0 : o.min_width;
   rc = fg_tree_walk(&t, svg_visit, &c);
-  int top = FONT * 3 + (o.subtitle ? FONT * 2 : 0);
+  c.top = FONT * 3 + (o.subtitle ? FONT * 2 : 0);
+  int legend = o.palette == FG_PAL_JAVA && !p->diff && c.kinds_drawn;
+  double legend_y = c.top + FONT + 2;
+  if (legend) c.top += FONT * 2;
   c.bottom = FONT * 2 + 10;
-  c.height = top + ((int)c.max_drawn_depth + 1) * o.frame_height + c.bottom;
+  c.height = c.top + ((int)c.max_drawn_depth + 1) * o.frame_height + c.bottom;
   const char *title = o.title ? o.title : p->diff ? "Differential Flame Graph" : "Flame Graph";
 
   fg_buf_puts(&b, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"");
@@ -346,7 +444,9 @@ int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *opts) {
   fg_buf_puts(&b, "> </text>\n<text id=\"matched\" class=\"hide\"");
   put_num_attr(&b, "x", o.width - XPAD);
   put_num_attr(&b, "y", c.height - FONT / 2.0 - 5);
-  fg_buf_puts(&b, "> </text>\n<g id=\"frames\">\n");
+  fg_buf_puts(&b, "> </text>\n");
+  if (legend) put_legend(&b, c.kinds_drawn, o.width, legend_y);
+  fg_buf_puts(&b, "<g id=\"frames\">\n");
   if (rc == 0 && c.total > 0) {
     c.pass = 1;
     rc = fg_tree_walk(&t, svg_visit, &c);

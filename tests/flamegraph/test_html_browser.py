@@ -55,7 +55,7 @@ window.addEventListener("load", function () {
 </script>
 </body>"""
 
-EXPECT = ('RESULT matched=Matched: 80.00% (80 samples) zoomed=full '
+EXPECT = ('RESULT matched=Matched: 80.0% (80 samples) zoomed=full '
           'state={"zoom":2,"search":"^hot$","reverse":false,"icicle":false} hash=#s=%5Ehot%24&z=2 first=hot/80')
 
 RELOAD = r"""<script>
@@ -107,7 +107,7 @@ with open(again, "w", encoding="utf-8") as f:
 dom, log = chrome("file://" + again + "#s=%5Ehot%24&z=2&i=1", "--dump-dom")
 m = re.search(r"RESULT [^<]*", dom)
 got = m.group(0).strip() if m else "(no result)"
-want = 'RESULT {"zoom":2,"search":"^hot$","reverse":false,"icicle":true} Matched: 80.00% (80 samples)'
+want = 'RESULT {"zoom":2,"search":"^hot$","reverse":false,"icicle":true} Matched: 80.0% (80 samples)'
 print("link:", got)
 if got != want:
     failures.append(f"reopened link: got {got!r}, want {want!r}")

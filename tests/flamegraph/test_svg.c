@@ -163,9 +163,15 @@ Test(svg, frame_kinds) {
     { "java/lang/String.hashCode", FG_KIND_JAVA, 25 },
     { "com.example.Main.run", FG_KIND_JAVA, 20 },
     { "[unknown Java]", FG_KIND_SYNTHETIC, 14 },
-    { "[main tid=123]", FG_KIND_SYNTHETIC, 14 },
+    { "[main tid=123]", FG_KIND_THREAD, 14 },
+    { "[pool-1 worker tid=7]", FG_KIND_THREAD, 21 },
+    { "[tid=7]", FG_KIND_SYNTHETIC, 7 },
+    { "[main tid=]", FG_KIND_SYNTHETIC, 11 },
+    { "[GC active]", FG_KIND_SYNTHETIC, 11 },
     { "memcpy", FG_KIND_NATIVE, 6 },
-    { "std::vector<int>::push_back", FG_KIND_NATIVE, 27 },
+    { "std::vector<int>::push_back", FG_KIND_CPP, 27 },
+    { "_ZN10JavaThread3runEv", FG_KIND_CPP, 21 },
+    { "_Z", FG_KIND_NATIVE, 2 },
     { "/usr/lib/libc.so.6", FG_KIND_NATIVE, 18 },
     { "libjvm.so.1", FG_KIND_NATIVE, 11 },
     { "Interpreter", FG_KIND_NATIVE, 11 },
@@ -185,33 +191,82 @@ static void fill_of(const char *g, int rgb[3]) {
   cr_assert_eq(sscanf(f, "fill=\"rgb(%d,%d,%d)", &rgb[0], &rgb[1], &rgb[2]), 3);
 }
 
+/* The java palette: each kind's colour lies in its range (base .. base + spread, the numbers
+ * in fg_svg.c and viewer.html), and the legend lists the kinds drawn, in order, with the middle
+ * of each range. */
+typedef struct kind_range {
+  const char *frame, *key;
+  int base[3], spread[3];
+} kind_range;
+
 Test(svg, java_palette_by_kind) {
-  fg_profile *p = profile_of("[main tid=1];a/B.c_[0];a/B.d_[j];a/B.e_[i];write;sys_write_[k] 1\n");
+  fg_profile *p = profile_of("[main tid=1];a/B.c_[0];a/B.d_[j];a/B.e_[i];a/B.n;JVM::run;write;"
+                             "sys_write_[k];[GC active] 1\n");
   fg_options o;
   fg_options_init(&o);
   cr_assert_eq(fg_palette_parse("JAVA", &o.palette), 0);
   char *svg = render(OUT_SVG, p, &o);
-  int c[3];
-  fill_of(frame_g(svg, "a/B.d_[j]"), c); /* green */
-  cr_expect(c[1] > c[0] && c[1] > c[2]);
-  fill_of(frame_g(svg, "a/B.e_[i]"), c); /* aqua */
-  cr_expect(c[1] > c[0] && c[2] > c[0]);
-  fill_of(frame_g(svg, "a/B.c_[0]"), c); /* yellow */
-  cr_expect(c[0] > c[2] + 80 && c[1] > c[2] + 80);
-  fill_of(frame_g(svg, "write"), c); /* native: red */
-  cr_expect(c[0] > c[1] + 50 && c[0] > c[2] + 50);
-  fill_of(frame_g(svg, "sys_write_[k]"), c); /* kernel: orange */
-  cr_expect(c[0] > c[1] && c[2] == 0);
-  fill_of(frame_g(svg, "[main tid=1]"), c); /* synthetic: grey */
-  cr_expect(abs(c[0] - c[1]) < 5 && abs(c[2] - c[1]) < 15);
+  static const kind_range k[] = {
+    { "a/B.d_[j]", "jit", { 80, 215, 80 }, { 30, 30, 30 } },            /* green */
+    { "a/B.n", "jit", { 80, 215, 80 }, { 30, 30, 30 } },                /* plain Java: green too */
+    { "a/B.e_[i]", "inlined", { 80, 200, 200 }, { 30, 30, 30 } },       /* aqua */
+    { "a/B.c_[0]", "interpreted", { 190, 225, 120 }, { 20, 20, 20 } },  /* pale lime */
+    { "JVM::run", "cpp", { 205, 190, 50 }, { 30, 30, 10 } },            /* yellow */
+    { "write", "native", { 225, 90, 90 }, { 30, 40, 40 } },             /* red */
+    { "sys_write_[k]", "kernel", { 225, 125, 0 }, { 30, 30, 0 } },      /* orange */
+    { "[GC active]", "pseudo", { 175, 150, 225 }, { 20, 20, 20 } },     /* lavender */
+    { "[main tid=1]", "thread", { 170, 178, 190 }, { 20, 20, 20 } },    /* grey-blue */
+  };
+  const char *prev = strstr(svg, "<g id=\"legend\">");
+  cr_assert(prev);
+  cr_expect(prev < strstr(svg, "<g id=\"frames\">"));
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    int c[3];
+    fill_of(frame_g(svg, k[i].frame), c);
+    for (int j = 0; j < 3; j++)
+      cr_expect(c[j] >= k[i].base[j] && c[j] <= k[i].base[j] + k[i].spread[j], "%s: %d,%d,%d",
+                k[i].frame, c[0], c[1], c[2]);
+    if (i > 0 && strcmp(k[i].key, k[i - 1].key) == 0) continue;
+    char key[64], mid[64];
+    snprintf(key, sizeof key, "<g class=\"key\" data-kind=\"%s\">", k[i].key);
+    const char *at = strstr(svg, key);
+    cr_assert(at, "legend key %s", k[i].key);
+    cr_expect(at > prev, "legend order at %s", k[i].key);
+    prev = at;
+    snprintf(mid, sizeof mid, "fill=\"rgb(%d,%d,%d)\"", k[i].base[0] + k[i].spread[0] / 2,
+             k[i].base[1] + k[i].spread[1] / 2, k[i].base[2] + k[i].spread[2] / 2);
+    cr_expect(strstr(at, mid) && strstr(at, mid) < strstr(at, "</g>"), "legend colour of %s", k[i].key);
+  }
+  cr_expect(strstr(svg, ">Java (JIT)</text>"));
   free(svg);
+  fg_profile_free(p);
+
+  /* only the kinds drawn; without kind suffixes green is simply "Java" */
+  p = profile_of("com.example.Main.run;memcpy 1\n");
+  svg = render(OUT_SVG, p, &o);
+  cr_expect_eq(count_of(svg, "<g class=\"key\""), 2);
+  cr_expect(strstr(svg, "data-kind=\"jit\""));
+  cr_expect(strstr(svg, "data-kind=\"native\""));
+  cr_expect(strstr(svg, ">Java</text>"));
+  free(svg);
+  /* other palettes have no legend; the legend row moves the frames down by 24 px */
+  o.palette = FG_PAL_HOT;
+  o.inverted = 1;
+  svg = render(OUT_SVG, p, &o);
+  cr_expect_null(strstr(svg, "id=\"legend\""));
+  cr_expect_float_eq(rect_attr(frame_g(svg, "all"), "y"), 36, 1e-9);
+  free(svg);
+  o.palette = FG_PAL_JAVA;
+  svg = render(OUT_SVG, p, &o);
+  cr_expect_float_eq(rect_attr(frame_g(svg, "all"), "y"), 60, 1e-9);
+  free(svg);
+  fg_profile_free(p);
   fg_palette pal;
   cr_expect_eq(fg_palette_parse("nope", &pal), -EINVAL);
   for (int i = 0; i < FG_PAL_COUNT; i++) {
     cr_expect_eq(fg_palette_parse(fg_palette_name((fg_palette)i), &pal), 0);
     cr_expect_eq(pal, (fg_palette)i);
   }
-  fg_profile_free(p);
 }
 
 Test(svg, deterministic_and_hash_colours) {

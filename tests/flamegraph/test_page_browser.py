@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""test_page_browser.py FLAMEGRAPH_BIN CHROMIUM — what a newcomer meets first on the HTML page,
+in headless Chromium; each check builds a page from a small folded profile whose right answer
+is known, appends a probe script that drives it (real DOM events where there are some) and
+writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
+  methods  one table row per method whatever its kinds (_[j] _[i] _[0]), its total counting a
+           stack once even when the method is in it twice, its self, and the split by kind,
+  height   a very deep but very thin stack (too narrow to draw) leaves no empty band: the
+           canvas is as tall as the frames drawn need, and grows when a zoom makes it drawable,
+  legend   one key per kind present, in order, and every drawn frame's pixels nearest in
+           colour to its own kind's key,
+  threads  choosing a thread in the selector narrows the total, the table, the frames and the
+           search to its samples; "all" restores them; the choice is kept in the link,
+  numbers  counts with thousands separators and percentages with one decimal everywhere
+           (subtitle, matched, table, details)."""
+import html as htmllib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN, CHROMIUM = sys.argv[1], sys.argv[2]
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--enable-logging=stderr", "--v=0", "--window-size=1200,900"]
+TMP = tempfile.mkdtemp(prefix="fgpage")
+failures = []
+
+# Helpers for the probes: the table's rows, the frames drawn, a canvas pixel.
+HELPERS = r"""
+function rows() {
+  return Array.prototype.map.call(document.querySelectorAll("#ftable tbody tr[data-name]"), function (tr) {
+    return { name: tr.dataset.name, self: +tr.dataset.self, total: +tr.dataset.total, kinds: tr.dataset.kinds,
+             cells: Array.prototype.map.call(tr.cells, function (td) { return td.textContent; }) };
+  });
+}
+function pixel(x, y) {
+  var cv = document.getElementById("cv"), d = window.devicePixelRatio || 1;
+  var p = cv.getContext("2d").getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1).data;
+  return [p[0], p[1], p[2]];
+}
+function clickFrame(name) {
+  var f = fgView.frames().filter(function (f) { return f.name === name; })[0];
+  var cv = document.getElementById("cv"), r = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("click", { bubbles: true, clientX: r.left + f.x + f.w / 2, clientY: r.top + f.y + 5 }));
+}
+"""
+
+
+def chrome(url):
+    p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="fgchr"),
+                        "--dump-dom", url], capture_output=True, timeout=120)
+    return p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def probe(name, folded, body, args=(), hash=""):
+    """The page of `folded` with the probe `body` (JS returning a JSON-able value) run at load;
+    returns that value, or None (and a failure) when the page broke."""
+    src = os.path.join(TMP, name + ".folded")
+    with open(src, "w") as f:
+        f.write(folded)
+    page = os.path.join(TMP, name + ".html")
+    subprocess.run([BIN, src, "-o", page, *args], check=True)
+    text = open(page, encoding="utf-8").read()
+    script = ("<script>\n" + HELPERS + "window.addEventListener('load', function () {\n"
+              "  var out; try { out = (function () {\n" + body + "\n})(); } catch (e) { out = 'ERROR ' + e; }\n"
+              "  var p = document.createElement('pre'); p.id = 'probe';\n"
+              "  p.textContent = 'RES' + 'ULT ' + JSON.stringify(out); document.body.appendChild(p);\n"
+              "});\n</script>\n</body>")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", script))
+    dom, log = chrome("file://" + page + hash)
+    errs = [l for l in log.splitlines() if "CONSOLE" in l and ("Uncaught" in l or "Error" in l)]
+    m = re.search(r"RESULT ([^<]*)", dom)
+    if not m or errs:
+        failures.append(f"{name}: page broke: {errs or dom[-300:]}")
+        return None
+    got = json.loads(htmllib.unescape(m.group(1)))
+    if isinstance(got, str) and got.startswith("ERROR"):
+        failures.append(f"{name}: probe: {got}")
+        return None
+    return got
+
+
+def expect(name, what, got, want):
+    ok = got == want
+    print(("ok  " if ok else "FAIL"), name, what, repr(got) if ok else f"got {got!r}, want {want!r}")
+    if not ok:
+        failures.append(f"{name}: {what}: got {got!r}, want {want!r}")
+
+
+# --- methods: one row per method ----------------------------------------------------------
+# M runs JIT-compiled, inlined and interpreted, and twice in two stacks (JIT outside, inlined
+# inside). Total 100; M: 10 + 20 + 5 + 7 + 3 = 45 (each stack once), self 20 + 5 + 7 = 32;
+# by the kind nearest the sample: JIT 10, inlined 20 + 7 + 3 = 30, interpreted 5.
+M = "com/x/M.run"
+got = probe("methods", f"main;{M}_[j];x 10\nmain;{M}_[i] 20\nmain;a;{M}_[0] 5\n"
+                       f"main;{M}_[j];b;{M}_[i] 7\nmain;{M}_[j];c;{M}_[i];d 3\nmain;other 55\n", r"""
+  var before = rows();
+  var tr = document.querySelector('#ftable tbody tr[data-name="com/x/M.run"]');
+  tr.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  return { rows: before, matched: document.getElementById("matched").textContent,
+           callers: document.querySelector("#rtable tbody").textContent };
+""")
+if got:
+    ms = [r for r in got["rows"] if r["name"].startswith(M)]
+    expect("methods", "rows of M", [r["name"] for r in ms], [M])
+    if ms:
+        r = ms[0]
+        expect("methods", "M total/self", (r["total"], r["self"]), (45, 32))
+        expect("methods", "M by kind", r["kinds"], "jit:10,inlined:30,interpreted:5")
+        expect("methods", "M cells", r["cells"][1:], ["32", "32.0%", "45", "45.0%"])
+    expect("methods", "rows", sorted(r["name"] for r in got["rows"]),
+           sorted([M, "main", "x", "a", "b", "c", "d", "other"]))
+    expect("methods", "clicking the row searches every kind", got["matched"], "Matched: 45.0% (45 samples)")
+
+# --- height: no empty band above the flames -----------------------------------------------
+# 99,995 samples three frames deep and 5 samples 300 frames deep: at ~1,170 px the deep stack
+# is 0.06 px wide, not drawn; the canvas needs 4 rows (all, main, a, b): 4 * 17 + 4 = 72 px.
+deep = ";".join("d%d" % i for i in range(300))
+got = probe("height", f"main;a;b 99995\nmain;{deep} 5\n", r"""
+  var out = {}, fh = fgView.frameHeight;
+  function look(tag) {
+    var fr = fgView.frames(), deepest = Math.max.apply(null, fr.map(function (f) { return f.depth; }));
+    var top = Math.min.apply(null, fr.map(function (f) { return f.y; }));
+    out[tag] = { height: fgView.canvasHeight(), need: (deepest + 1) * fh + 4, deepest: deepest, top: top };
+  }
+  look("flame");
+  document.getElementById("icicle").click(); look("icicle"); document.getElementById("icicle").click();
+  fgView.zoomTo("d0"); look("zoomed");
+  document.getElementById("reset").click(); look("reset");
+  return out;
+""", args=["--html-prune", "0"])
+if got:
+    for tag, deepest in (("flame", 3), ("icicle", 3), ("zoomed", 301), ("reset", 3)):
+        g = got[tag]
+        expect("height", tag + ": canvas height = rows drawn", (g["height"], g["deepest"]),
+               ((deepest + 1) * 17 + 4, deepest))
+        expect("height", tag + ": topmost frame at the top", g["top"], 2)
+
+# --- legend: the colour of every kind ----------------------------------------------------
+KINDS = {  # frame -> legend key
+    "[main tid=1]": "thread", "java/lang/Thread.run_[0]": "interpreted", "a/App.loop_[j]": "jit",
+    "a/App.step_[i]": "inlined", "java/lang/Object.clone": "jit", "JVM_Clone": "native",
+    "ObjectSynchronizer::enter": "cpp", "do_syscall_64_[k]": "kernel", "[GC active]": "pseudo",
+}
+got = probe("legend", "[main tid=1];java/lang/Thread.run_[0];a/App.loop_[j];a/App.step_[i] 40\n"
+                      "[main tid=1];java/lang/Thread.run_[0];a/App.loop_[j];java/lang/Object.clone;"
+                      "JVM_Clone;ObjectSynchronizer::enter;do_syscall_64_[k] 30\n"
+                      "[main tid=1];[GC active] 30\n", r"""
+  var keys = Array.prototype.map.call(document.querySelectorAll("#legend .key"), function (k) {
+    var b = k.getBoundingClientRect();
+    return { kind: k.dataset.kind, label: k.textContent, colour: getComputedStyle(k.querySelector("i")).backgroundColor,
+             shown: b.width > 20 && b.height > 8 };
+  });
+  var frames = fgView.frames().map(function (f) { return { name: f.name, w: f.w, pixel: pixel(f.x + 1, f.y + 1) }; });
+  return { keys: keys, frames: frames };
+""")
+if got:
+    want = ["jit", "inlined", "interpreted", "cpp", "native", "kernel", "pseudo", "thread"]
+    expect("legend", "keys", [k["kind"] for k in got["keys"]], want)
+    expect("legend", "labels", [k["label"] for k in got["keys"]],
+           ["Java (JIT)", "inlined", "interpreted", "C++ (JVM)", "native (C)", "kernel", "pseudo-frame", "thread"])
+    expect("legend", "keys visible", all(k["shown"] for k in got["keys"]), True)
+    rgb = lambda s: [int(v) for v in re.findall(r"\d+", s)[:3]]
+    keys = {k["kind"]: rgb(k["colour"]) for k in got["keys"]}
+    nearest = {}
+    for fr in got["frames"]:
+        if fr["name"] != "all":
+            nearest[fr["name"]] = min(keys, key=lambda k: sum((a - b) ** 2 for a, b in zip(keys[k], fr["pixel"])))
+    expect("legend", "each frame nearest its kind's key", nearest, KINDS)
+
+# --- threads: the selector narrows everything to one thread -----------------------------
+THREADS = ("[main tid=1];a/Main.main_[0];a/Main.work_[j] 30\n"
+           "[worker-1 tid=2];a/W.run_[j];a/Main.work_[j] 50\n"
+           "[worker-1 tid=2];a/W.idle_[j] 10\n"
+           "[GC Thread#0 tid=3];G1::work 10\n")
+SELECT = r"""
+  var sel = document.getElementById("thread"), out = {};
+  function look(tag) {
+    var work = rows().filter(function (r) { return r.name === "a/Main.work"; })[0];
+    out[tag] = { total: fgView.total(), scope: document.getElementById("scope").textContent,
+                 rows: rows().map(function (r) { return r.name; }).sort(),
+                 work: work ? work.cells.slice(1) : null,
+                 frames: fgView.frames().map(function (f) { return f.name; }).sort(),
+                 rootWidth: Math.round(fgView.frames()[0].w) === Math.round(fgView.canvasWidth()),
+                 link: new URLSearchParams(location.hash.slice(1)).get("t") };
+    out[tag].matched = (fgView.search("Main\\.work"), document.getElementById("matched").textContent);
+    fgView.search("");
+  }
+"""
+got = probe("threads", THREADS, SELECT + r"""
+  out.hidden = sel.hidden;
+  out.options = Array.prototype.map.call(sel.options, function (o) { return o.textContent; });
+  look("all");
+  sel.value = "[worker-1 tid=2]"; sel.dispatchEvent(new Event("change"));
+  look("worker");
+  sel.value = ""; sel.dispatchEvent(new Event("change"));
+  look("again");
+  return out;
+""")
+if got:
+    expect("threads", "selector shown", got["hidden"], False)
+    expect("threads", "options", got["options"],
+           ["All threads (3)", "worker-1 (tid 2) · 60.0%", "main (tid 1) · 30.0%", "GC Thread#0 (tid 3) · 10.0%"])
+    w = got["worker"]
+    expect("threads", "worker-1: total", w["total"], 60)
+    expect("threads", "worker-1: scope", w["scope"], "Thread worker-1 tid=2: 60 of 100 samples (60.0%)")
+    expect("threads", "worker-1: table", w["rows"], ["[worker-1 tid=2]", "a/Main.work", "a/W.idle", "a/W.run"])
+    expect("threads", "worker-1: a/Main.work", w["work"], ["50", "83.3%", "50", "83.3%"])
+    expect("threads", "worker-1: frames", w["frames"],
+           sorted(["all", "[worker-1 tid=2]", "a/W.run_[j]", "a/Main.work_[j]", "a/W.idle_[j]"]))
+    expect("threads", "worker-1: root full width", w["rootWidth"], True)
+    expect("threads", "worker-1: search", w["matched"], "Matched: 83.3% (50 samples)")
+    expect("threads", "worker-1: link", w["link"], "[worker-1 tid=2]")
+    for tag in ("all", "again"):
+        a = got[tag]
+        expect("threads", tag + ": total", (a["total"], a["scope"], a["work"], a["matched"], a["link"]),
+               (100, "", ["80", "80.0%", "80", "80.0%"], "Matched: 80.0% (80 samples)", None))
+got = probe("threads-link", THREADS, SELECT + r"""
+  out.value = sel.value; look("link"); return out;
+""", hash="#t=%5Bmain%20tid%3D1%5D")
+if got:
+    expect("threads", "reopened link", (got["value"], got["link"]["total"], got["link"]["work"]),
+           ("[main tid=1]", 30, ["30", "100.0%", "30", "100.0%"]))
+
+# --- numbers: one format ----------------------------------------------------------------
+got = probe("numbers", "main;a 1234\nmain;b 11111\nmain;c 1\n", r"""
+  var out = { subtitle: document.getElementById("subtitle").textContent };
+  fgView.search("^a$"); out.matched = document.getElementById("matched").textContent; fgView.search("");
+  out.rows = rows().map(function (r) { return [r.name].concat(r.cells.slice(1)); });
+  clickFrame("b"); out.details = document.getElementById("details").textContent;
+  return out;
+""", args=["--subtitle", "run 7"])
+if got:
+    expect("numbers", "subtitle", got["subtitle"], "run 7 · 12,346 samples")
+    expect("numbers", "matched", got["matched"], "Matched: 10.0% (1,234 samples)")
+    expect("numbers", "table", sorted(got["rows"]),
+           [["a", "1,234", "10.0%", "1,234", "10.0%"], ["b", "11,111", "90.0%", "11,111", "90.0%"],
+            ["c", "1", "<0.1%", "1", "<0.1%"], ["main", "0", "0.0%", "12,346", "100.0%"]])
+    expect("numbers", "details", got["details"], "b · 11,111 samples (90.0%), self 11,111 (90.0%) · kind: native (C)")
+
+for f in failures:
+    print("FAIL", f)
+print(f"page: {len(failures)} failures")
+sys.exit(1 if failures else 0)
