@@ -43,6 +43,9 @@ struct hotspot_layout;
  * without it such samples stay "[unknown not Java]". */
 void handler_set_hotspot(const struct hotspot_layout *l);
 
+/* Turns the native stack walk on (native.h; native_init done) or off. Call before sampling. */
+void handler_set_native(int on);
+
 /* Turns sample-taking on or off; a signal arriving while off only counts as stray.
  * Signal-safe. */
 void handler_set_active(int on);

@@ -35,16 +35,19 @@ static int alloc_chunk(int c) {
   struct thread_slot *chunk = calloc(REG_CHUNK_SLOTS, sizeof *chunk);
   struct sample_record *records = calloc(REG_CHUNK_SLOTS, sizeof *records);
   asgct_frame *frames = calloc((size_t)REG_CHUNK_SLOTS * (size_t)registry.depth, sizeof *frames);
-  if (!chunk || !records || !frames) {
+  uintptr_t *pcs = calloc((size_t)REG_CHUNK_SLOTS * (size_t)registry.depth, sizeof *pcs);
+  if (!chunk || !records || !frames || !pcs) {
     free(chunk);
     free(records);
     free(frames);
+    free(pcs);
     return -ENOMEM;
   }
   for (int i = 0; i < REG_CHUNK_SLOTS; i++) {
     pthread_mutex_init(&chunk[i].lock, NULL);
     chunk[i].record = &records[i];
     records[i].frames = frames + (size_t)i * (size_t)registry.depth;
+    records[i].native_pcs = pcs + (size_t)i * (size_t)registry.depth;
   }
   atomic_store_explicit(&registry_chunks[c], chunk, memory_order_release);
   return 0;

@@ -63,6 +63,9 @@ struct sample_record {
   struct codemap_hit hit; /* when AsyncGetCallTrace failed: where the PC was (for
                              RECOVERY_ANCHOR: where the VM call returns to) */
   asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
+  int32_t nnative;        /* native frames walked (native.h), 0 when none or off */
+  int32_t native_stop;    /* why the native walk ended: enum native_stop */
+  uintptr_t *native_pcs;  /* `depth` entries: the interrupted pc, then return addresses */
 };
 
 #endif

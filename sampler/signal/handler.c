@@ -16,6 +16,8 @@
 
 #include "../codemap.h"
 #include "../hotspot.h"
+#include "../native.h"
+#include "../objects.h"
 #include "../registry.h"
 #include "../sample.h"
 #include "platform.h"
@@ -29,6 +31,7 @@ static struct {
   struct handler_counters counters;
   struct hotspot_layout hotspot; /* valid once anchor_on is set */
   _Atomic int anchor_on;
+  _Atomic int native_on;         /* walk native frames too */
   int sig;                  /* installed for this signal, 0 when not installed */
   struct sigaction previous; /* what the signal did before */
 } handler;
@@ -162,6 +165,15 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
     r->recovered = RECOVERY_NONE;
     r->pc = plat_uc_pc(uc);
+    r->nnative = 0;
+    r->native_stop = NATIVE_STOP_OFF;
+    if (r->walked && atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {
+      unsigned token = objects_enter();
+      int stop;
+      r->nnative = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth, &stop);
+      r->native_stop = stop;
+      objects_exit(token);
+    }
     if (r->walked) {
       if (!s->env) {
         r->num_frames = ASGCT_NOT_JAVA_THREAD;
@@ -212,6 +224,8 @@ void handler_set_hotspot(const struct hotspot_layout *l) {
   handler.hotspot = *l;
   atomic_store_explicit(&handler.anchor_on, 1, memory_order_release);
 }
+
+void handler_set_native(int on) { atomic_store(&handler.native_on, on); }
 
 void handler_set_active(int on) { atomic_store(&handler.active, on); }
 

@@ -1,0 +1,225 @@
+/*
+ * objects.c — the loaded-objects table, writer side (see objects.h): dl_iterate_phdr on the
+ * sampler thread, a sorted immutable snapshot published with one atomic store, the previous
+ * one freed after a grace period. Readers: signal/objects_lookup.c.
+ */
+#include "objects.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "objects_internal.h"
+
+static struct {
+  pthread_mutex_t mu;
+  unsigned long long adds, subs; /* the loader's counters at the last snapshot */
+  uint64_t generation;
+  int inited;
+} writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+struct collect {
+  struct object *obj;
+  size_t n, cap;
+  unsigned long long adds, subs;
+  int err;
+};
+
+/* Reads a DWARF-encoded value of .eh_frame_hdr at *p (only the encodings linkers write there:
+ * absptr, udata4/sdata4, pcrel/datarel of those). Returns 0 and advances *p, or -EINVAL. */
+static int read_encoded(const unsigned char **p, unsigned char enc, uintptr_t hdr, uintptr_t *out) {
+  uintptr_t v;
+  const unsigned char *at = *p;
+  switch (enc & 0x0f) {
+  case 0x00: { /* absptr */
+    uint64_t x;
+    memcpy(&x, at, 8);
+    v = (uintptr_t)x;
+    *p += 8;
+    break;
+  }
+  case 0x03: { /* udata4 */
+    uint32_t x;
+    memcpy(&x, at, 4);
+    v = x;
+    *p += 4;
+    break;
+  }
+  case 0x0b: { /* sdata4 */
+    int32_t x;
+    memcpy(&x, at, 4);
+    v = (uintptr_t)(intptr_t)x;
+    *p += 4;
+    break;
+  }
+  default:
+    return -EINVAL;
+  }
+  switch (enc & 0x70) {
+  case 0x00: break;
+  case 0x10: v += (uintptr_t)at; break; /* pcrel */
+  case 0x30: v += hdr; break;           /* datarel: from the start of .eh_frame_hdr */
+  default: return -EINVAL;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Fills o's unwind table from its .eh_frame_hdr at hdr (mapped: part of a loaded segment). */
+static void read_eh_frame_hdr(struct object *o, uintptr_t hdr) {
+  const unsigned char *p = (const unsigned char *)hdr;
+  /* version 1; eh_frame_ptr encoding; fde_count encoding; table encoding (datarel sdata4 for
+   * the binary-search table libunwind reads) */
+  if (p[0] != 1 || p[3] != 0x3b) return;
+  const unsigned char *q = p + 4;
+  uintptr_t eh_frame, count;
+  if (read_encoded(&q, p[1], hdr, &eh_frame) || read_encoded(&q, p[2], hdr, &count) || !count) return;
+  o->eh_frame_hdr = hdr;
+  o->table = (uintptr_t)q;
+  o->table_entries = (size_t)count;
+}
+
+static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
+  struct collect *c = vctx;
+  (void)size;
+  c->adds = info->dlpi_adds;
+  c->subs = info->dlpi_subs;
+  struct object o;
+  memset(&o, 0, sizeof o);
+  o.base = info->dlpi_addr;
+  o.text_start = UINTPTR_MAX;
+  uintptr_t hdr = 0;
+  long page = sysconf(_SC_PAGESIZE);
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t start = o.base + ph->p_vaddr, end = start + ph->p_memsz;
+    if (ph->p_type == PT_GNU_EH_FRAME) hdr = start;
+    if (ph->p_type != PT_LOAD || !ph->p_memsz) continue;
+    if (ph->p_flags & PF_X) {
+      if (start < o.text_start) o.text_start = start;
+      if (end > o.text_end) o.text_end = end;
+    }
+    if ((ph->p_flags & PF_R) && o.nsegments < OBJECTS_MAX_SEGMENTS) {
+      o.segments[o.nsegments].start = start & ~(uintptr_t)(page - 1);
+      o.segments[o.nsegments].end = end;
+      o.nsegments++;
+    }
+  }
+  if (o.text_start >= o.text_end) return 0; /* nothing executable (the vDSO has text; others?) */
+  if (hdr) read_eh_frame_hdr(&o, hdr);
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    struct object *more = realloc(c->obj, cap * sizeof *more);
+    if (!more) {
+      c->err = -ENOMEM;
+      return 1;
+    }
+    c->obj = more;
+    c->cap = cap;
+  }
+  c->obj[c->n++] = o;
+  return 0;
+}
+
+static int by_text(const void *a, const void *b) {
+  const struct object *x = a, *y = b;
+  return x->text_start < y->text_start ? -1 : x->text_start > y->text_start;
+}
+
+static int by_start(const void *a, const void *b) {
+  const struct object_segment *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Builds and publishes a snapshot. writer.mu held. */
+static int publish(void) {
+  struct collect c = {0};
+  dl_iterate_phdr(collect_one, &c);
+  if (c.err) {
+    free(c.obj);
+    return c.err;
+  }
+  qsort(c.obj, c.n, sizeof *c.obj, by_text);
+  size_t nseg = 0;
+  for (size_t i = 0; i < c.n; i++) nseg += (size_t)c.obj[i].nsegments;
+  struct objects_snapshot *s =
+      malloc(sizeof *s + c.n * sizeof(struct object) + nseg * sizeof(struct object_segment));
+  if (!s) {
+    free(c.obj);
+    return -ENOMEM;
+  }
+  struct object *obj = (struct object *)(s + 1);
+  struct object_segment *seg = (struct object_segment *)(obj + c.n);
+  if (c.n) memcpy(obj, c.obj, c.n * sizeof *obj);
+  free(c.obj);
+  size_t k = 0;
+  for (size_t i = 0; i < c.n; i++)
+    for (int j = 0; j < obj[i].nsegments; j++) seg[k++] = obj[i].segments[j];
+  qsort(seg, nseg, sizeof *seg, by_start);
+  size_t m = 0; /* merge segments that touch or overlap */
+  for (size_t i = 0; i < nseg; i++) {
+    if (m && seg[i].start <= seg[m - 1].end) {
+      if (seg[i].end > seg[m - 1].end) seg[m - 1].end = seg[i].end;
+    } else {
+      seg[m++] = seg[i];
+    }
+  }
+  s->n = c.n;
+  s->nseg = m;
+  s->obj = obj;
+  s->seg = seg;
+  s->generation = ++writer.generation;
+  writer.adds = c.adds;
+  writer.subs = c.subs;
+  struct objects_snapshot *old = atomic_exchange(&objects_published.current, s);
+  if (old) {
+    epoch_wait(&objects_published.epoch);
+    free(old);
+  }
+  return 1;
+}
+
+int objects_init(void) {
+  pthread_mutex_lock(&writer.mu);
+  int rc = publish();
+  writer.inited = rc >= 0;
+  pthread_mutex_unlock(&writer.mu);
+  return rc < 0 ? rc : 0;
+}
+
+static int counters(struct dl_phdr_info *info, size_t size, void *vctx) {
+  (void)size;
+  unsigned long long *ab = vctx;
+  ab[0] = info->dlpi_adds;
+  ab[1] = info->dlpi_subs;
+  return 1; /* the first object is enough: every entry carries the loader's counters */
+}
+
+int objects_refresh(void) {
+  unsigned long long ab[2] = {0, 0};
+  dl_iterate_phdr(counters, ab);
+  pthread_mutex_lock(&writer.mu);
+  int rc = 0;
+  if (!writer.inited || ab[0] != writer.adds || ab[1] != writer.subs) rc = publish();
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
+}
+
+size_t objects_count(void) {
+  unsigned t = objects_enter();
+  const struct objects_snapshot *s = atomic_load(&objects_published.current);
+  size_t n = s ? s->n : 0;
+  objects_exit(t);
+  return n;
+}
+
+uint64_t objects_generation(void) {
+  unsigned t = objects_enter();
+  const struct objects_snapshot *s = atomic_load(&objects_published.current);
+  uint64_t g = s ? s->generation : 0;
+  objects_exit(t);
+  return g;
+}

@@ -1,0 +1,58 @@
+/*
+ * objects.h — the loaded objects (the executable, libjvm.so, libc, JNI libraries...) as the
+ * native stack walk needs them: each one's executable range, the segments it maps (every word
+ * the walk reads must lie in one of them or on the thread's stack), and its unwind table
+ * (.eh_frame_hdr's binary-search table). Read with dl_iterate_phdr on the sampler thread —
+ * never in the signal handler, which must not take the loader's lock — and published as an
+ * immutable snapshot that objects_find() reads lock-free (epoch.h). objects_refresh() notices
+ * dlopen/dlclose from the loader's own counters and publishes a new snapshot.
+ */
+#ifndef SAMPLER_OBJECTS_H
+#define SAMPLER_OBJECTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OBJECTS_MAX_SEGMENTS 8
+
+struct object_segment {
+  uintptr_t start, end; /* [start, end), page-aligned as mapped */
+};
+
+/* One loaded object; a copy in the snapshot, valid while the reader is inside it. */
+struct object {
+  uintptr_t text_start, text_end; /* the executable segments' hull */
+  uintptr_t base;                 /* load bias (dlpi_addr) */
+  uintptr_t eh_frame_hdr;         /* .eh_frame_hdr's address, 0 when it has none usable */
+  uintptr_t table;                /* its binary-search table: pairs of int32 (pc, fde) */
+  size_t table_entries;           /* number of pairs */
+  int nsegments;
+  struct object_segment segments[OBJECTS_MAX_SEGMENTS];
+};
+
+/* Reads the loaded objects and publishes them. Returns 0 or -ENOMEM. Not signal-safe (takes the
+ * loader's lock through dl_iterate_phdr); call on the sampler thread or at start. */
+int objects_init(void);
+
+/* Publishes a new snapshot when the loader's counts of loads and unloads changed since the last
+ * one (a cheap dl_iterate_phdr that stops at the first object otherwise). Returns 1 when a new
+ * snapshot was published, 0 when nothing changed, -ENOMEM. Not signal-safe. */
+int objects_refresh(void);
+
+/* Reader side (signal/objects_lookup.c). A walk enters once, looks up as often as it needs,
+ * and leaves; the snapshot it sees is not freed meanwhile. All three are SIGNAL-SAFE. */
+unsigned objects_enter(void);
+void objects_exit(unsigned token);
+
+/* The object whose executable range contains pc, or NULL. Call between enter and exit. */
+const struct object *objects_find(uintptr_t pc);
+
+/* 1 when [addr, addr + len) lies inside one mapped segment of a loaded object. Call between
+ * enter and exit. */
+int objects_readable(uintptr_t addr, size_t len);
+
+/* Objects in the current snapshot, and snapshots published so far. Any thread. */
+size_t objects_count(void);
+uint64_t objects_generation(void);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * objects_internal.h — the snapshot of loaded objects, shared by its writer (objects.c) and its
+ * signal-path reader (signal/objects_lookup.c). Not for use elsewhere.
+ */
+#ifndef SAMPLER_OBJECTS_INTERNAL_H
+#define SAMPLER_OBJECTS_INTERNAL_H
+
+#include "epoch.h"
+#include "objects.h"
+
+struct objects_snapshot {
+  size_t n;                         /* objects */
+  size_t nseg;                      /* segments of all objects */
+  uint64_t generation;
+  const struct object *obj;         /* sorted by text_start; executable ranges do not overlap */
+  const struct object_segment *seg; /* every object's segments, sorted by start, merged where
+                                       they touch */
+};
+
+struct objects_published {
+  _Atomic(struct objects_snapshot *) current;
+  struct epoch epoch;
+};
+extern struct objects_published objects_published;
+
+#endif
