@@ -93,9 +93,11 @@ echo "jdks: JDK ${todo[*]} from Debian $suite into $dir"
 # --- a private apt: its own sources list, lists, cache, status and preferences --------------
 # The archive URIs: those the system's apt uses for its own release (e.g. bookworm) and for its
 # security suite, whichever way they are configured (sources.list or deb822 .sources).
+# shellcheck disable=SC1091
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 [ -n "$codename" ] || die "no VERSION_CODENAME in /etc/os-release"
 main_uris=() sec_uris=()
+# shellcheck disable=SC2016 # $(REPO_URI): apt's own syntax, not the shell's
 while read -r uri rel; do
   case "$rel" in
     "$codename") [[ " ${main_uris[*]} " == *" $uri "* ]] || main_uris+=("$uri") ;;
@@ -145,6 +147,7 @@ fi
 
 pkgs=("${libs[@]}")
 for v in "${todo[@]}"; do pkgs+=("openjdk-$v-jre-headless" "openjdk-$v-jdk-headless"); done
+echo "jdks:   package lists: $(echo "$out" | grep '^Fetched' || echo 'up to date')"
 uris=$(apt-get "${aptopts[@]}" download --print-uris "${pkgs[@]}" 2>&1) ||
   die "the packages are not in $suite: $uris"
 
@@ -169,12 +172,12 @@ done <<< "$uris"
 printf 'jdks: %d packages, %.1f MB; downloading %d (%.1f MB)\n' "${#debfile[@]}" \
   "$(awk "BEGIN{print $total/1e6}")" "${#need[@]}" "$(awk "BEGIN{print $fetch_bytes/1e6}")"
 if [ ${#need[@]} -gt 0 ]; then
-  t0=$(date +%s)
+  t0=$(date +%s.%N)
   (cd "$apt/debs" && apt-get "${aptopts[@]}" -q download "${need[@]}") >/dev/null 2>"$apt/download.log" || {
     cat "$apt/download.log" >&2
     die "download failed (is the Debian archive reachable? URIs: ${main_uris[*]})"
   }
-  echo "jdks: downloaded in $(( $(date +%s) - t0 )) s"
+  echo "jdks: downloaded in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
 fi
 for p in "${!debfile[@]}"; do [ -f "${debfile[$p]}" ] || die "missing after download: ${debfile[$p]}"; done
 
