@@ -103,7 +103,7 @@ while read -r uri rel; do
     "$codename") [[ " ${main_uris[*]} " == *" $uri "* ]] || main_uris+=("$uri") ;;
     "$codename-security") [[ " ${sec_uris[*]} " == *" $uri "* ]] || sec_uris+=("$uri") ;;
   esac
-done < <(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | sort -u)
+done < <(apt-get indextargets --no-release-info --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | sort -u)
 [ ${#main_uris[@]} -gt 0 ] || die "no '$codename' archive in this system's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/): cannot tell where Debian's packages come from"
 
 apt=$dir/apt
