@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """JVM integration tests: run real JVMs with the agent on programs whose answer is known.
 
-    run.py --agent build/agent/libsampler.so --classes build/tests/integration/classes CASE
+    run.py --agent build/agent/libsampler.so --classes build/tests/integration/classes [--java PATH] CASE
 
 Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason).
+--java picks the JVM (default: `java` from PATH); jcmd is the one beside it (--jcmd to override).
 """
 import argparse
 import glob
@@ -29,7 +30,7 @@ def check(cond, msg):
 
 
 def java_cmd(opts, scenario, seconds, extra_jvm=()):
-    cmd = ["java", "-Xmx256m", *extra_jvm]
+    cmd = [ARGS.java, "-Xmx256m", *extra_jvm]
     if opts is not None:
         cmd.append(f"-agentpath:{ARGS.agent}={opts}")
     cmd += ["-cp", ARGS.classes, "Scenarios", scenario, str(seconds)]
@@ -310,7 +311,7 @@ def case_lines():
 def jcmd_load(pid, opts):
     """jcmd <pid> JVMTI.agent_load <agent> "<opts>" (quoted: jcmd splits key=value arguments)."""
     for attempt in range(3):  # the attach handshake itself can time out on a loaded machine
-        p = subprocess.run(["jcmd", str(pid), "JVMTI.agent_load", ARGS.agent, f'"{opts}"'],
+        p = subprocess.run([ARGS.jcmd, str(pid), "JVMTI.agent_load", ARGS.agent, f'"{opts}"'],
                            capture_output=True, text=True, timeout=90)
         if "AttachNotSupportedException" not in p.stdout + p.stderr:
             return p
@@ -414,7 +415,7 @@ def case_unattributed():
     """A compute-bound program (the bench mix: compress, crypto, scimark, serialization):
     at most 2% of all samples stay unattributed; prints the fraction by kind."""
     out = tmpfile(".folded")
-    cmd = ["java", f"-agentpath:{ARGS.agent}=interval=1ms,file={out}", "-cp", ARGS.classes,
+    cmd = [ARGS.java, f"-agentpath:{ARGS.agent}=interval=1ms,file={out}", "-cp", ARGS.classes,
            "Workloads", "mix", "--threads", "2", "--warmup", "1", "--seconds", "6"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
@@ -487,9 +488,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agent", required=True)
     ap.add_argument("--classes", required=True)
+    ap.add_argument("--java", default="java", help="the java launcher to test with (default: java from PATH)")
+    ap.add_argument("--jcmd", help="default: the jcmd beside --java, else jcmd from PATH")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     ARGS.agent = os.path.abspath(ARGS.agent)
+    if ARGS.jcmd is None:
+        beside = os.path.join(os.path.dirname(ARGS.java), "jcmd")
+        ARGS.jcmd = beside if os.path.dirname(ARGS.java) and os.access(beside, os.X_OK) else "jcmd"
+    print(f"java: {ARGS.java}")
     with tempfile.TemporaryDirectory(prefix="sampler-it-") as tmp:
         ARGS.tmp = tmp
         try:
