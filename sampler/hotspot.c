@@ -54,19 +54,49 @@ static int read_structs(hotspot_sym_fn sym, void *ctx, struct structs *v) {
              : 0;
 }
 
-/* Offset of a non-static field, or -1. */
-static long field(const struct structs *v, const char *type, const char *name) {
+/* gHotSpotVMTypes: where an entry keeps its type name and its superclass's name. Optional
+ * (t.base NULL when the JVM has none): without it, fields are looked up in the named type only. */
+struct types {
+  struct table t;
+  uint64_t type, super;
+};
+
+static void read_types(hotspot_sym_fn sym, void *ctx, struct types *v) {
+  if (read_table(sym, ctx, "gHotSpotVMTypes", "gHotSpotVMTypeEntryArrayStride", &v->t) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMTypeEntryTypeNameOffset", &v->type) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMTypeEntrySuperclassNameOffset", &v->super) != 0)
+    v->t.base = NULL;
+}
+
+/* The name of type's superclass, or NULL. */
+static const char *super_of(const struct types *v, const char *type) {
+  if (!v || !v->t.base) return NULL;
   for (const char *e = v->t.base;; e += v->t.stride) {
-    const char *tname = str_at(e, v->type), *fname = str_at(e, v->field);
-    if (!tname) return -1;
-    int32_t is_static;
-    memcpy(&is_static, e + v->is_static, sizeof is_static);
-    if (fname && !is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
-      uint64_t off;
-      memcpy(&off, e + v->offset, sizeof off);
-      return off <= 1u << 20 ? (long)off : -1; /* a field offset within a plausible object */
+    const char *tname = str_at(e, v->type);
+    if (!tname) return NULL;
+    if (strcmp(tname, type) == 0) return str_at(e, v->super);
+  }
+}
+
+/* Offset of a non-static field of `type`, declared by it or by one of its superclasses: the
+ * tables name the class that declares a field, and fields move up (JDK 21 lists
+ * JavaThread::_osthread, JDK 25 Thread::_osthread — at its place in a JavaThread all the same).
+ * Up to 8 levels (a broken table's cycle ends). -1 when none has it. */
+static long field(const struct structs *v, const struct types *ty, const char *type, const char *name) {
+  for (int depth = 0; type && depth < 8; depth++, type = super_of(ty, type)) {
+    for (const char *e = v->t.base;; e += v->t.stride) {
+      const char *tname = str_at(e, v->type), *fname = str_at(e, v->field);
+      if (!tname) break;
+      int32_t is_static;
+      memcpy(&is_static, e + v->is_static, sizeof is_static);
+      if (fname && !is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
+        uint64_t off;
+        memcpy(&off, e + v->offset, sizeof off);
+        return off <= 1u << 20 ? (long)off : -1; /* a field offset within a plausible object */
+      }
     }
   }
+  return -1;
 }
 
 static int int_constant(hotspot_sym_fn sym, void *ctx, const char *name, int *v) {
@@ -108,8 +138,10 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
     *why = "this JVM exports no readable gHotSpotVMStructs table (not HotSpot?)";
     return -ENOENT;
   }
+  struct types ty;
+  read_types(sym, ctx, &ty);
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-    long v = field(&vs, need[i].type, need[i].name);
+    long v = field(&vs, &ty, need[i].type, need[i].name);
     if (v < 0) {
       *why = need[i].what;
       return -ENOENT;
@@ -120,12 +152,14 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
     *why = "the constant _thread_in_vm";
     return -ENOENT;
   }
-  l->last_fp = field(&vs, "JavaFrameAnchor", "_last_Java_fp");
-  l->blob_code_begin = field(&vs, "CodeBlob", "_code_begin");
-  l->blob_code_end = field(&vs, "CodeBlob", "_code_end");
-  l->blob_frame_size = field(&vs, "CodeBlob", "_frame_size");
-  l->blob_size = field(&vs, "CodeBlob", "_size");
-  l->blob_header_size = field(&vs, "CodeBlob", "_header_size");
+  l->last_fp = field(&vs, &ty, "JavaFrameAnchor", "_last_Java_fp");
+  l->blob_code_begin = field(&vs, &ty, "CodeBlob", "_code_begin");
+  l->blob_code_end = field(&vs, &ty, "CodeBlob", "_code_end");
+  l->blob_frame_size = field(&vs, &ty, "CodeBlob", "_frame_size");
+  l->blob_size = field(&vs, &ty, "CodeBlob", "_size");
+  l->blob_header_size = field(&vs, &ty, "CodeBlob", "_header_size");
+  l->blob_code_offset = field(&vs, &ty, "CodeBlob", "_code_offset");
+  l->blob_data_offset = field(&vs, &ty, "CodeBlob", "_data_offset");
   return 0;
 }
 
@@ -144,14 +178,20 @@ static uintptr_t ptr_at(const unsigned char *p, long off) {
 }
 
 int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size) {
-  const long offs[] = {l->blob_code_begin, l->blob_code_end, l->blob_frame_size, l->blob_size, l->blob_header_size};
+  /* JDK 17 and 21: the header holds its code's bounds as addresses; JDK 25: as offsets from
+   * the header (code_begin = header + _code_offset, code_end = header + _data_offset; its
+   * _header_size is 16 bits there and not needed) */
+  int by_address = l->blob_code_begin >= 0 && l->blob_code_end >= 0 && l->blob_header_size >= 0;
+  int by_offset = !by_address && l->blob_code_offset >= 0 && l->blob_data_offset >= 0;
+  if ((!by_address && !by_offset) || l->blob_frame_size < 0 || l->blob_size < 0) return 0;
+  const long offs[] = {by_address ? l->blob_code_begin : l->blob_code_offset,
+                       by_address ? l->blob_code_end : l->blob_data_offset,
+                       by_address ? l->blob_header_size : l->blob_size, l->blob_frame_size, l->blob_size};
   long need = 0;
-  for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
-    if (offs[i] < 0) return 0;
+  for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
     if (offs[i] + 8 > need) need = offs[i] + 8;
-  }
   uintptr_t c = (uintptr_t)code;
-  if (c < BLOB_SEARCH || need > BLOB_SEARCH) return 0;
+  if (c < BLOB_SEARCH || need > BLOB_SEARCH || size > INT32_MAX) return 0;
   /* read the window through the kernel: a part that is not mapped fails the read instead of
    * faulting; then only the part in the code's own page is read (a blob at the start of a
    * mapping) */
@@ -167,10 +207,18 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
    * the blob's size covers the code (other words of a header can repeat the code's bounds) */
   for (size_t back = ((size_t)need + 7) & ~(size_t)7; back <= len; back += 8) {
     const unsigned char *h = buf + len - back; /* h + need <= buf + len */
-    int32_t header = int_at(h, l->blob_header_size), total = int_at(h, l->blob_size);
-    if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size || header <= 0 ||
-        (size_t)header > back || total <= 0 || back + size > (size_t)total)
-      continue;
+    int32_t total = int_at(h, l->blob_size);
+    if (by_address) {
+      int32_t header = int_at(h, l->blob_header_size);
+      if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size || header <= 0 ||
+          (size_t)header > back || total <= 0 || back + size > (size_t)total)
+        continue;
+    } else {
+      int32_t code_off = int_at(h, l->blob_code_offset), data_off = int_at(h, l->blob_data_offset);
+      if (code_off <= 0 || (size_t)code_off != back || data_off < code_off ||
+          (size_t)(data_off - code_off) != size || total < data_off)
+        continue;
+    }
     int32_t frame = int_at(h, l->blob_frame_size);
     return frame > 0 && frame <= 4096 ? frame : 0;
   }

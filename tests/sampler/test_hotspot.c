@@ -1,9 +1,10 @@
 /*
  * test_hotspot.c — reading HotSpot's self-description: field offsets and constants from
  * gHotSpotVM*-style tables (a fake JVM's, laid out with other strides and member offsets than
- * HotSpot's, so nothing in the reader may assume them), a code blob's frame size found before
- * its code (with a decoy nearer the code and an unmapped page below), and the JNIEnv offset
- * check.
+ * HotSpot's, so nothing in the reader may assume them), fields declared by a superclass (found
+ * through the types table, as JDK 25 lists Thread::_osthread), a code blob's frame size found
+ * before its code (with a decoy nearer the code and an unmapped page below; code bounds as
+ * addresses, JDK 17/21, and as offsets, JDK 25), and the JNIEnv offset check.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -29,18 +30,29 @@ struct fake_int {
   const char *name;
 };
 
+/* A type-table entry, members in another order than HotSpot's. */
+struct fake_type {
+  const char *super;
+  uint64_t size;
+  const char *name;
+};
+
 static struct fake_field fields[32];
 static struct fake_int ints[8];
-static void *fields_ptr = fields, *ints_ptr = ints;
+static struct fake_type types[8];
+static void *fields_ptr = fields, *ints_ptr = ints, *types_ptr = types;
+static uint64_t t_stride = sizeof(struct fake_type), t_name = offsetof(struct fake_type, name),
+                t_super = offsetof(struct fake_type, super);
 static uint64_t f_stride = sizeof(struct fake_field), f_type = offsetof(struct fake_field, type),
                 f_name = offsetof(struct fake_field, field), f_static = offsetof(struct fake_field, is_static),
                 f_off = offsetof(struct fake_field, offset), i_stride = sizeof(struct fake_int),
                 i_name = offsetof(struct fake_int, name), i_value = offsetof(struct fake_int, value);
-static int no_tables;
+static int no_tables, no_types;
 
 static void *fake_sym(const char *name, void *ctx) {
   (void)ctx;
   if (no_tables) return NULL;
+  if (no_types && strncmp(name, "gHotSpotVMType", 14) == 0) return NULL;
   static const struct {
     const char *name;
     void *at;
@@ -55,6 +67,10 @@ static void *fake_sym(const char *name, void *ctx) {
       {"gHotSpotVMIntConstantEntryArrayStride", &i_stride},
       {"gHotSpotVMIntConstantEntryNameOffset", &i_name},
       {"gHotSpotVMIntConstantEntryValueOffset", &i_value},
+      {"gHotSpotVMTypes", &types_ptr},
+      {"gHotSpotVMTypeEntryArrayStride", &t_stride},
+      {"gHotSpotVMTypeEntryTypeNameOffset", &t_name},
+      {"gHotSpotVMTypeEntrySuperclassNameOffset", &t_super},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
     if (strcmp(syms[i].name, name) == 0) return syms[i].at;
@@ -69,8 +85,13 @@ static void add_field(const char *type, const char *field, uint64_t off, int is_
 static void full_table(void) {
   memset(fields, 0, sizeof fields);
   memset(ints, 0, sizeof ints);
+  memset(types, 0, sizeof types);
   nfields = 0;
   no_tables = 0;
+  no_types = 0;
+  types[0] = (struct fake_type){.name = "ThreadShadow", .super = NULL};
+  types[1] = (struct fake_type){.name = "JavaThread", .super = "Thread"};
+  types[2] = (struct fake_type){.name = "Thread", .super = "ThreadShadow"};
   add_field("JavaThread", "_anchor", 1000, 1); /* a static of the same name: not the field */
   add_field("Thread", "_anchor", 1, 0);        /* another type's field of the same name */
   add_field("JavaThread", "_anchor", 656, 0);
@@ -145,6 +166,31 @@ Test(hotspot, optional_fields_may_be_missing) {
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)0x100000, 64), 0, "no frame size without the field");
 }
 
+Test(hotspot, a_field_of_a_superclass) {
+  /* JDK 25: JavaThread::_osthread is listed as Thread::_osthread */
+  full_table();
+  drop_field("JavaThread", "_osthread");
+  add_field("Thread", "_osthread", 1016, 0);
+  add_field("ThreadShadow", "_stack_size", 3, 0); /* further up, but JavaThread's own comes first */
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "%s", why ? why : "");
+  cr_assert_eq(l.osthread, 1016);
+  cr_assert_eq(l.stack_size, 600, "the most derived declaration wins");
+  cr_assert_eq(l.anchor, 656, "not Thread's field of the same name");
+  drop_field("JavaThread", "_stack_base");
+  add_field("ThreadShadow", "_stack_base", 24, 0);
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "%s", why ? why : "");
+  cr_assert_eq(l.stack_base, 24, "two levels up");
+  no_types = 1; /* without a types table only the named type is searched */
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
+  cr_assert_str_eq(why, "JavaThread::_stack_base");
+  no_types = 0;
+  types[2].super = "Thread"; /* a cycle in a broken table ends */
+  drop_field("ThreadShadow", "_stack_base");
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
+}
+
 /* A blob header at `h` for code [code, code + size). */
 static void put_blob(unsigned char *h, uintptr_t code, size_t size, int32_t header, int32_t total, int32_t frame) {
   memcpy(h + 12, &total, 4);
@@ -181,6 +227,55 @@ Test(hotspot, blob_frame_size_is_found_before_the_code) {
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "an implausible frame size");
   put_blob(blob, code, 96, 120, 208, 2);
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "a header that would overlap the code");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(m + 64), 16), 0, "code in an unreadable page");
+  munmap(m, 2 * page);
+}
+
+/* JDK 25: a blob header at `h` states its code as offsets from itself (JDK 25's layout: _size
+ * 24, _code_offset 36, _data_offset 40, _frame_size 44, a 16-bit _header_size at 52). */
+static void put_blob_offsets(unsigned char *h, int32_t code_off, int32_t size, int32_t total, int32_t frame) {
+  int32_t data_off = code_off + size;
+  uint16_t header = 64;
+  memcpy(h + 24, &total, 4);
+  memcpy(h + 36, &code_off, 4);
+  memcpy(h + 40, &data_off, 4);
+  memcpy(h + 44, &frame, 4);
+  memcpy(h + 52, &header, 2);
+}
+
+Test(hotspot, blob_frame_size_from_code_offsets) {
+  full_table();
+  drop_field("CodeBlob", "_code_begin");
+  drop_field("CodeBlob", "_code_end");
+  for (int i = 0; i < nfields; i++)
+    if (strcmp(fields[i].type, "CodeBlob") == 0) fields[i].field = "gone";
+  add_field("CodeBlob", "_size", 24, 0);
+  add_field("CodeBlob", "_code_offset", 36, 0);
+  add_field("CodeBlob", "_data_offset", 40, 0);
+  add_field("CodeBlob", "_frame_size", 44, 0);
+  add_field("CodeBlob", "_header_size", 52, 0);
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  cr_assert_eq(l.blob_code_begin, -1);
+  cr_assert_eq(l.blob_code_offset, 36);
+  long page = sysconf(_SC_PAGESIZE);
+  unsigned char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(m, MAP_FAILED);
+  cr_assert_eq(mprotect(m, page, PROT_NONE), 0);
+  unsigned char *blob = m + page;
+  memset(blob, 0, page);
+  uintptr_t code = (uintptr_t)blob + 160;
+  put_blob_offsets(blob, 160, 96, 256, 4);
+  /* nearer the code, a decoy at the right distance for its _code_offset, but of another size */
+  put_blob_offsets(blob + 64, 96, 200, 400, 9);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 4);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 95), 0, "another size: not this blob");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(code + 8), 88), 0, "no header for that code");
+  put_blob_offsets(blob, 160, 96, 200, 4);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "a blob size that does not cover the code");
+  put_blob_offsets(blob, 160, 96, 256, 0);
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "no frame");
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(m + 64), 16), 0, "code in an unreadable page");
   munmap(m, 2 * page);
 }
