@@ -275,7 +275,11 @@ static void setup_anchor_walk(JNIEnv *jni, jthread t) {
   agent.eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
   if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
   if (tc) (*jni)->DeleteLocalRef(jni, tc);
-  sampler_setup_anchor_walk(jni, java_thread_of(jni, t), plat_gettid());
+  if (sampler_setup_anchor_walk(jni, java_thread_of(jni, t), plat_gettid()) != 0) {
+    struct sampler_report r;
+    sampler_report(&r);
+    say("samples in VM code called from Java stay unwalked on this JVM: %s", r.anchor_walk_off);
+  }
 }
 
 /* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
