@@ -1,0 +1,926 @@
+/*
+ * symbols.c — names for native PCs (see symbols.h). Runs on the sampler thread, never in the
+ * signal handler: it takes a mutex, allocates, opens files and calls into the loader.
+ *
+ * Objects
+ *   The loader's list (dl_iterate_phdr) gives every loaded object: its load bias, its program
+ *   headers, its path. Every call first compares the loader's load/unload counters (dlpi_adds,
+ *   dlpi_subs) with those of the list we hold; when they moved, the list is rebuilt. An object
+ *   is kept across a rebuild, with the symbols already read, only when its key is unchanged:
+ *   load bias, path, st_dev/st_ino of the file and the GNU build-id of the image in memory. So
+ *   an object unloaded and another loaded at the same address never share names. The
+ *   executable ranges (PT_LOAD with PF_X) of all objects form one sorted array for the search.
+ *
+ * Symbols
+ *   Read on the first pc that falls in the object, with libelf: .symtab and .dynsym of the
+ *   file and, when the file has no .symtab (a stripped system library), the .symtab of its
+ *   separate debug file — by build-id (<root>/.build-id/xx/rest.debug), else by .gnu_debuglink,
+ *   accepted when its build-id (or, lacking one, the link's CRC) matches. A file whose build-id
+ *   differs from the image's in memory (replaced on disk since it was loaded) is not used.
+ *   Kept: STT_FUNC and STT_GNU_IFUNC symbols of a section, as [value, value + size). Values are
+ *   ELF virtual addresses: pc - bias for ET_DYN, and for ET_EXEC too (its bias is 0). One
+ *   symbol per address — of aliases the sized one, then the one with the fewest leading
+ *   underscores ("getpid" over "__getpid"), global before weak before local, the shortest. A
+ *   size-0 symbol covers up to the next symbol or the end of its section. Sorted by address,
+ *   with a running maximum of the ends, so the innermost range containing a pc is found by a
+ *   binary search and a walk back that stops as soon as nothing earlier can reach the pc.
+ *
+ * Names are copied out of the file, which is closed after reading. The display form of a C++
+ * name (demangled, parameter list cut) is made on its first lookup and kept beside the symbols.
+ * An object's memory is freed when a rebuild finds it unloaded.
+ */
+#include "symbols.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUILD_ID_MAX 64
+#define UNKNOWN_NATIVE "[unknown native]"
+#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
+#define CHUNK_BYTES 4096
+
+struct sym {
+  uintptr_t addr, end; /* [addr, end) in the file's virtual addresses */
+  uintptr_t maxend;    /* the greatest end of syms[0..i] */
+  const char *name;    /* raw; its display form once the object's ready bit is set */
+};
+
+struct chunk { /* storage for display names */
+  struct chunk *next;
+  size_t used, cap;
+  char data[];
+};
+
+struct obj {
+  char *path;       /* the file to read; NULL when there is none (vDSO: read from memory) */
+  char *name;       /* basename shown in "[name+0x...]" */
+  uintptr_t bias;   /* dlpi_addr: file virtual address + bias = run-time address */
+  uintptr_t base;   /* the lowest mapped address, as dladdr's dli_fbase */
+  size_t image_size;
+  bool vdso;
+  bool stat_ok;
+  dev_t dev;
+  ino_t ino;
+  unsigned char build_id[BUILD_ID_MAX];
+  size_t build_id_len;
+  bool read; /* symbols read (or the attempt failed: then nsyms is 0) */
+  struct sym *syms;
+  size_t nsyms;
+  unsigned char *ready; /* bit i: syms[i].name is its display form */
+  char *pool;           /* the raw names */
+  struct chunk *display;
+  size_t bytes; /* everything above */
+};
+
+struct range {
+  uintptr_t lo, hi; /* executable code [lo, hi) */
+  struct obj *o;
+  size_t idx; /* the object's index while the list is being built */
+};
+
+static struct {
+  pthread_mutex_t mu;
+  bool have_list;
+  unsigned long long adds, subs; /* the loader's counters when the list was built */
+  struct obj **objs;
+  size_t nobjs;
+  struct range *ranges; /* sorted by lo, disjoint */
+  size_t nranges;
+  char debug_root[PATH_MAX];
+  struct symbols_stats st; /* the cumulative counters */
+} sy = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- writing names ---- */
+
+/* Copies s into buf with ';' -> ':' and control characters -> '?'; cut on a UTF-8 character
+ * boundary when it does not fit. */
+static int put(char *buf, size_t len, const char *s) {
+  size_t n = strlen(s), cut = n;
+  int rc = 0;
+  if (n >= len) {
+    cut = len - 1;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    rc = -ENOSPC;
+  }
+  for (size_t i = 0; i < cut; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    buf[i] = ch == ';' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+  }
+  buf[cut] = '\0';
+  return rc;
+}
+
+/* ---- demangling ---- */
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn demangler;
+static atomic_int demangler_state; /* symbols_stats.demangler */
+
+/* libjvm links libstdc++, so in a JVM the C++ runtime is there already; elsewhere it is loaded
+ * (and stays loaded) when it is installed. */
+static void find_demangler(void) {
+  void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+  if (!f) {
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen("libstdc++.so.6", RTLD_LAZY);
+    if (h) f = dlsym(h, "__cxa_demangle");
+  }
+  demangler = (cxa_demangle_fn)f;
+  demangler_state = f ? 1 : -1;
+}
+
+static bool is_ident(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
+
+static bool operator_at(const char *s, size_t i) {
+  return strncmp(s + i, "operator", 8) == 0 && (i == 0 || !is_ident(s[i - 1])) && !is_ident(s[i + 8]);
+}
+
+/* Turns a demangled name into the form flame graphs show, in place: "ns::Cls<T>::f(int) const
+ * [clone .cold]" -> "ns::Cls<T>::f"; "void f<int>(int)" -> "f<int>". */
+static void display_form(char *s) {
+  /* The parameter list: the last ')' and its '(', when only qualifiers follow it. */
+  char *close = strrchr(s, ')');
+  if (close && !strpbrk(close + 1, ":<>()")) {
+    int depth = 0;
+    for (char *p = close;; p--) {
+      if (*p == ')') depth++;
+      else if (*p == '(' && --depth == 0) {
+        if (p > s) *p = '\0';
+        break;
+      }
+      if (p == s) break;
+    }
+  }
+  /* A template function's return type: what precedes the last space outside brackets (and
+   * before an "operator" keyword, whose name may hold '<', '>' and spaces). */
+  size_t n = strlen(s), start = 0;
+  if (n == 0 || s[n - 1] != '>') return;
+  int depth = 0;
+  for (size_t i = 0; s[i]; i++) {
+    if (depth == 0 && operator_at(s, i)) break;
+    if (strchr("<([{", s[i])) depth++;
+    else if (strchr(">)]}", s[i])) {
+      if (--depth < 0) return;
+    } else if (s[i] == ' ' && depth == 0)
+      start = i + 1;
+  }
+  if (start && s[start]) memmove(s, s + start, strlen(s + start) + 1);
+}
+
+/* The display form of a mangled C++ name (malloc'd), or NULL: not mangled, not demangled. */
+static char *demangle(const char *raw) {
+  if (raw[0] != '_' || raw[1] != 'Z') return NULL;
+  pthread_once(&demangler_once, find_demangler);
+  if (!demangler) return NULL;
+  int status = 0;
+  char *d = demangler(raw, NULL, NULL, &status);
+  if (!d || status != 0) {
+    free(d);
+    return NULL;
+  }
+  display_form(d);
+  return d;
+}
+
+int symbols_demangle(const char *raw, char *buf, size_t len) {
+  if (!raw || !buf || !len) return -EINVAL;
+  char *d = demangle(raw);
+  int rc = put(buf, len, d ? d : raw);
+  free(d);
+  return rc;
+}
+
+/* ---- the loader's list ---- */
+
+struct seen { /* one object of the loader's list */
+  char *name; /* dlpi_name */
+  uintptr_t bias, base;
+  size_t image_size;
+  bool vdso;
+  unsigned char build_id[BUILD_ID_MAX];
+  size_t build_id_len;
+};
+
+struct scan {
+  struct seen *v;
+  size_t n, cap;
+  struct range *r;
+  size_t nr, rcap;
+  unsigned long long adds, subs;
+  uintptr_t vdso_base;
+  int err;
+};
+
+static bool has_counters(size_t size) {
+  return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(unsigned long long);
+}
+
+static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  unsigned long long *c = arg;
+  if (has_counters(size)) {
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
+  }
+  return 1; /* the counters are global: the first object is enough */
+}
+
+/* The GNU build-id among the notes at [p, p + size), aligned `align` (4, or 8 for segments
+ * aligned to 8). Reads the image of a loaded object (the loader's lock is held). */
+static size_t note_build_id(const unsigned char *p, size_t size, size_t align, unsigned char *out) {
+  size_t off = 0;
+  while (off + sizeof(ElfW(Nhdr)) <= size) {
+    ElfW(Nhdr) nh;
+    memcpy(&nh, p + off, sizeof nh);
+    size_t name = off + sizeof nh;
+    size_t desc = name + ((nh.n_namesz + align - 1) & ~(align - 1));
+    size_t next = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
+    if (desc > size || next > size || next <= off) return 0;
+    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + name, "GNU", 4) == 0 &&
+        nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
+      memcpy(out, p + desc, nh.n_descsz);
+      return nh.n_descsz;
+    }
+    off = next;
+  }
+  return 0;
+}
+
+/* Copies what we need of each object: it runs under the loader's lock, so the program headers
+ * and the notes they point to are mapped. Objects with no executable segment are skipped. */
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  struct scan *sc = arg;
+  if (sc->n == 0 && has_counters(size)) {
+    sc->adds = info->dlpi_adds;
+    sc->subs = info->dlpi_subs;
+  }
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  size_t nexec = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    if (ph->p_vaddr < lo) lo = ph->p_vaddr;
+    if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
+    if ((ph->p_flags & PF_X) && ph->p_memsz) nexec++;
+  }
+  if (!nexec) return 0;
+  if (sc->n == sc->cap) {
+    size_t cap = sc->cap ? 2 * sc->cap : 64;
+    struct seen *v = realloc(sc->v, cap * sizeof *v);
+    if (!v) goto nomem;
+    sc->v = v;
+    sc->cap = cap;
+  }
+  if (sc->nr + nexec > sc->rcap) {
+    size_t cap = sc->rcap ? 2 * sc->rcap : 64;
+    while (cap < sc->nr + nexec) cap *= 2;
+    struct range *r = realloc(sc->r, cap * sizeof *r);
+    if (!r) goto nomem;
+    sc->r = r;
+    sc->rcap = cap;
+  }
+  struct seen *s = &sc->v[sc->n];
+  memset(s, 0, sizeof *s);
+  s->name = strdup(info->dlpi_name ? info->dlpi_name : "");
+  if (!s->name) goto nomem;
+  s->bias = info->dlpi_addr;
+  s->base = info->dlpi_addr + (lo & ~(page - 1));
+  s->image_size = ((info->dlpi_addr + hi + page - 1) & ~(page - 1)) - s->base;
+  s->vdso = sc->vdso_base && s->base == sc->vdso_base;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz) {
+      uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+      sc->r[sc->nr++] = (struct range){.lo = start, .hi = start + ph->p_memsz, .idx = sc->n};
+    } else if (ph->p_type == PT_NOTE && !s->build_id_len) {
+      s->build_id_len = note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
+                                      ph->p_align == 8 ? 8 : 4, s->build_id);
+    }
+  }
+  sc->n++;
+  return 0;
+nomem:
+  sc->err = -ENOMEM;
+  return 1;
+}
+
+static void obj_free(struct obj *o) {
+  if (!o) return;
+  for (struct chunk *c = o->display, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  free(o->syms);
+  free(o->ready);
+  free(o->pool);
+  free(o->path);
+  free(o->name);
+  free(o);
+}
+
+/* Where to read the object `s` from and its identity on disk, as a new (unread) object. */
+static struct obj *obj_new(const struct seen *s, bool program) {
+  struct obj *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->bias = s->bias;
+  o->base = s->base;
+  o->image_size = s->image_size;
+  o->vdso = s->vdso;
+  memcpy(o->build_id, s->build_id, s->build_id_len);
+  o->build_id_len = s->build_id_len;
+  const char *shown = s->name;
+  char exe[PATH_MAX];
+  if (!s->vdso && s->name[0]) {
+    o->path = strdup(s->name);
+  } else if (!s->vdso && program) { /* the main program's name is "" */
+    o->path = strdup("/proc/self/exe");
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    shown = n > 0 ? exe : "[exe]";
+  }
+  if (!shown[0]) shown = s->vdso ? "[vdso]" : "[anonymous]";
+  const char *slash = strrchr(shown, '/');
+  o->name = strdup(slash && slash[1] ? slash + 1 : shown);
+  if (!o->name || (!s->vdso && (s->name[0] || program) && !o->path)) {
+    obj_free(o);
+    return NULL;
+  }
+  struct stat st;
+  if (o->path && stat(o->path, &st) == 0) {
+    o->stat_ok = true;
+    o->dev = st.st_dev;
+    o->ino = st.st_ino;
+  }
+  o->bytes = sizeof *o + strlen(o->name) + 1 + (o->path ? strlen(o->path) + 1 : 0);
+  return o;
+}
+
+static bool obj_same(const struct obj *a, const struct obj *b) {
+  return a->bias == b->bias && a->base == b->base && a->vdso == b->vdso && a->stat_ok == b->stat_ok &&
+         (!a->stat_ok || (a->dev == b->dev && a->ino == b->ino)) &&
+         (a->path && b->path ? strcmp(a->path, b->path) == 0 : a->path == b->path) &&
+         a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+}
+
+static int range_cmp(const void *a, const void *b) {
+  const struct range *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Rebuilds the object list from the loader's. Caller holds sy.mu. On failure the previous list
+ * stays. */
+static int rebuild(void) {
+  struct scan sc = {.vdso_base = (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+  struct obj **objs = NULL;
+  bool *fresh = NULL, *kept = NULL;
+  int rc = 0;
+  dl_iterate_phdr(scan_cb, &sc);
+  if ((rc = sc.err)) goto out;
+  objs = calloc(sc.n ? sc.n : 1, sizeof *objs);
+  fresh = calloc(sc.n ? sc.n : 1, sizeof *fresh);
+  kept = calloc(sy.nobjs ? sy.nobjs : 1, sizeof *kept);
+  if (!objs || !fresh || !kept) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  for (size_t i = 0; i < sc.n; i++) {
+    struct obj *o = obj_new(&sc.v[i], i == 0);
+    if (!o) {
+      rc = -ENOMEM;
+      goto out;
+    }
+    size_t j = 0;
+    while (j < sy.nobjs && (kept[j] || !obj_same(sy.objs[j], o))) j++;
+    if (j < sy.nobjs) {
+      obj_free(o);
+      kept[j] = true;
+      objs[i] = sy.objs[j];
+    } else {
+      objs[i] = o;
+      fresh[i] = true;
+    }
+  }
+  for (size_t k = 0; k < sc.nr; k++) sc.r[k].o = objs[sc.r[k].idx];
+  qsort(sc.r, sc.nr, sizeof *sc.r, range_cmp);
+  for (size_t j = 0; j < sy.nobjs; j++)
+    if (!kept[j]) obj_free(sy.objs[j]);
+  free(sy.objs);
+  free(sy.ranges);
+  sy.objs = objs;
+  sy.nobjs = sc.n;
+  sy.ranges = sc.r;
+  sy.nranges = sc.nr;
+  sy.adds = sc.adds;
+  sy.subs = sc.subs;
+  sy.have_list = true;
+  sy.st.refreshes++;
+  objs = NULL;
+  sc.r = NULL;
+out:
+  if (objs)
+    for (size_t i = 0; i < sc.n; i++)
+      if (fresh[i]) obj_free(objs[i]);
+  for (size_t i = 0; i < sc.n; i++) free(sc.v[i].name);
+  free(sc.v);
+  free(sc.r);
+  free(objs);
+  free(fresh);
+  free(kept);
+  return rc;
+}
+
+/* Brings the list up to date when the loader's counters moved. Caller holds sy.mu. */
+static int sync_list(void) {
+  unsigned long long c[2] = {0, 0};
+  dl_iterate_phdr(counters_cb, c);
+  if (sy.have_list && c[0] == sy.adds && c[1] == sy.subs) return 0;
+  return rebuild();
+}
+
+static const struct range *find_range(uintptr_t pc) {
+  size_t lo = 0, hi = sy.nranges;
+  while (lo < hi) { /* the first range with lo > pc */
+    size_t mid = lo + (hi - lo) / 2;
+    if (sy.ranges[mid].lo <= pc) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo && pc < sy.ranges[lo - 1].hi ? &sy.ranges[lo - 1] : NULL;
+}
+
+/* ---- reading symbol tables ---- */
+
+struct efile {
+  int fd;
+  Elf *elf;
+  void *image; /* a copy of an in-memory image (vDSO) */
+};
+
+static void efile_close(struct efile *f) {
+  if (f->elf) elf_end(f->elf);
+  if (f->fd >= 0) close(f->fd);
+  free(f->image);
+  *f = (struct efile){.fd = -1};
+}
+
+static bool elf_usable(Elf *e) {
+  GElf_Ehdr eh;
+  if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) return false;
+  if (gelf_getclass(e) != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) return false;
+  return eh.e_type == ET_DYN || eh.e_type == ET_EXEC;
+}
+
+/* Opens an ELF file. ELF_C_READ reads only the parts asked for, with pread: no mapping that a
+ * file truncated under us could turn into SIGBUS. */
+static int efile_open(struct efile *f, const char *path) {
+  *f = (struct efile){.fd = open(path, O_RDONLY | O_CLOEXEC)};
+  if (f->fd < 0) {
+    int rc = -errno;
+    f->fd = -1;
+    return rc;
+  }
+  f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+  if (!f->elf || !elf_usable(f->elf)) {
+    efile_close(f);
+    return -ENOEXEC;
+  }
+  return 0;
+}
+
+/* Opens a copy of the ELF image mapped at base ([base, base + avail) is mapped): the vDSO,
+ * whose image holds its section headers. */
+static int efile_image(struct efile *f, uintptr_t base, size_t avail) {
+  *f = (struct efile){.fd = -1};
+  ElfW(Ehdr) eh;
+  if (avail < sizeof eh) return -ENOEXEC;
+  memcpy(&eh, (const void *)base, sizeof eh);
+  size_t need = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || !eh.e_shoff || need > avail || need < eh.e_shoff)
+    return -ENOEXEC;
+  if (!(f->image = malloc(need))) return -ENOMEM;
+  memcpy(f->image, (const void *)base, need);
+  f->elf = elf_memory(f->image, need);
+  if (!f->elf || !elf_usable(f->elf)) {
+    efile_close(f);
+    return -ENOEXEC;
+  }
+  return 0;
+}
+
+static size_t elf_build_id(Elf *e, unsigned char *out) {
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE) continue;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf) continue;
+    GElf_Nhdr nh;
+    size_t off = 0, next, name, desc;
+    while ((next = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp((char *)d->d_buf + name, "GNU", 4) == 0 &&
+          nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
+        memcpy(out, (char *)d->d_buf + desc, nh.n_descsz);
+        return nh.n_descsz;
+      }
+      off = next;
+    }
+  }
+  return 0;
+}
+
+static Elf_Scn *section_named(Elf *e, const char *want) {
+  size_t shstrndx;
+  if (elf_getshdrstrndx(e, &shstrndx) != 0) return NULL;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+    GElf_Shdr sh;
+    const char *name;
+    if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
+      return scn;
+  }
+  return NULL;
+}
+
+/* The CRC-32 .gnu_debuglink carries (zlib's: reflected 0xedb88320) of the whole file. */
+static int file_crc32(int fd, uint32_t *out) {
+  static uint32_t table[256];
+  if (!table[1])
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+  unsigned char buf[16384];
+  uint32_t crc = 0xffffffffu;
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = pread(fd, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -errno;
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n; i++) crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+    off += n;
+  }
+  *out = crc ^ 0xffffffffu;
+  return 0;
+}
+
+/* Opens path as the debug file of o, not o's file itself. By build-id (!link): it must carry
+ * o's build-id. By debuglink: o's build-id when both have one, else the link's CRC. */
+static int try_debug(const char *path, const struct obj *o, bool link, uint32_t crc, struct efile *out) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -ENOENT;
+  if (o->stat_ok && st.st_dev == o->dev && st.st_ino == o->ino) return -ENOENT;
+  int rc = efile_open(out, path);
+  if (rc) return rc;
+  unsigned char id[BUILD_ID_MAX];
+  size_t n = elf_build_id(out->elf, id);
+  uint32_t got;
+  if (n && o->build_id_len) {
+    if (n == o->build_id_len && memcmp(id, o->build_id, n) == 0) return 0;
+  } else if (link && file_crc32(out->fd, &got) == 0 && got == crc) {
+    return 0;
+  }
+  efile_close(out);
+  return -ESTALE;
+}
+
+/* Finds and opens the separate debug file of o (whose file is e). */
+static int open_debug(const struct obj *o, Elf *e, struct efile *out) {
+  const char *root = sy.debug_root[0] ? sy.debug_root : DEFAULT_DEBUG_ROOT;
+  char path[PATH_MAX];
+  if (o->build_id_len >= 2) {
+    int n = snprintf(path, sizeof path, "%s/.build-id/%02x/", root, o->build_id[0]);
+    for (size_t i = 1; i < o->build_id_len && n > 0 && (size_t)n + 3 < sizeof path; i++)
+      n += snprintf(path + n, sizeof path - (size_t)n, "%02x", o->build_id[i]);
+    if (n > 0 && (size_t)n + 7 < sizeof path) {
+      strcpy(path + n, ".debug");
+      if (try_debug(path, o, false, 0, out) == 0) return 0;
+    }
+  }
+  Elf_Scn *scn = o->path ? section_named(e, ".gnu_debuglink") : NULL;
+  Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+  if (!d || !d->d_buf) return -ENOENT;
+  const char *link = d->d_buf;
+  size_t len = strnlen(link, d->d_size), crc_off = (len + 4) & ~(size_t)3;
+  if (!len || crc_off + 4 > d->d_size || strchr(link, '/')) return -ENOENT;
+  uint32_t crc;
+  memcpy(&crc, (const char *)d->d_buf + crc_off, 4);
+  char real[PATH_MAX];
+  if (!realpath(o->path, real)) return -ENOENT;
+  char *slash = strrchr(real, '/');
+  if (!slash) return -ENOENT;
+  *slash = '\0';
+  int n = snprintf(path, sizeof path, "%s%s/%s", root, real, link);
+  if (n > 0 && (size_t)n < sizeof path && try_debug(path, o, true, crc, out) == 0) return 0;
+  n = snprintf(path, sizeof path, "%s/.debug/%s", real, link);
+  if (n > 0 && (size_t)n < sizeof path && try_debug(path, o, true, crc, out) == 0) return 0;
+  return -ENOENT;
+}
+
+struct cand { /* a symbol while the table is being built; name points into the ELF file's data */
+  uintptr_t addr, end;
+  const char *name;
+  unsigned char bind;
+  bool sized;
+};
+
+struct cands {
+  struct cand *v;
+  size_t n, cap;
+};
+
+/* Adds the function symbols of e's .symtab and .dynsym to c; *has_symtab: e has a .symtab
+ * with function symbols. */
+static int collect(Elf *e, struct cands *c, bool *has_symtab) {
+  size_t shnum;
+  if (elf_getshdrnum(e, &shnum) != 0) return -ENOEXEC;
+  uintptr_t *send = calloc(shnum ? shnum : 1, sizeof *send); /* end of each allocated section */
+  if (!send) return -ENOMEM;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+    GElf_Shdr sh;
+    size_t i = elf_ndxscn(scn);
+    if (i < shnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC)) send[i] = sh.sh_addr + sh.sh_size;
+  }
+  int rc = 0;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize) continue;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d) continue;
+    size_t n = sh.sh_size / sh.sh_entsize, before = c->n;
+    for (size_t j = 1; j < n; j++) {
+      GElf_Sym s;
+      if (!gelf_getsym(d, (int)j, &s)) break;
+      int type = GELF_ST_TYPE(s.st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
+          !s.st_value)
+        continue;
+      const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+      if (!name || !name[0]) continue;
+      if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 1024;
+        struct cand *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+          rc = -ENOMEM;
+          goto out;
+        }
+        c->v = v;
+        c->cap = cap;
+      }
+      uintptr_t end = s.st_value + s.st_size;
+      if (!s.st_size) end = s.st_shndx < shnum && send[s.st_shndx] > s.st_value ? send[s.st_shndx] : s.st_value + 1;
+      if (end < s.st_value) end = UINTPTR_MAX;
+      c->v[c->n++] = (struct cand){s.st_value, end, name, (unsigned char)GELF_ST_BIND(s.st_info), s.st_size != 0};
+    }
+    if (sh.sh_type == SHT_SYMTAB && c->n > before) *has_symtab = true;
+  }
+out:
+  free(send);
+  return rc;
+}
+
+static int underscores(const char *s) {
+  int n = 0;
+  while (s[n] == '_') n++;
+  return n;
+}
+
+static int bind_rank(unsigned char b) { return b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2; }
+
+/* By address; at one address the preferred name first. */
+static int cand_cmp(const void *a, const void *b) {
+  const struct cand *x = a, *y = b;
+  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+  if (x->sized != y->sized) return x->sized ? -1 : 1;
+  int d = underscores(x->name) - underscores(y->name);
+  if (!d) d = bind_rank(x->bind) - bind_rank(y->bind);
+  if (!d) {
+    size_t lx = strlen(x->name), ly = strlen(y->name);
+    d = lx < ly ? -1 : lx > ly;
+  }
+  return d ? d : strcmp(x->name, y->name);
+}
+
+/* Turns the candidates into o's table: one symbol per address, ends settled, names copied. */
+static int finish(struct obj *o, struct cands *c) {
+  qsort(c->v, c->n, sizeof *c->v, cand_cmp);
+  size_t k = 0, bytes = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (i == 0 || c->v[i].addr != c->v[i - 1].addr) {
+      k++;
+      bytes += strlen(c->v[i].name) + 1;
+    }
+  if (!k) return 0;
+  o->syms = malloc(k * sizeof *o->syms);
+  o->pool = malloc(bytes);
+  o->ready = calloc((k + 7) / 8, 1);
+  if (!o->syms || !o->pool || !o->ready) {
+    free(o->syms);
+    free(o->pool);
+    free(o->ready);
+    o->syms = NULL, o->pool = NULL, o->ready = NULL;
+    return -ENOMEM;
+  }
+  char *p = o->pool;
+  uintptr_t maxend = 0;
+  for (size_t i = 0, n = 0; i < c->n; n++) {
+    const struct cand *best = &c->v[i];
+    uintptr_t end = best->end;
+    size_t j = i + 1;
+    for (; j < c->n && c->v[j].addr == best->addr; j++)
+      if (c->v[j].sized && c->v[j].end > end) end = c->v[j].end; /* aliases of another size */
+    if (!best->sized && j < c->n && c->v[j].addr < end) end = c->v[j].addr;
+    size_t len = strlen(best->name) + 1;
+    memcpy(p, best->name, len);
+    if (end > maxend) maxend = end;
+    o->syms[n] = (struct sym){best->addr, end, maxend, p};
+    p += len;
+    i = j;
+  }
+  o->nsyms = k;
+  o->bytes += k * sizeof *o->syms + bytes + (k + 7) / 8;
+  return 0;
+}
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static void elf_setup(void) { elf_version(EV_CURRENT); }
+
+/* Reads o's symbols; on failure o keeps none (its pcs get "[name+0x...]"). Caller holds sy.mu. */
+static void obj_read(struct obj *o) {
+  uint64_t t0 = now_ns();
+  struct efile f = {.fd = -1}, dbg = {.fd = -1};
+  struct cands c = {0};
+  bool has_symtab = false, unused;
+  int rc;
+  o->read = true;
+  pthread_once(&elf_once, elf_setup);
+  if (o->vdso) rc = efile_image(&f, o->base, o->image_size);
+  else rc = o->path ? efile_open(&f, o->path) : -ENOENT;
+  if (rc) goto out;
+  unsigned char id[BUILD_ID_MAX];
+  size_t n = o->build_id_len ? elf_build_id(f.elf, id) : 0;
+  if (n && (n != o->build_id_len || memcmp(id, o->build_id, n) != 0)) {
+    rc = -ESTALE; /* the file on disk is not the one loaded */
+    goto out;
+  }
+  if ((rc = collect(f.elf, &c, &has_symtab))) goto out;
+  if (!has_symtab && !o->vdso && open_debug(o, f.elf, &dbg) == 0) {
+    sy.st.debug_files++;
+    if ((rc = collect(dbg.elf, &c, &unused))) goto out;
+  }
+  rc = finish(o, &c);
+out:
+  if (rc) sy.st.read_failed++;
+  free(c.v);
+  efile_close(&dbg);
+  efile_close(&f);
+  sy.st.read_ns += now_ns() - t0;
+}
+
+/* The symbol of o covering file address a, or -1. */
+static ptrdiff_t sym_find(const struct obj *o, uintptr_t a) {
+  size_t lo = 0, hi = o->nsyms;
+  while (lo < hi) { /* the first symbol with addr > a */
+    size_t mid = lo + (hi - lo) / 2;
+    if (o->syms[mid].addr <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i-- > 0;) {
+    if (a < o->syms[i].end) return (ptrdiff_t)i;
+    if (o->syms[i].maxend <= a) break; /* nothing at or before i reaches a */
+  }
+  return -1;
+}
+
+static char *chunk_dup(struct obj *o, const char *s) {
+  size_t n = strlen(s) + 1;
+  struct chunk *c = o->display;
+  if (!c || c->cap - c->used < n) {
+    size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+    if (!(c = malloc(sizeof *c + cap))) return NULL;
+    *c = (struct chunk){.next = o->display, .cap = cap};
+    o->display = c;
+    o->bytes += sizeof *c + cap;
+  }
+  char *p = c->data + c->used;
+  memcpy(p, s, n);
+  c->used += n;
+  return p;
+}
+
+static const char *sym_display(struct obj *o, size_t i) {
+  if (o->ready[i / 8] & (1u << (i % 8))) return o->syms[i].name;
+  char *d = demangle(o->syms[i].name);
+  if (d) {
+    char *copy = chunk_dup(o, d);
+    free(d);
+    if (!copy) return o->syms[i].name; /* out of memory: the raw name this time */
+    o->syms[i].name = copy;
+  }
+  o->ready[i / 8] |= (unsigned char)(1u << (i % 8));
+  return o->syms[i].name;
+}
+
+/* ---- the API ---- */
+
+int symbols_name(uintptr_t pc, char *buf, size_t len) {
+  if (!buf || !len) return -EINVAL;
+  pthread_mutex_lock(&sy.mu);
+  sy.st.lookups++;
+  sync_list(); /* on -ENOMEM: the previous list */
+  const struct range *r = find_range(pc);
+  int rc;
+  if (!r) {
+    sy.st.miss_object++;
+    put(buf, len, UNKNOWN_NATIVE);
+    rc = -ENOENT;
+    goto out;
+  }
+  struct obj *o = r->o;
+  if (!o->read) obj_read(o);
+  ptrdiff_t i = sym_find(o, pc - o->bias);
+  if (i >= 0) {
+    rc = put(buf, len, sym_display(o, (size_t)i));
+  } else {
+    char tmp[NAME_MAX + 32];
+    sy.st.miss_symbol++;
+    snprintf(tmp, sizeof tmp, "[%.*s+0x%" PRIxPTR "]", NAME_MAX, o->name, pc - o->base);
+    rc = put(buf, len, tmp);
+  }
+out:
+  pthread_mutex_unlock(&sy.mu);
+  return rc;
+}
+
+int symbols_refresh(void) {
+  pthread_mutex_lock(&sy.mu);
+  int rc = sync_list();
+  pthread_mutex_unlock(&sy.mu);
+  return rc;
+}
+
+void symbols_fini(void) {
+  pthread_mutex_lock(&sy.mu);
+  for (size_t i = 0; i < sy.nobjs; i++) obj_free(sy.objs[i]);
+  free(sy.objs);
+  free(sy.ranges);
+  sy.objs = NULL;
+  sy.ranges = NULL;
+  sy.nobjs = sy.nranges = 0;
+  sy.have_list = false;
+  sy.debug_root[0] = '\0';
+  memset(&sy.st, 0, sizeof sy.st);
+  pthread_mutex_unlock(&sy.mu);
+}
+
+int symbols_set_debug_root(const char *dir) {
+  if (!dir || dir[0] != '/') return -EINVAL;
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  if (n >= sizeof sy.debug_root) return -ENAMETOOLONG;
+  pthread_mutex_lock(&sy.mu);
+  memcpy(sy.debug_root, dir, n);
+  sy.debug_root[n] = '\0';
+  pthread_mutex_unlock(&sy.mu);
+  return 0;
+}
+
+void symbols_stats(struct symbols_stats *out) {
+  pthread_mutex_lock(&sy.mu);
+  *out = sy.st;
+  out->objects = sy.nobjs;
+  out->bytes = sy.nobjs * sizeof *sy.objs + sy.nranges * sizeof *sy.ranges;
+  for (size_t i = 0; i < sy.nobjs; i++) {
+    const struct obj *o = sy.objs[i];
+    out->objects_read += o->read;
+    out->symbols += o->nsyms;
+    out->bytes += o->bytes;
+  }
+  out->demangler = demangler_state;
+  pthread_mutex_unlock(&sy.mu);
+}
