@@ -100,23 +100,55 @@ int plat_self_stack(uintptr_t *lo, uintptr_t *hi) {
   return 0;
 }
 
-int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid, const char *comm), void *ctx) {
+int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid), void *ctx) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -errno;
   struct dirent *e;
   int rc = 0;
   while (!rc && (e = readdir(d))) {
     pid_t tid = (pid_t)atoi(e->d_name);
-    if (tid <= 0) continue;
-    char path[64], comm[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    FILE *f = fopen(path, "re");
-    if (!f) continue; /* it ended meanwhile */
-    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
-    fclose(f);
-    rc = fn(ctx, tid, comm);
+    if (tid > 0) rc = fn(ctx, tid);
   }
   closedir(d);
+  return rc;
+}
+
+int plat_thread_name(pid_t tid, char *buf, size_t len) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  char name[32];
+  ssize_t n = read(fd, name, sizeof name - 1);
+  int e = errno;
+  close(fd);
+  if (n < 0) return -e;
+  name[n] = '\0';
+  name[strcspn(name, "\n")] = '\0';
+  snprintf(buf, len, "%s", name);
+  return 0;
+}
+
+int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (!f) return -errno;
+  char line[512];
+  int rc = -ENOENT;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long a, b;
+    if (sscanf(line, "%lx-%lx", &a, &b) == 2 && addr >= a && addr < b) {
+      *lo = (uintptr_t)a;
+      *hi = (uintptr_t)b;
+      rc = 0;
+      break;
+    }
+    if (!strchr(line, '\n')) { /* a very long path: skip the rest of the line */
+      int ch;
+      while ((ch = fgetc(f)) != EOF && ch != '\n') {
+      }
+    }
+  }
+  fclose(f);
   return rc;
 }
 

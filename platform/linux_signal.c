@@ -29,6 +29,14 @@ uint64_t plat_self_cpu_ns(void) {
   return ts_ns(&ts);
 }
 
+uint64_t plat_process_cpu_ns(void) {
+  struct timespec ts;
+  int e = errno;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  errno = e;
+  return ts_ns(&ts);
+}
+
 uint64_t plat_mono_ns(void) {
   struct timespec ts;
   int e = errno;

@@ -67,6 +67,9 @@ pid_t plat_gettid(void);
 /* The calling thread's own CPU time (ns). Signal-safe. */
 uint64_t plat_self_cpu_ns(void);
 
+/* The whole process's CPU time (all threads, user+system, ns). Signal-safe. */
+uint64_t plat_process_cpu_ns(void);
+
 /* CLOCK_MONOTONIC in ns. Signal-safe. */
 uint64_t plat_mono_ns(void);
 
@@ -100,10 +103,19 @@ int plat_set_timer_slack_ns(unsigned long ns);
 /* The calling thread's stack: [*lo, *hi). Returns 0 or -errno. Not signal-safe (allocates). */
 int plat_self_stack(uintptr_t *lo, uintptr_t *hi);
 
-/* Calls fn(ctx, tid, comm) for every thread of this process (comm: the kernel's name of the
- * thread, at most 15 bytes); stops early when fn returns non-zero and returns that value.
- * Returns 0 or -errno when the list cannot be read. Not signal-safe. */
-int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid, const char *comm), void *ctx);
+/* Calls fn(ctx, tid) for every thread of this process; stops early when fn returns non-zero
+ * and returns that value. Returns 0 or -errno when the list cannot be read. Reads the
+ * directory only (~1 us a thread). Not signal-safe. */
+int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid), void *ctx);
+
+/* The kernel's name of thread `tid` of this process (its comm: at most 15 bytes; the JVM sets
+ * it from the thread's name) into buf. Returns 0 or -errno (-ENOENT: gone). Not signal-safe. */
+int plat_thread_name(pid_t tid, char *buf, size_t len);
+
+/* The mapping of this process that contains addr: [*lo, *hi) as /proc/self/maps lists it.
+ * Returns 0 or -ENOENT (not mapped), -errno. Reads the whole list: for occasional use (a
+ * thread's stack, learnt once). Not signal-safe. */
+int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Copies len bytes at addr of this process into buf without faulting, whatever addr is
  * (process_vm_readv). Returns 0, or -EFAULT (or another -errno) when any byte is not
