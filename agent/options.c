@@ -271,6 +271,15 @@ static int parse_hasrun(const struct opt_spec *opt, const char *v, struct agent_
   return 0;
 }
 
+static int parse_cstack(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                        char *err, size_t errlen) {
+  (void)opt;
+  if (!strcmp(v, "dwarf")) o->cstack = 1;
+  else if (!strcmp(v, "no")) o->cstack = 0;
+  else return fail(err, errlen, "cstack=%s: accepted: dwarf, no", v);
+  return 0;
+}
+
 static int parse_signal(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
@@ -340,6 +349,13 @@ static const struct opt_spec OPTIONS[] = {
      "evidence that a thread ran since its last sample — `auto`: its CPU clock, the registers "
      "arbitrating tiny deltas; `cpu`: its CPU clock alone; `regs`: a checksum of its registers "
      "alone (the JVMPI paper)"},
+    {"cstack", "MODE", OPT_TAKES_VALUE, parse_cstack, 0, "dwarf", NULL,
+     "native frames (C/C++: the JVM, libc, JNI libraries) — `dwarf`: walked from the interrupted "
+     "code up to the Java frames with the objects' DWARF unwind tables (libunwind); `no`: Java "
+     "frames only"},
+    {"jvmthreads", NULL, SWITCH(jvmthreads), NULL, "on with `cstack=dwarf`, off with `cstack=no`",
+     "sample the JVM's own threads too (GC workers, JIT compilers, the VM thread: every thread "
+     "of the process), with their native frames; needs `cstack=dwarf`"},
     {"signal", "SIG", OPT_TAKES_VALUE, parse_signal, 0, "RTMIN+4", NULL,
      "the sampling signal: `RTMIN+N`, `PROF`, `VTALRM`, `ALRM`, `USR1` or a number; signals the "
      "JVM uses itself are refused, and so is one that already has a handler"},
@@ -397,6 +413,7 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
   memset(o, 0, sizeof *o);
   o->format = -1;
   o->ann = -1;
+  o->jvmthreads = -1;
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     const struct opt_spec *opt = &OPTIONS[i];
     if (opt->default_value) {
@@ -409,7 +426,8 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
 
 /* The checks between options and the defaults that depend on other options, in this order:
  * weight against hasrun, the file's expansion, the format (from the file), ann (from the
- * format) against codemap, the file's default name (from the format). */
+ * format) against codemap, jvmthreads (from cstack) against cstack, the file's default name
+ * (from the format). */
 static int settle(struct agent_options *o, char *err, size_t errlen) {
   if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(err, errlen, "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
@@ -423,6 +441,9 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
   if (o->ann < 0) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
   if (o->ann && !o->codemap)
     return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
+  if (o->jvmthreads < 0) o->jvmthreads = o->cstack;
+  if (o->jvmthreads && !o->cstack)
+    return fail(err, errlen, "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)");
   if (!*path) {
     static const char *const ext[] = {"folded", "txt", "svg", "html"};
     snprintf(path, sizeof path, "sampler-%%p.%s", ext[o->format]);

@@ -25,6 +25,8 @@ struct agent_options {
                                           svg and html, off for folded and text */
   int codemap;           /* codemap       default on: the compiled-code map (recovery, kinds) */
   int hasrun;            /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
+  int cstack;            /* cstack=       dwarf (1, default) | no (0): native frames */
+  int jvmthreads;        /* jvmthreads    default on: the JVM's own threads too */
   int sig;               /* signal=       default SIGRTMIN+4 */
   char sig_name[32];
   uint64_t duration_ns;  /* duration=     default 0: until the JVM exits */

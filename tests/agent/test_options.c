@@ -28,6 +28,8 @@ Test(options, defaults) {
   cr_expect_eq(o.lines, 0);
   cr_expect_eq(o.ann, 0);
   cr_expect_eq(o.codemap, 1);
+  cr_expect_eq(o.cstack, 1, "native frames by default");
+  cr_expect_eq(o.jvmthreads, 1, "the JVM's threads by default");
   cr_expect_eq(o.help, 0);
   cr_expect_str_eq(o.sig_name, "SIGRTMIN+4");
   char want[64];
@@ -163,13 +165,14 @@ ParameterizedTestParameters(options, rejected) {
       {"ann,ann=off", "option 'ann' given twice"},
       {"codemap=none", "codemap=none: accepted: on, off"},
       {"ann,codemap=off", "ann: needs codemap=on (frame kinds come from the compiled-code map)"},
+      {"cstack=no,jvmthreads", "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)"},
       {"weight=cycles", "weight=cycles: accepted: samples, cpu"},
       {"duration=5", "duration=5: needs a unit: ms, s, m or h (e.g. duration=30s)"},
       {"duration=5us", "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
-      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help)"},
-      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help)"},
+      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
+      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
   };
@@ -219,6 +222,8 @@ static bool is_lines(const struct agent_options *p) { return p->lines == 1; }
 static bool is_ann(const struct agent_options *p) { return p->ann == 1 && p->format == FORMAT_FOLDED; }
 static bool is_codemap_off(const struct agent_options *p) { return p->codemap == 0 && p->ann == 0; }
 static bool is_hasrun_cpu(const struct agent_options *p) { return p->hasrun == SAMPLER_HASRUN_CPU; }
+static bool is_cstack_no(const struct agent_options *p) { return p->cstack == 0 && p->jvmthreads == 0; }
+static bool is_jvmthreads_off(const struct agent_options *p) { return p->jvmthreads == 0 && p->cstack == 1; }
 static bool is_signal_usr1(const struct agent_options *p) {
   return p->sig == SIGUSR1 && !strcmp(p->sig_name, "SIGUSR1");
 }
@@ -251,6 +256,9 @@ static const struct option_case OPTION_CASES[] = {
     {"codemap", "codemap=off", is_codemap_off, "codemap=maybe", "codemap=maybe: accepted: on, off",
      "codemap=on"},
     {"hasrun", "hasrun=cpu", is_hasrun_cpu, "hasrun=", "hasrun=: accepted: auto, cpu, regs", "hasrun=auto"},
+    {"cstack", "cstack=no", is_cstack_no, "cstack=fp", "cstack=fp: accepted: dwarf, no", "cstack=dwarf"},
+    {"jvmthreads", "jvmthreads=off", is_jvmthreads_off, "jvmthreads=all", "jvmthreads=all: accepted: on, off",
+     "jvmthreads=on"},
     {"signal", "signal=SIGUSR1", is_signal_usr1, "signal=USR2",
      "signal=USR2: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number (signals the JVM "
      "uses itself are refused)",
@@ -273,6 +281,8 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->ann, b->ann, "%s: ann", what);
   cr_expect_eq(a->codemap, b->codemap, "%s: codemap", what);
   cr_expect_eq(a->hasrun, b->hasrun, "%s: hasrun", what);
+  cr_expect_eq(a->cstack, b->cstack, "%s: cstack", what);
+  cr_expect_eq(a->jvmthreads, b->jvmthreads, "%s: jvmthreads", what);
   cr_expect_eq(a->sig, b->sig, "%s: sig", what);
   cr_expect_str_eq(a->sig_name, b->sig_name, "%s: sig_name", what);
   cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
