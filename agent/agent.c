@@ -160,9 +160,10 @@ struct by_comm {
   pid_t self;
 };
 
-static int register_by_comm(void *vctx, pid_t tid, const char *comm) {
+static int register_by_comm(void *vctx, pid_t tid) {
   const struct by_comm *c = vctx;
-  if (tid == c->self) return 0;
+  char comm[32];
+  if (tid == c->self || plat_thread_name(tid, comm, sizeof comm) != 0) return 0;
   for (jint i = 0; i < c->n; i++) {
     if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 && strlen(comm) == strnlen(c->names[i], 15)) {
       struct sampler_thread th = {.tid = tid, .name = c->names[i]};
@@ -384,6 +385,8 @@ static int setup(JavaVM *vm, const char *options) {
                               .lines = agent.opt.lines,
                               .ann = agent.opt.ann,
                               .codemap = agent.opt.codemap,
+                              .native_frames = agent.opt.cstack,
+                              .jvm_threads = agent.opt.jvmthreads,
                               .duration_ns = agent.opt.duration_ns,
                               .sig = agent.opt.sig};
   struct sampler_jvm jvm = {.asgct = asgct, .symbol = libjvm_sym, .method_name = name_method};

@@ -165,7 +165,16 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  cost units written    %" PRIu64 " (one per %s of CPU%s)\n", n->units, ival,
           o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per stack captured" : "");
   fprintf(f, "  CPU time attributed   %.3f s\n", (double)n->cpu_ns / 1e9);
-  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n\n", n->blocked);
+  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n", n->blocked);
+  if (o->hasrun == SAMPLER_HASRUN_REGS)
+    fprintf(f, "  coverage              n/a (hasrun=regs measures no CPU time)\n\n");
+  else
+    fprintf(f,
+            "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
+            "no frame walked: [sample lost], failure frames); the sampler thread %.1f%%; not seen %.1f%% "
+            "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
+            r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
+            r->sampler_permille / 10.0, r->unseen_permille / 10.0);
 
   fprintf(f, "ThreadHasRun evidence\n");
   fprintf(f, "  CPU clock reads       %" PRIu64 "\n", n->looks);
@@ -176,6 +185,22 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n", ms(n->ambiguous_kept_ns),
           ms(n->ambiguous_dropped_ns));
   fprintf(f, "  CPU clock errors      %" PRIu64 "\n\n", n->clock_errors);
+
+  fprintf(f, "Threads and native frames\n");
+  fprintf(f, "  threads found in /proc (the JVM's own) %" PRIu64 ", ended and dropped %" PRIu64 "\n", n->threads_found,
+          n->threads_gone);
+  fprintf(f, "  stacks of threads without Java frames  %" PRIu64 "\n", n->jvm_thread_samples);
+  if (!o->cstack) {
+    fprintf(f, "  native frames         off (cstack=no)\n\n");
+  } else {
+    static const char *const how[] = {"reached Java code", "reached the thread's start", "met an unknown pc",
+                                      "no unwind info",    "unreadable frame",           "too deep",
+                                      "unwinder error",    "not walked"};
+    fprintf(f, "  native frames         %" PRIu64 "; walks ended:", n->native_frames);
+    for (int i = 0; i < 7; i++)
+      if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
+    fprintf(f, "\n\n");
+  }
 
   fprintf(f, "AsyncGetCallTrace\n");
   fprintf(f, "  ok                    %" PRIu64 " (%.2f%%)\n", n->asgct[0], pct(n->asgct[0], n->asgct[0] + r->asgct_failed));
@@ -316,11 +341,13 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64
           " recovered=%" PRIu64 " lost=%" PRIu64 " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64
           " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
-          " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 "\n",
+          " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
+          " process_cpu_ms=%.1f coverage=%.1f\n",
           o->file, opt_format_name(o->format), n->ticks, n->overruns, n->samples, n->units, ms(n->cpu_ns), r.stacks,
           n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs, n->deferred, n->blocked, n->asgct[0],
           r.asgct_failed, r.recovered, n->lost_send, n->lost_units, n->late, n->unanswered, n->outstanding,
           us(r.cost_median_ns), us(r.cost_p99_ns), us(r.latency_median_ns), ms(n->sampler_cpu_ns),
-          (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign);
+          (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign, n->native_frames,
+          ms(n->process_cpu_ns), r.coverage_permille / 10.0);
   fflush(out);
 }

@@ -18,6 +18,7 @@
 
 #include "handler.h"
 #include "loop.h"
+#include "objects.h"
 #include "platform.h"
 #include "traces.h"
 
@@ -125,7 +126,7 @@ static void tick(void) {
       /* left: nothing to send */
     } else if (handshake_open(w)) {
       loop.st.outstanding++;
-    } else if (schedule_decide(s, b, &mode)) {
+    } else if (schedule_decide(i, s, b, &mode)) {
       request(i, s, b, w, mode);
     }
     /* only a thread waiting for nothing but its next look is skipped */
@@ -135,6 +136,41 @@ static void tick(void) {
     pthread_mutex_unlock(&s->lock);
   }
   traces_unlock();
+}
+
+void loop_note_gone(int i, uint32_t gen) {
+  if (loop.ngone == (int)(sizeof loop.gone / sizeof *loop.gone)) return; /* the next round */
+  loop.gone[loop.ngone].slot = i;
+  loop.gone[loop.ngone].gen = gen;
+  loop.ngone++;
+}
+
+/* Registers a thread of the process that nobody registered (the JVM's own: GC, JIT compilers,
+ * the VM thread; or a Java thread about to post its ThreadStart, which then completes the
+ * registration with its JNIEnv). */
+static int discover_one(void *ctx, pid_t tid) {
+  (void)ctx;
+  if (tid == loop.self || registry_has(tid)) return 0;
+  char name[32];
+  if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
+  struct sampler_thread t = {.tid = tid, .name = name};
+  if (registry_add(&t) >= 0) loop.st.threads_found++;
+  return 0;
+}
+
+/* Between rounds, now and then: threads that ended are dropped, new ones of the JVM found,
+ * objects loaded or unloaded since the last look noticed. */
+static void housekeeping(void) {
+  for (int k = 0; k < loop.ngone; k++) {
+    registry_remove_slot(loop.gone[k].slot, loop.gone[k].gen);
+    loop.st.threads_gone++;
+  }
+  loop.ngone = 0;
+  if (loop.st.ticks < loop.next_discovery && !loop.refresh_objects) return;
+  loop.next_discovery = loop.st.ticks + (uint64_t)loop.discovery_rounds;
+  if (loop.cfg.jvm_threads) plat_foreach_thread(discover_one, NULL);
+  if (loop.cfg.native_frames) objects_refresh();
+  loop.refresh_objects = 0;
 }
 
 /* After the last round: records the answers still to come (waiting at most ~20 ms for
@@ -179,10 +215,15 @@ static uint64_t jitter(uint64_t span) {
 
 int sampler_run(void) {
   atomic_store(&loop.running, 1);
+  loop.self = plat_gettid();
+  /* threads and objects are looked for every ~50 ms: a directory read of /proc/self/task
+   * (~1 us a thread) and one step of dl_iterate_phdr */
+  loop.discovery_rounds = (int)(50000000 / loop.cfg.interval_ns);
+  if (loop.discovery_rounds < 1) loop.discovery_rounds = 1;
   plat_set_timer_slack_ns(1); /* our wake-ups exact: no coalescing with the application's timers */
   jitter_state ^= plat_mono_ns();
   handler_set_active(1);
-  uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns();
+  uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns(), process0 = plat_process_cpu_ns();
   uint64_t interval = loop.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
@@ -203,12 +244,14 @@ int sampler_run(void) {
     }
     uint64_t c0 = plat_self_cpu_ns();
     tick();
+    housekeeping();
     uint64_t c1 = plat_self_cpu_ns();
     traces_lock();
     loop.st.ticks++;
     hist_add(&loop.tick_cost, c1 - c0);
     loop.st.sampler_cpu_ns = c1 - cpu0;
     loop.st.wall_ns = plat_mono_ns() - start;
+    loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
     traces_unlock();
     next += interval;
     now = plat_mono_ns();
@@ -224,6 +267,7 @@ int sampler_run(void) {
   traces_lock();
   loop.st.sampler_cpu_ns = plat_self_cpu_ns() - cpu0;
   loop.st.wall_ns = plat_mono_ns() - start;
+  loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
   traces_unlock();
   atomic_store(&loop.running, 0);
   plat_futex_wake((const uint32_t *)&loop.running, 1);

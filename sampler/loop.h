@@ -55,6 +55,15 @@ struct loop_state {
   int seen_registered;     /* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm;
+  pid_t self;              /* the sampler thread's own tid: never sampled */
+  uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
+  int discovery_rounds;    /* rounds between two looks */
+  int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
+  struct {
+    int slot;
+    uint32_t gen;
+  } gone[64];              /* registrations whose thread has ended, dropped after the round */
+  int ngone;
   _Atomic uint32_t stop;   /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
@@ -70,7 +79,7 @@ struct thread_book *loop_book(int i, const struct thread_slot *s);
 
 /* Decides whether thread s (book b) should be asked for a sample this round; returns 1 and the
  * mode when it should (b then holds the request's units), 0 when not. Slot lock held. */
-int schedule_decide(const struct thread_slot *s, struct thread_book *b, int *mode);
+int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode);
 
 /* Records the DONE answer (word w) of slot s and sets it IDLE. traces_lock and slot lock held. */
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
@@ -78,6 +87,10 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */
 void record_lost(const struct thread_slot *s, struct thread_book *b);
+
+/* Notes that the thread of slot i (generation gen) has ended: its registration is dropped
+ * after the round. */
+void loop_note_gone(int i, uint32_t gen);
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);

@@ -10,7 +10,13 @@
 #include <string.h>
 
 #include "loop.h"
+#include "native.h"
+#include "platform.h"
+#include "symbols.h"
 #include "traces.h"
+
+_Static_assert(NATIVE_STOPS == sizeof ((struct sampler_counters *)0)->native_stops / sizeof(uint64_t),
+               "sampler_counters.native_stops has a counter per enum native_stop");
 
 int record_init(void) {
   loop.id_lost = traces_intern("[sample lost]", 13);
@@ -47,6 +53,35 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
   return id;
 }
 
+/* The frame id of the native code at pc: its symbol (symbols.h), cached per pc. A return
+ * address is named by the call before it (pc - 1): a call that ends a function (a noreturn
+ * call) returns past its end. */
+static uint32_t native_frame(uintptr_t pc, int is_return) {
+  uintptr_t at = is_return ? pc - 1 : pc;
+  uint64_t key = (uint64_t)at | 1ull << 63; /* method keys stay below 2^63 (record.c, method_frame) */
+  uint32_t id = traces_key_get(key);
+  if (id != TRACES_NO_ID) return id;
+  symbols_name(at, loop.namebuf, NAMEBUF_LEN);
+  id = traces_intern(loop.namebuf, strlen(loop.namebuf));
+  if (id != TRACES_NO_ID) traces_key_put(key, id);
+  return id;
+}
+
+/* Appends the native frames of r (outermost first) after n frames; a walk that ended before
+ * reaching Java code or the thread's start says why first. Returns the frame count. */
+static int native_frames(const struct sample_record *r, int n, int max) {
+  if (r->native_stop != NATIVE_STOP_OFF) loop.st.native_stops[r->native_stop]++;
+  if (r->nnative <= 0) return n;
+  if (r->native_stop != NATIVE_STOP_JAVA && r->native_stop != NATIVE_STOP_END) {
+    const char *why = native_stop_name(r->native_stop);
+    loop.fbuf[n++] = traces_intern(why, strlen(why));
+    if (r->native_stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
+  }
+  for (int i = r->nnative - 1; i >= 0 && n < max; i--) loop.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);
+  loop.st.native_frames += (uint64_t)r->nnative;
+  return n;
+}
+
 /* Puts the thread root frame (when enabled) into fbuf; returns the frame count. */
 static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   if (!loop.cfg.thread_roots) return 0;
@@ -74,6 +109,7 @@ void record_lost(const struct thread_slot *s, struct thread_book *b) {
   loop.fbuf[n++] = loop.id_lost;
   store(n, b->req_units, b->req_cpu);
   loop.st.lost_units += b->req_units;
+  loop.st.lost_cpu_ns += b->req_cpu;
   b->req_units = b->req_cpu = 0;
 }
 
@@ -92,7 +128,7 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
       st->recovered_anchor++;
       if (r->hit.kind == CODEMAP_STUB && !r->hit.interpreter) /* its frame is the _[0] one */
         loop.fbuf[n++] = r->hit.name_id;
-      loop.fbuf[n++] = loop.id_jvm;
+      if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm; /* else the native frames say where */
     }
   } else if (r->hit.kind == CODEMAP_NMETHOD) {
     /* in compiled code it could not walk: the method, with the inline chain at the PC */
@@ -103,6 +139,8 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
       int owner = i == r->hit.ninline - 1 && r->hit.inl_method[i] == r->hit.method;
       loop.fbuf[n++] = method_frame(r->hit.inl_method[i], r->hit.inl_bci[i], owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
     }
+  } else if (code == ASGCT_NOT_JAVA_THREAD && r->nnative > 0) {
+    /* a thread with no Java frames (the JVM's own): its native frames are its stack */
   } else {
     const char *f = asgct_code_frame(code);
     loop.fbuf[n++] = traces_intern(f, strlen(f));
@@ -111,7 +149,7 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
       loop.fbuf[n++] = r->hit.name_id;
     }
   }
-  return n;
+  return native_frames(r, n, loop.cfg.depth * 2 + 8);
 }
 
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
@@ -130,12 +168,19 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   } else {
     int code = r->num_frames > 0 ? (r->recovered ? r->fail_code : 1) : r->num_frames;
     if (code <= 0 && code <= -ASGCT_NCODES) code = ASGCT_NOT_JAVA_THREAD;
-    st->asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
+    if (!s->env)
+      st->jvm_thread_samples++; /* nothing for AsyncGetCallTrace to walk */
+    else
+      st->asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
+    if (!s->stack_hi && r->sp) /* learnt once: the walk reads only on the thread's stack */
+      plat_mapping_of(r->sp, &s->stack_lo, &s->stack_hi);
     int n = walked_frames(r, begin_stack(s, b), code);
     if (r->in_syscall) {
       loop.fbuf[n++] = loop.id_blocked;
       st->blocked++;
     }
+    if (r->num_frames <= 0 && r->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
+      st->unwalked_cpu_ns += b->req_cpu; /* its CPU is in the profile, but nowhere in particular */
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
     store(n, units, b->req_cpu);
     st->samples++;

@@ -131,6 +131,26 @@ int registry_add(const struct sampler_thread *t) {
   return idx;
 }
 
+void registry_remove_slot(int i, uint32_t gen) {
+  pthread_mutex_lock(&registry.mu);
+  struct thread_slot *s = registry_slot(i);
+  if (s) {
+    pthread_mutex_lock(&s->lock);
+    int drop = atomic_load(&s->state) == SLOT_LIVE && s->gen == gen;
+    if (drop) atomic_store(&s->state, SLOT_FREE);
+    pthread_mutex_unlock(&s->lock);
+    if (drop) atomic_fetch_sub(&registry.live, 1);
+  }
+  pthread_mutex_unlock(&registry.mu);
+}
+
+int registry_has(pid_t tid) {
+  pthread_mutex_lock(&registry.mu);
+  int found = find_live(tid) >= 0;
+  pthread_mutex_unlock(&registry.mu);
+  return found;
+}
+
 void registry_remove(pid_t tid) {
   pthread_mutex_lock(&registry.mu);
   int idx = find_live(tid);

@@ -55,6 +55,13 @@ int registry_init(int depth);
  * REG_MAX_CHUNKS*REG_CHUNK_SLOTS slots are taken, -ENOMEM. Thread-safe. */
 int registry_add(const struct sampler_thread *t);
 
+/* Unregisters the thread of slot i if the slot still has generation gen (its thread ended:
+ * the sampler found its CPU clock gone). Thread-safe. */
+void registry_remove_slot(int i, uint32_t gen);
+
+/* 1 when a live slot has this tid. Thread-safe. */
+int registry_has(pid_t tid);
+
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
  * return the sampler will not signal that tid again. Thread-safe. */
 void registry_remove(pid_t tid);

@@ -58,6 +58,7 @@ struct sample_record {
   uint64_t start_ns;      /* handler entry, CLOCK_MONOTONIC */
   uint64_t end_ns;        /* handler exit */
   uint64_t cpu_exit;      /* the thread's CPU clock at handler exit (SAMPLE_CAPTURE only, else 0) */
+  uintptr_t sp;           /* the interrupted sp */
   uintptr_t pc;           /* where the walk started: the interrupted pc, a stub's caller's, or
                              the return address of a VM call's frame anchor */
   struct codemap_hit hit; /* when AsyncGetCallTrace failed: where the PC was (for

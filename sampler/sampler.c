@@ -13,6 +13,8 @@
 #include "handler.h"
 #include "hotspot.h"
 #include "loop.h"
+#include "native.h"
+#include "objects.h"
 #include "registry.h"
 #include "intern.h"
 #include "traces.h"
@@ -36,7 +38,9 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   free(loop.fbuf); /* a second init (tests) replaces the first */
   free(loop.namebuf);
   free(loop.kinds);
-  loop.fbuf = malloc(((size_t)c->depth + CODEMAP_MAX_INLINE + 8) * sizeof *loop.fbuf);
+  /* a stack: root, Java frames (with the inline chain of a failed walk), stub and label
+   * frames, native frames (at most depth of each) */
+  loop.fbuf = malloc(((size_t)c->depth * 2 + CODEMAP_MAX_INLINE + 16) * sizeof *loop.fbuf);
   loop.namebuf = malloc(NAMEBUF_LEN);
   loop.kinds = malloc((size_t)c->depth);
   if (!loop.fbuf || !loop.namebuf || !loop.kinds) return -ENOMEM;
@@ -44,6 +48,8 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (!err) err = traces_init();
   if (!err) err = record_init();
   if (!err && c->codemap) err = codemap_init();
+  if (!err && c->native_frames) err = objects_init();
+  if (!err && c->native_frames) err = native_init();
   if (err) return err;
   loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
   if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
@@ -51,7 +57,9 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   const char *why = "this JVM's symbols were not given";
   if (jvm->symbol && hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0) why = NULL;
   jvm_layout.hotspot_missing = why;
-  return handler_install(c->sig, jvm->asgct, c->depth);
+  err = handler_install(c->sig, jvm->asgct, c->depth);
+  if (!err) handler_set_native(c->native_frames);
+  return err;
 }
 
 void sampler_fini(void) {
@@ -134,6 +142,14 @@ void sampler_report(struct sampler_report *r) {
   r->handler_foreign = atomic_load(&h->foreign);
   r->handler_wrong_tid = atomic_load(&h->wrong_tid);
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
+  uint64_t process = r->n.process_cpu_ns;
+  if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
+    r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
+    r->lost_permille = (int)((r->n.lost_cpu_ns + r->n.unwalked_cpu_ns) * 1000 / process);
+    r->sampler_permille = (int)(r->n.sampler_cpu_ns * 1000 / process);
+    int rest = 1000 - r->coverage_permille - r->sampler_permille;
+    r->unseen_permille = rest > 0 ? rest : 0;
+  }
 }
 
 struct foreach_ctx {

@@ -41,6 +41,8 @@ struct sampler_config {
   int lines;            /* frames carry their source line: "Class.method:152" */
   int ann;              /* Java frames carry their kind: _[j] JIT, _[i] inlined, _[0] interpreted */
   int codemap;          /* keep the compiled-code map (recovery of failed walks, frame kinds) */
+  int native_frames;    /* walk native frames too (native.h) */
+  int jvm_threads;      /* sample every thread of the process, not only the registered ones */
   uint64_t duration_ns; /* stop after this long; 0: until stopped */
   int sig;              /* the sampling signal */
 };
@@ -140,6 +142,8 @@ struct sampler_counters {
   uint64_t units;          /* cost units written */
   uint64_t cpu_ns;         /* CPU time attributed (ns) */
   uint64_t lost_units;     /* units kept under [sample lost] */
+  uint64_t lost_cpu_ns;    /* their CPU time */
+  uint64_t unwalked_cpu_ns;/* CPU of stacks left under a failure frame: no frame walked at all */
   uint64_t store_failed;   /* captures that could not be stored (out of memory) */
   uint64_t blocked;        /* captures that found the thread blocked in a system call */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
@@ -149,7 +153,13 @@ struct sampler_counters {
   uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
   uint64_t clock_errors;   /* CPU clock reads that failed for a live thread */
+  uint64_t native_frames;  /* native frames recorded */
+  uint64_t native_stops[8];/* native walks by how they ended (enum native_stop in native.h) */
+  uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
+  uint64_t threads_found;  /* threads found in /proc/self/task that nobody had registered */
+  uint64_t threads_gone;   /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns; /* the sampler thread's own CPU time */
+  uint64_t process_cpu_ns; /* the whole process's CPU time while sampling (all threads) */
   uint64_t wall_ns;        /* sampling time */
 };
 
@@ -167,6 +177,11 @@ struct sampler_report {
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t round_median_ns, round_p99_ns;            /* the sampler thread's CPU per round */
   const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
+  /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
+  int coverage_permille;       /* CPU in the profile (n.cpu_ns) */
+  int lost_permille;           /* of which under [sample lost] or a failure frame (not walked) */
+  int sampler_permille;        /* the sampler thread's own */
+  int unseen_permille;         /* the rest: threads not sampled, CPU not yet due a sample */
 };
 
 /* Fills *r. Thread-safe. */

@@ -14,7 +14,7 @@
 /* How long a due sample may wait for its thread to be caught running (see below). */
 #define MAX_DEFER_NS 500000000u
 
-int schedule_decide(const struct thread_slot *s, struct thread_book *b, int *mode) {
+int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
   const struct sampler_config *cfg = &loop.cfg;
   struct sampler_counters *st = &loop.st;
   if (cfg->hasrun == SAMPLER_HASRUN_REGS) {
@@ -28,7 +28,10 @@ int schedule_decide(const struct thread_slot *s, struct thread_book *b, int *mod
   uint64_t cpu;
   st->looks++;
   int rc = plat_thread_cpu_ns(s->tid, &cpu);
-  if (rc == -EINVAL || rc == -ESRCH) return 0; /* exiting; its ThreadEnd is on the way */
+  if (rc == -EINVAL || rc == -ESRCH) { /* ended: a Java thread's ThreadEnd has run already */
+    loop_note_gone(i, s->gen);
+    return 0;
+  }
   if (rc != 0) {
     st->clock_errors++;
     if (cfg->hasrun != SAMPLER_HASRUN_AUTO) return 0;

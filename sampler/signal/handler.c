@@ -165,6 +165,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
     r->recovered = RECOVERY_NONE;
     r->pc = plat_uc_pc(uc);
+    r->sp = plat_uc_sp(uc);
     r->nnative = 0;
     r->native_stop = NATIVE_STOP_OFF;
     if (r->walked && atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {

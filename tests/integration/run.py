@@ -29,16 +29,16 @@ def check(cond, msg):
         raise Fail(msg)
 
 
-def java_cmd(opts, scenario, seconds, extra_jvm=()):
+def java_cmd(opts, scenario, seconds, extra_jvm=(), extra_args=()):
     cmd = [ARGS.java, "-Xmx256m", *extra_jvm]
     if opts is not None:
         cmd.append(f"-agentpath:{ARGS.agent}={opts}")
-    cmd += ["-cp", ARGS.classes, "Scenarios", scenario, str(seconds)]
+    cmd += ["-cp", ARGS.classes, "Scenarios", scenario, str(seconds), *extra_args]
     return cmd
 
 
-def run(opts, scenario, seconds, timeout=120):
-    cmd = java_cmd(opts, scenario, seconds)
+def run(opts, scenario, seconds, timeout=120, extra_jvm=(), extra_args=()):
+    cmd = java_cmd(opts, scenario, seconds, extra_jvm, extra_args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return p
 
@@ -156,7 +156,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, signal, duration, weight, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -343,13 +343,94 @@ def case_attach():
     summary(err)
 
 
-def run_thread(scenario, seconds, opts="interval=1ms,threads"):
+def run_all(scenario, seconds, opts="interval=1ms,threads", extra_jvm=(), extra_args=(), timeout=120):
+    """Runs a scenario; returns the process and all its stacks ({stack: count})."""
+    out = tmpfile(".folded")
+    p = run(f"{opts},file={out}", scenario, seconds, timeout, extra_jvm, extra_args)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    return p, parse_folded(out)
+
+
+def run_thread(scenario, seconds, opts="interval=1ms,threads", extra_args=()):
     """Runs a scenario with a root frame per thread; returns the process and the stacks
     ({stack: count}) of its thread, which is named after the scenario."""
-    out = tmpfile(".folded")
-    p = run(f"{opts},file={out}", scenario, seconds)
-    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
-    return p, {k: n for k, n in parse_folded(out).items() if k.startswith(f"[{scenario} tid=")}
+    p, stacks = run_all(scenario, seconds, opts, extra_args=extra_args)
+    return p, {k: n for k, n in stacks.items() if k.startswith(f"[{scenario} tid=")}
+
+
+def top(stacks, n=3):
+    return "; ".join(f"{c} {k[-160:]}" for c, k in sorted(((c, k) for k, c in stacks.items()), reverse=True)[:n])
+
+
+def case_jni():
+    """(a) A thread in a JNI C call chain: its stacks show nw_outer;nw_middle;nw_leaf, in that
+    order, above the native method and the Java method that called it."""
+    p, stacks = run_thread("jni", 4, extra_args=[ARGS.jnilib])
+    total = sum(stacks.values())
+    chain = re.compile(r";Scenarios\.nativeLoop;Scenarios\.nativeSpin;Java_Scenarios_nativeSpin;nw_outer;nw_middle;nw_leaf$")
+    in_chain = sum(n for k, n in stacks.items() if chain.search(k))
+    print(f"jni thread: {total} samples, {100*in_chain/max(total,1):.1f}% end in "
+          f"Scenarios.nativeSpin;Java_Scenarios_nativeSpin;nw_outer;nw_middle;nw_leaf; top: {top(stacks)}")
+    check(total > 1000, f"too few samples: {total}")
+    check(in_chain >= 0.8 * total, f"only {in_chain} of {total} samples show the C call chain above the Java caller")
+
+
+def jvm_thread_stacks(stacks, root):
+    return {k: n for k, n in stacks.items() if k.startswith(root)}
+
+
+def case_gcthreads():
+    """(b) A program allocating under a small heap: the GC's worker threads appear, under their
+    own names, with G1's function names from libjvm."""
+    p, stacks = run_all("gc", 4, extra_jvm=["-Xmx64m", "-XX:+UseG1GC"])
+    gc = jvm_thread_stacks(stacks, "[GC Thread")
+    total, all_total = sum(gc.values()), sum(stacks.values())
+    named = sum(n for k, n in gc.items() if re.search(r";G1[A-Za-z]*::", k))
+    print(f"GC worker threads: {total} of {all_total} samples, {100*named/max(total,1):.1f}% with a G1 function; top: {top(gc)}")
+    check(total >= 50, f"only {total} samples of GC worker threads")
+    check(named >= 0.5 * total, f"only {named} of {total} GC-thread samples name a G1 function")
+
+
+def case_jitthreads():
+    """(c) A program that compiles fresh code all the time: the compiler threads appear with
+    the compilers' function names."""
+    payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
+    p, stacks = run_all("jit", 5, extra_args=[payload])
+    jit = {k: n for k, n in stacks.items() if re.match(r"\[C[12] CompilerThre", k)}
+    total, all_total = sum(jit.values()), sum(stacks.values())
+    named = sum(n for k, n in jit.items() if re.search(r";(Compile|Compilation|C2Compiler|Compiler|CompileBroker)::", k))
+    print(f"compiler threads: {total} of {all_total} samples, {100*named/max(total,1):.1f}% with a compiler function; top: {top(jit)}")
+    check(total >= 50, f"only {total} samples of compiler threads")
+    check(named >= 0.5 * total, f"only {named} of {total} compiler-thread samples name a compiler function")
+
+
+def case_dlopen():
+    """(d) A thread calling dlopen/dlclose on a library in a loop, sampled at 1 ms for 20 s (the
+    native walk meets objects that come and go, and a thread holding the loader's lock): no
+    deadlock, no crash, a complete profile, the library's function named."""
+    p, stacks = run_all("dlopen", 20, extra_args=[ARGS.jnilib, ARGS.dltarget], timeout=180)
+    rounds = re.search(r"dlopen rounds (\d+)", p.stdout)
+    check("result done" in p.stdout, "the program did not finish")
+    mine = {k: n for k, n in stacks.items() if k.startswith("[dlopen tid=")}
+    total = sum(mine.values())
+    named = sum(n for k, n in mine.items() if ";dltarget_work" in k)
+    loader = sum(n for k, n in mine.items() if re.search(r";(dlopen|dlclose|_dl_[a-z_]+)", k))
+    print(f"dlopen rounds {rounds.group(1) if rounds else '?'}; dlopen thread: {total} samples, {named} in "
+          f"dltarget_work (named), {loader} in the loader; top: {top(mine)}")
+    check(rounds and int(rounds.group(1)) > 1000, "too few dlopen rounds")
+    check(total > 1000, f"too few samples: {total}")
+    check(named > 0.05 * total, f"dltarget_work named in only {named} of {total} samples")
+
+
+def case_coverage():
+    """(e) Java, native and allocation work side by side: the profile accounts for at least 95%
+    of the process's CPU time (the summary's coverage)."""
+    p, stacks = run_all("mixed", 6, opts="interval=1ms", extra_args=[ARGS.jnilib])
+    s = summary(p.stderr)
+    cov = float(s.get("coverage", "0"))
+    print(f"coverage {cov}% of process_cpu_ms={s.get('process_cpu_ms')} (profile cpu_ms={s.get('cpu_ms')}, "
+          f"sampler_cpu_ms={s.get('sampler_cpu_ms')}, native_frames={s.get('native_frames')})")
+    check(cov >= 95.0, f"coverage {cov}% (at least 95%)")
 
 
 def case_trig():
@@ -490,6 +571,8 @@ def main():
     ap.add_argument("--classes", required=True)
     ap.add_argument("--java", default="java", help="the java launcher to test with (default: java from PATH)")
     ap.add_argument("--jcmd", help="default: the jcmd beside --java, else jcmd from PATH")
+    ap.add_argument("--jnilib", help="the JNI library of the native-frame scenarios")
+    ap.add_argument("--dltarget", help="the library the dlopen storm loads")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     ARGS.agent = os.path.abspath(ARGS.agent)

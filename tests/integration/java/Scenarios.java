@@ -11,6 +11,14 @@
 //   unload    one thread that loads Payload0..7 from the directory given as the third argument
 //             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
 //             every 8 loads unloads them); prints "loaded N" and "unloaded N"
+//   jni       one thread in a JNI C call chain (nw_outer -> nw_middle -> nw_leaf); the library's
+//             path is the third argument
+//   dlopen    one thread that dlopens, calls and dlcloses the library named by the fourth
+//             argument in a loop (through the JNI library, third argument), beside a busy thread
+//   gc        two threads allocating short- and medium-lived objects: the GC's threads work
+//   jit       one thread loading Payload0..7 (directory: third argument) through fresh class
+//             loaders and running each briefly: the JIT compiler threads work
+//   mixed     Java compute, JNI compute and allocation side by side (JNI library: third argument)
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -114,6 +122,55 @@ public class Scenarios {
         return h;
     }
 
+    static native long nativeSpin(long millis);
+    static native long dlopenStorm(String path, long millis);
+
+    static long nativeLoop() {
+        long h = 0;
+        while (!stop) h += nativeSpin(20);
+        return h;
+    }
+
+    static long dlopenLoop(String lib) {
+        long rounds = 0;
+        while (!stop) rounds += dlopenStorm(lib, 50);
+        System.out.println("dlopen rounds " + rounds);
+        return rounds;
+    }
+
+    // Objects that live a little (a ring of 4096 arrays) and many that die at once: young and
+    // mixed collections for the GC threads to do.
+    static long churn() {
+        Object[] ring = new Object[4096];
+        long n = 0;
+        while (!stop) {
+            for (int i = 0; i < 1000; i++) {
+                byte[] b = new byte[64 + (i & 255)];
+                b[0] = (byte) i;
+                if ((i & 7) == 0) ring[(int) (n++ & 4095)] = b;
+            }
+        }
+        return n;
+    }
+
+    // Fresh classes, each run only briefly: the JIT compiles them again and again.
+    static long compileFresh(String dir) {
+        long h = 0;
+        int n = 0;
+        try {
+            java.net.URL[] path = {new java.io.File(dir).toURI().toURL()};
+            while (!stop) {
+                try (java.net.URLClassLoader loader = new java.net.URLClassLoader(path, ClassLoader.getPlatformClassLoader())) {
+                    Object p = loader.loadClass("Payload" + (n++ % 8)).getDeclaredConstructor().newInstance();
+                    h += ((java.util.function.LongUnaryOperator) p).applyAsLong(3_000_000L);
+                }
+            }
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+        return h;
+    }
+
     static void spinOnFlag() {
         while (!flag) { } // C2: a loop whose registers do not change
     }
@@ -191,6 +248,28 @@ public class Scenarios {
                 break;
             case "lines":
                 worker("lines", () -> sink += twoLoops());
+                break;
+            case "jni":
+                System.load(args[2]);
+                worker("jni", () -> sink += nativeLoop());
+                break;
+            case "dlopen":
+                System.load(args[2]);
+                worker("dlopen", () -> sink += dlopenLoop(args[3]));
+                worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "gc":
+                worker("churn-0", () -> sink += churn());
+                worker("churn-1", () -> sink += churn());
+                break;
+            case "jit":
+                worker("jit", () -> sink += compileFresh(args[2]));
+                break;
+            case "mixed":
+                System.load(args[2]);
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("jni", () -> sink += nativeLoop());
+                worker("churn-0", () -> sink += churn());
                 break;
             case "exit":
             case "forever":
