@@ -195,9 +195,9 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   } else {
     static const char *const how[] = {"reached Java code", "reached the thread's start", "met an unknown pc",
                                       "no unwind info",    "unreadable frame",           "too deep",
-                                      "unwinder error",    "not walked"};
+                                      "unwinder error",    "not walked",                 "fault"};
     fprintf(f, "  native frames         %" PRIu64 "; walks ended:", n->native_frames);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < (int)(sizeof how / sizeof *how); i++)
       if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
     fprintf(f, "\n\n");
   }
@@ -225,6 +225,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n", n->unanswered);
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
   fprintf(f, "  not stored (no memory) %" PRIu64 "\n", n->store_failed);
+  fprintf(f, "  faults contained      %" PRIu64 " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
+             " unguarded samples %" PRIu64 "\n", r->faults, r->unguarded);
   fprintf(f,
           "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
           " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",
@@ -342,12 +344,12 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " recovered=%" PRIu64 " lost=%" PRIu64 " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64
           " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
-          " process_cpu_ms=%.1f coverage=%.1f\n",
+          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 "\n",
           o->file, opt_format_name(o->format), n->ticks, n->overruns, n->samples, n->units, ms(n->cpu_ns), r.stacks,
           n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs, n->deferred, n->blocked, n->asgct[0],
           r.asgct_failed, r.recovered, n->lost_send, n->lost_units, n->late, n->unanswered, n->outstanding,
           us(r.cost_median_ns), us(r.cost_p99_ns), us(r.latency_median_ns), ms(n->sampler_cpu_ns),
           (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign, n->native_frames,
-          ms(n->process_cpu_ns), r.coverage_permille / 10.0);
+          ms(n->process_cpu_ns), r.coverage_permille / 10.0, r.faults);
   fflush(out);
 }

@@ -21,8 +21,8 @@ typedef struct {
 
 typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
 
-/* num_frames <= 0: why the walk failed. ASGCT_NOT_JAVA_THREAD is ours (GetEnv found no
- * JNIEnv for the interrupted thread), the rest are HotSpot's. */
+/* num_frames <= 0: why the walk failed. ASGCT_NOT_JAVA_THREAD (no JNIEnv registered for the
+ * thread) and ASGCT_SAMPLE_FAULT (guard.h) are ours, the rest are HotSpot's. */
 enum asgct_code {
   ASGCT_NO_JAVA_FRAME = 0,
   ASGCT_NO_CLASS_LOAD = -1,
@@ -36,7 +36,8 @@ enum asgct_code {
   ASGCT_DEOPT = -9,
   ASGCT_SAFEPOINT = -10,
   ASGCT_NOT_JAVA_THREAD = -11,
-  ASGCT_NCODES = 12     /* codes 0 .. -11 index as -code */
+  ASGCT_SAMPLE_FAULT = -12, /* ours: a fault (SIGSEGV/SIGBUS) during the sample, contained */
+  ASGCT_NCODES = 13     /* codes 0 .. -12 index as -code */
 };
 
 /* The frame name a failed sample is kept under, e.g. "[unknown Java]". */
@@ -45,7 +46,8 @@ static inline const char *asgct_code_frame(int code) {
       "[no Java frame]",       "[no class load events]", "[GC active]",
       "[unknown not Java]",    "[not walkable not Java]", "[unknown Java]",
       "[not walkable Java]",   "[unknown state]",         "[thread exit]",
-      "[deoptimization]",      "[safepoint]",             "[not a Java thread]"};
+      "[deoptimization]",      "[safepoint]",             "[not a Java thread]",
+      "[fault during sample]"};
   return (code <= 0 && code > -ASGCT_NCODES) ? names[-code] : "[ASGCT: unexpected code]";
 }
 

@@ -24,7 +24,8 @@ enum native_stop {
   NATIVE_STOP_DEPTH = 5,    /* `max` frames */
   NATIVE_STOP_ERROR = 6,    /* libunwind failed otherwise */
   NATIVE_STOP_OFF = 7,      /* not walked: native frames are off or not set up */
-  NATIVE_STOPS = 8
+  NATIVE_STOP_FAULT = 8,    /* a fault during the walk (contained: guard.h) */
+  NATIVE_STOPS = 9
 };
 
 /* Creates the unwinder's address space (allocates). Returns 0, -ENOMEM. Not signal-safe: call at

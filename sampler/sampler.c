@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codemap.h"
+#include "guard.h"
 #include "handler.h"
 #include "hotspot.h"
 #include "loop.h"
@@ -57,14 +58,20 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   const char *why = "this JVM's symbols were not given";
   if (jvm->symbol && hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0) why = NULL;
   jvm_layout.hotspot_missing = why;
-  err = handler_install(c->sig, jvm->asgct, c->depth);
-  if (!err) handler_set_native(c->native_frames);
-  return err;
+  err = guard_install(); /* before the handler: no sample is ever taken unguarded */
+  if (!err) err = handler_install(c->sig, jvm->asgct, c->depth);
+  if (err) {
+    guard_uninstall();
+    return err;
+  }
+  handler_set_native(c->native_frames);
+  return 0;
 }
 
 void sampler_fini(void) {
   handler_set_active(0);
   handler_uninstall();
+  guard_uninstall();
 }
 
 /* ---- threads ---- */
@@ -142,6 +149,8 @@ void sampler_report(struct sampler_report *r) {
   r->handler_foreign = atomic_load(&h->foreign);
   r->handler_wrong_tid = atomic_load(&h->wrong_tid);
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
+  r->faults = guard_faults();
+  r->unguarded = guard_unguarded();
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);

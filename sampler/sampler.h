@@ -154,7 +154,7 @@ struct sampler_counters {
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
   uint64_t clock_errors;   /* CPU clock reads that failed for a live thread */
   uint64_t native_frames;  /* native frames recorded */
-  uint64_t native_stops[8];/* native walks by how they ended (enum native_stop in native.h) */
+  uint64_t native_stops[9];/* native walks by how they ended (enum native_stop in native.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
   uint64_t threads_found;  /* threads found in /proc/self/task that nobody had registered */
   uint64_t threads_gone;   /* registrations dropped because their thread had ended */
@@ -177,6 +177,8 @@ struct sampler_report {
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t round_median_ns, round_p99_ns;            /* the sampler thread's CPU per round */
   const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
+  uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
+  uint64_t unguarded;          /* samples taken without a guard (its table was full) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille;       /* CPU in the profile (n.cpu_ns) */
   int lost_permille;           /* of which under [sample lost] or a failure frame (not walked) */

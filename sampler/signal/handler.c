@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../codemap.h"
+#include "../guard.h"
 #include "../hotspot.h"
 #include "../native.h"
 #include "../objects.h"
@@ -47,7 +48,17 @@ static struct {
  * above the interrupted sp. The thread is in the VM and interrupted by us, so nobody else
  * reads or writes its anchor meanwhile (a safepoint or handshake waits for a thread in the
  * VM). Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
-static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env) {
+/* What the handler must undo when a fault interrupts a sample: the frame anchor it rewrote,
+ * the objects table it entered. */
+struct undo {
+  volatile uintptr_t *last_sp, *last_pc, *last_fp;
+  uintptr_t sp, fp;
+  int anchor;       /* the anchor is rewritten */
+  int objects;      /* inside objects_enter */
+  unsigned token;   /* objects_enter's */
+};
+
+static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
   const struct hotspot_layout *l = &handler.hotspot;
   char *thread = (char *)env - l->env;
@@ -71,6 +82,13 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
     walk_fp = ((const uintptr_t *)walk_sp)[-2];
     if (!codemap_lookup(walk_pc, &caller) || caller.kind != CODEMAP_NMETHOD) return 0;
   }
+  u->last_sp = last_sp;
+  u->last_pc = last_pc;
+  u->last_fp = last_fp;
+  u->sp = sp;
+  u->fp = fp;
+  atomic_signal_fence(memory_order_seq_cst);
+  u->anchor = 1;
   if (last_fp) *last_fp = walk_fp;
   *last_sp = walk_sp;
   *last_pc = walk_pc;
@@ -81,6 +99,8 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   *last_pc = 0;
   *last_sp = sp;
   if (last_fp) *last_fp = fp;
+  atomic_signal_fence(memory_order_seq_cst);
+  u->anchor = 0;
   if (trace.num_frames <= 0) return 0;
   r->num_frames = trace.num_frames;
   r->pc = walk_pc;
@@ -93,10 +113,11 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
  * two ways: as if the stub had set up no frame (return address at sp / in lr), and through a
  * frame record at fp ([fp] saved fp, [fp+8] return address) — the latter only when the record
  * lies in the thread's known stack, or in the page of sp. */
-static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc, JNIEnv *env) {
+static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc, JNIEnv *env,
+                    volatile struct undo *u) {
   r->fail_code = r->num_frames;
   if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
-    if (walk_from_anchor(r, uc, env)) return;
+    if (walk_from_anchor(r, uc, env, u)) return;
     r->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
   }
   if (!codemap_lookup(plat_uc_pc(uc), &r->hit) || r->hit.kind != CODEMAP_STUB) return;
@@ -129,6 +150,50 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
       return;
     }
   }
+}
+
+/* The walks of one sample, under the fault guard: a fault anywhere in them (AsyncGetCallTrace,
+ * a stack read, the native walk) comes back here; the anchor and the objects table are put
+ * back as they were and the sample is kept as [fault during sample] (with the native frames,
+ * when the fault came after their walk). */
+static void take_sample(struct thread_slot *s, struct sample_record *r, const ucontext_t *uc) {
+  volatile struct undo u = {0};
+  struct guard g;
+  int fault = guard_enter(&g, s->tid);
+  if (!fault) {
+    if (atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {
+      u.token = objects_enter();
+      u.objects = 1;
+      int stop;
+      int n = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth, &stop);
+      r->native_stop = stop;
+      r->nnative = n;
+      u.objects = 0;
+      objects_exit(u.token);
+    }
+    if (!s->env) {
+      r->num_frames = ASGCT_NOT_JAVA_THREAD;
+    } else {
+      asgct_trace trace = {s->env, 0, r->frames};
+      handler.asgct(&trace, handler.depth, (void *)uc);
+      r->num_frames = trace.num_frames;
+      if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+    }
+  } else {
+    if (u.anchor) {
+      *u.last_pc = 0;
+      *u.last_sp = u.sp;
+      if (u.last_fp) *u.last_fp = u.fp;
+    }
+    if (u.objects) {
+      objects_exit(u.token);
+      r->native_stop = NATIVE_STOP_FAULT;
+    }
+    r->num_frames = ASGCT_SAMPLE_FAULT;
+    r->recovered = RECOVERY_NONE;
+    r->hit.kind = CODEMAP_NONE;
+  }
+  guard_leave(&g, fault != 0);
 }
 
 static void sample_handler(int sig, siginfo_t *si, void *ucv) {
@@ -168,23 +233,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->sp = plat_uc_sp(uc);
     r->nnative = 0;
     r->native_stop = NATIVE_STOP_OFF;
-    if (r->walked && atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {
-      unsigned token = objects_enter();
-      int stop;
-      r->nnative = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth, &stop);
-      r->native_stop = stop;
-      objects_exit(token);
-    }
-    if (r->walked) {
-      if (!s->env) {
-        r->num_frames = ASGCT_NOT_JAVA_THREAD;
-      } else {
-        asgct_trace trace = {s->env, 0, r->frames};
-        handler.asgct(&trace, handler.depth, (void *)uc);
-        r->num_frames = trace.num_frames;
-        if (trace.num_frames <= 0) recover(r, s, uc, s->env);
-      }
-    }
+    if (r->walked) take_sample(s, r, uc);
   }
   r->start_ns = t0;
   /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */

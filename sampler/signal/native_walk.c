@@ -158,6 +158,7 @@ const unw_accessors_t native_accessors = {find_proc_info, put_unwind_info, get_d
 const char *native_stop_name(int stop) {
   static const char *const names[NATIVE_STOPS] = {
       "[native: to Java]",       "[native: thread start]", "[native: unknown pc]", "[native: no unwind info]",
-      "[native: unreadable frame]", "[native: too deep]",  "[native: unwinder error]", "[native: off]"};
+      "[native: unreadable frame]", "[native: too deep]",  "[native: unwinder error]", "[native: off]",
+      "[native: fault]"};
   return stop >= 0 && stop < NATIVE_STOPS ? names[stop] : "[native: ?]";
 }

@@ -17,7 +17,10 @@ import sys
 
 ALLOWED = {
     # async-signal-safe (POSIX) or a raw system call
-    "clock_gettime", "getpid", "syscall", "sigaction", "sigemptyset", "__errno_location",
+    "clock_gettime", "getpid", "syscall", "sigaction", "sigemptyset", "sigaddset", "sigprocmask",
+    "__errno_location",
+    # the fault guard (guard.h): a jump back from the fault handler into the sampling handler
+    "__sigsetjmp", "siglongjmp",
     # the compiler's: block copies, stack protector, its own symbol for the GOT
     "memcpy", "memset", "memmove", "__stack_chk_fail", "_GLOBAL_OFFSET_TABLE_",
     # data the handler reads, defined outside the signal path (never moved, never freed)

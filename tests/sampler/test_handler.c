@@ -18,6 +18,7 @@
 
 #include "codemap.h"
 #include "fake_jvm.h"
+#include "guard.h"
 #include "handler.h"
 #include "platform.h"
 #include "registry.h"
@@ -197,4 +198,49 @@ Test(handler, signals_that_are_not_expected_are_counted_and_ignored) {
   cr_expect_eq(atomic_load(&c->stray), stray + 3);
   atomic_store(&s->handshake, handshake_word(1000, SAMPLE_IDLE));
   stop_worker(th);
+}
+
+/* A fault in a sample (here: inside the fake AsyncGetCallTrace) is contained: the handler
+ * answers with [fault during sample], the thread lives on, and the next fault is contained too
+ * (the jump out of the fault handler left nothing blocked). A fault outside any sample still
+ * reaches the handler that was there before (the JVM's). */
+static sigjmp_buf outside;
+static atomic_int previous_calls;
+
+static void previous_handler(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+  atomic_fetch_add(&previous_calls, 1);
+  siglongjmp(outside, 1);
+}
+
+Test(handler, a_fault_during_a_sample_is_contained_and_others_are_passed_on) {
+  struct sigaction prev;
+  memset(&prev, 0, sizeof prev);
+  prev.sa_sigaction = previous_handler;
+  prev.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &prev, NULL);
+  cr_assert_eq(guard_install(), 0);
+  struct worker_args a = {SPIN, FAKE_ROLE_FAULT, 1};
+  pthread_t th = start_worker(&a);
+  uint64_t faults = guard_faults();
+  for (int k = 0; k < 3; k++) {
+    const struct sample_record *r = ask(SAMPLE_CAPTURE);
+    cr_expect_eq(r->num_frames, ASGCT_SAMPLE_FAULT, "sample %d: kept as a fault", k);
+  }
+  cr_expect_eq(guard_faults(), faults + 3, "every fault was contained");
+  cr_expect_eq(atomic_load(&previous_calls), 0, "none reached the previous handler");
+  /* a fault that is not a sample's */
+  if (sigsetjmp(outside, 1) == 0) {
+    static volatile int *volatile nowhere = (volatile int *)(uintptr_t)8;
+    volatile int x = *nowhere;
+    (void)x;
+    cr_expect_fail("the read of address 8 did not fault");
+  }
+  cr_expect_eq(atomic_load(&previous_calls), 1, "a fault outside a sample goes to the previous handler");
+  cr_expect_eq(guard_faults(), faults + 3);
+  stop_worker(th);
+  guard_uninstall();
+  struct sigaction now;
+  sigaction(SIGSEGV, NULL, &now);
+  cr_expect(now.sa_sigaction == previous_handler, "uninstall puts the previous handler back");
 }

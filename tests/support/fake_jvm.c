@@ -11,6 +11,7 @@
 #include "platform.h"
 
 static __thread jmethodID role;
+static volatile jint *volatile nowhere = (volatile jint *)(uintptr_t)8; /* never mapped */
 static atomic_ulong walks;
 
 void fake_jvm_set_role(jmethodID r) { role = r; }
@@ -21,6 +22,7 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
   (void)uc;
   atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
   if (depth < 1) return;
+  if (role == FAKE_ROLE_FAULT) t->num_frames = *nowhere; /* a fault, on purpose */
   t->frames[0].method_id = role;
   t->frames[0].lineno = 0;
   t->num_frames = role ? 1 : ASGCT_UNKNOWN_JAVA;

@@ -15,6 +15,7 @@
 #define FAKE_ROLE_BUSY ((jmethodID)0x1000) /* "Busy.run" */
 #define FAKE_ROLE_IDLE ((jmethodID)0x2000) /* "Idle.run" */
 #define FAKE_ROLE_BURST ((jmethodID)0x3000) /* "Burst.run" */
+#define FAKE_ROLE_FAULT ((jmethodID)0xdead) /* its walk faults: reads address 8 (SIGSEGV) */
 
 /* Sets the calling thread's role; NULL makes its walks fail with -5 (unknown Java). */
 void fake_jvm_set_role(jmethodID role);
