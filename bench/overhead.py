@@ -34,6 +34,8 @@ CONFIGS = {
     "s1-cpu": "interval=1ms,hasrun=cpu",
     "s1-regs": "interval=1ms,hasrun=regs",
     "s1-nomap": "interval=1ms,codemap=off",
+    "s1-nonative": "interval=1ms,cstack=no",
+    "s10-nonative": "interval=10ms,cstack=no",
     "s1-ann": "interval=1ms,ann=on",
     "jfr-default": "jfr:default",
     "jfr-profile": "jfr:profile",
@@ -46,7 +48,8 @@ def run_one(args, name, tmp):
     if spec and spec.startswith("jfr:"):
         cmd.append(f"-XX:StartFlightRecording=settings={spec[4:]},filename={tmp}/r.jfr")
     elif spec:
-        cmd.append(f"-agentpath:{args.agent}={spec},file={tmp}/p.folded")
+        agent = args.agent_of.get(name, args.agent)
+        cmd.append(f"-agentpath:{agent}={spec},file={tmp}/p.folded")
     cmd += ["-cp", args.classes, "Workloads", args.workload, "--threads", str(args.threads),
             "--idle", str(args.idle), "--warmup", str(args.warmup), "--seconds", str(args.seconds)]
     t0 = time.time()
@@ -102,21 +105,23 @@ def overhead(args):
              f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, {args.rounds} interleaved rounds, "
              f"JVM {' '.join(JVM)}; checksums identical across all runs: {'yes' if len(checks) == 1 else 'NO'}",
              "",
-             "| config | throughput (ops/s, median) | spread (min-max) | loss vs no agent (median of per-round ratios, min..max) | process CPU s (median) | samples per CPU-second | one sample: median / p99 µs | sampler thread CPU (% of one core) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| config | throughput (ops/s, median) | spread (min-max) | loss vs no agent (median of per-round ratios, min..max) | process CPU s (median) | samples per CPU-second | one sample: median / p99 µs | sampler thread CPU (% of one core) | coverage of process CPU (median) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for n in names:
         rs = [row for row in rows if row["config"] == n]
         thr = [float(row["ops_per_s"]) for row in rs]
         losses = [100 * (1 - float(row["ops_per_s"]) / float(base[row["round"]]["ops_per_s"])) for row in rs if row["round"] in base]
         cpu = [row["proc_cpu_s"] for row in rs]
-        sps, cost, sam = "", "", ""
+        sps, cost, sam, cov = "", "", "", ""
         if "s_samples" in rs[0]:
             per_cpu = [float(r['s_samples']) / (float(r['s_cpu_ms']) / 1000) for r in rs if float(r['s_cpu_ms']) > 0]
             sps = f"{med(per_cpu):.0f}" if per_cpu else "n/a (regs measures no CPU)"
             cost = f"{med([float(r['s_cost_median_us']) for r in rs]):.1f} / {med([float(r['s_cost_p99_us']) for r in rs]):.1f}"
             sam = f"{med([100 * float(r['s_sampler_cpu_ms']) / 1000 / float(r['s_wall_s']) for r in rs]):.2f}"
+            covs = [float(r["s_coverage"]) for r in rs if "s_coverage" in r]
+            cov = f"{med(covs):.1f}%" if covs else "n/a (not reported)"
         loss = f"{med(losses):+.2f}% ({min(losses):+.2f}..{max(losses):+.2f})" if losses and n != "none" else "—"
-        lines.append(f"| {n} ({CONFIGS[n] or 'no agent'}) | {med(thr):.1f} | {min(thr):.1f}-{max(thr):.1f} | {loss} | {med(cpu):.2f} | {sps} | {cost} | {sam} |")
+        lines.append(f"| {n} ({CONFIGS[n] or 'no agent'}) | {med(thr):.1f} | {min(thr):.1f}-{max(thr):.1f} | {loss} | {med(cpu):.2f} | {sps} | {cost} | {sam} | {cov} |")
     report(args, rows, lines)
 
 
@@ -177,10 +182,21 @@ def main():
     ap.add_argument("--agent", default=os.path.join(ROOT, "build", "agent", "libsampler.so"))
     ap.add_argument("--classes", default=os.path.join(ROOT, "build", "bench", "classes"))
     ap.add_argument("--name", help="results file name (default from the mode and workload)")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=OPTIONS",
+                    help="one more config: the agent's options (e.g. old-s1=interval=1ms)")
+    ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH",
+                    help="another libsampler.so for config NAME (e.g. a build of an older commit)")
     ap.add_argument("--scaling", action="store_true", help="sampler CPU vs idle/busy thread counts")
     ap.add_argument("--busy-list", default="1,2,4", help="--scaling: busy thread counts (idle: 0, 200, 1000)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 1 s; no markdown, CSV in the temp dir")
     args = ap.parse_args()
+    for d in args.define:
+        name, _, spec = d.partition("=")
+        CONFIGS[name] = spec
+    args.agent_of = dict(a.partition("=")[::2] for a in args.agent_of)
+    for name, path in args.agent_of.items():
+        if not os.path.exists(path):
+            sys.exit(f"--agent-of {name}: {path} missing")
     if args.quick:
         args.rounds, args.seconds, args.warmup = 1, 1, 0.5
     needs_agent = args.scaling or any((CONFIGS.get(n) or "jfr:").find("jfr:") != 0 for n in args.configs.split(","))
