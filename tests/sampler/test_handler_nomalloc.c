@@ -3,8 +3,9 @@
  * realloc and free (glibc lets an executable replace them) and counts the calls made on the
  * sampled thread while its handler answers thousands of requests — captures that walk, walks
  * that fail and are recovered through the code map, and requests that find nothing moved.
- * The sampled thread itself allocates nothing once it is registered, so any count is the
- * handler's. (Not in the sanitizer build: ASan owns malloc there.)
+ * The native stack walk (libunwind through the project's accessors) is on, so its path is
+ * covered too. The sampled thread itself allocates nothing once it is registered, so any count
+ * is the handler's. (Not in the sanitizer build: ASan owns malloc there.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,8 @@
 #include "codemap.h"
 #include "fake_jvm.h"
 #include "handler.h"
+#include "native.h"
+#include "objects.h"
 #include "platform.h"
 #include "registry.h"
 #include "sample.h"
@@ -54,6 +57,7 @@ void free(void *p) {
 #define SIG (SIGRTMIN + 4)
 static atomic_int stop;
 static atomic_int slot = -1;
+static unsigned long native_frames; /* frames the native walk found, all requests */
 
 static void spin_here(void) {
   while (!atomic_load(&stop)) __asm__ volatile("" ::: "memory");
@@ -62,6 +66,7 @@ static void spin_here(void) {
 static void *worker(void *arg) {
   fake_jvm_set_role((jmethodID)arg);
   struct sampler_thread t = {.tid = plat_gettid(), .name = "watched", .env = fake_jvm_env()};
+  plat_self_stack(&t.stack_lo, &t.stack_hi);
   atomic_store(&slot, registry_add(&t));
   atomic_store(&watched, t.tid); /* from here on this thread allocates nothing itself */
   spin_here();
@@ -83,6 +88,7 @@ static unsigned long sample_worker(jmethodID role, int n) {
     atomic_store(&s->handshake, handshake_word(handshake_seq(w) + 1, SAMPLE_PENDING));
     if (plat_signal_thread(s->tid, SIG, atomic_load(&slot)) != 0) break;
     while (handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE) sched_yield();
+    if (s->record->walked) native_frames += (unsigned long)s->record->nnative;
     atomic_store(&s->handshake, handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
   }
   atomic_store(&stop, 1);
@@ -92,19 +98,20 @@ static unsigned long sample_worker(jmethodID role, int n) {
 }
 
 int main(void) {
-  if (registry_init(64) || codemap_init()) return 2;
-  /* the worker's loop lies in a "stub": failed walks are recovered through the code map */
-  codemap_add_stub("StubRoutines::spin", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0);
+  if (registry_init(64) || codemap_init() || objects_init() || native_init()) return 2;
   struct sampler_jvm jvm = fake_jvm();
   if (handler_install(SIG, jvm.asgct, 64)) return 2;
+  handler_set_native(1);
   handler_set_active(1);
-  unsigned long walked = sample_worker(FAKE_ROLE_BUSY, 2000);
+  unsigned long walked = sample_worker(FAKE_ROLE_BUSY, 2000); /* native frames up to main */
+  /* then the worker's loop lies in a "stub": failed walks are recovered through the code map */
+  codemap_add_stub("StubRoutines::spin", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0);
   unsigned long recovered = sample_worker(NULL, 2000);
   unsigned long acks = (unsigned long)atomic_load(&handler_counters()->acks);
-  int ok = walked == 0 && recovered == 0 && acks == 4000;
-  printf("handler answered %lu requests; allocations on the sampled thread: %lu while walking, %lu while "
-         "recovering failed walks\n",
-         acks, walked, recovered);
+  int ok = walked == 0 && recovered == 0 && acks == 4000 && native_frames > 0;
+  printf("handler answered %lu requests (native frames walked: %lu); allocations on the sampled thread: %lu "
+         "while walking, %lu while recovering failed walks\n",
+         acks, native_frames, walked, recovered);
   printf("%d passed, %d failed\n", ok, !ok);
   return ok ? 0 : 1;
 }

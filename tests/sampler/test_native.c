@@ -1,0 +1,144 @@
+/*
+ * Tests of the native stack walk (sampler/signal/native_walk.c) on its own: a thread runs a C
+ * call chain java_like -> native_outer -> native_inner; a signal handler installed here walks
+ * it from the interrupted context. With java_like's code in the code map (as if it were code
+ * the JVM generated), the walk gives native_inner, native_outer and stops there (Java follows);
+ * without it, it goes on through java_like to the thread's start. Frames are named by the
+ * symbols module, as the sampler thread names them.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codemap.h"
+#include "native.h"
+#include "objects.h"
+#include "platform.h"
+#include "symbols.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static atomic_int stop, ready;
+static _Atomic pid_t worker_tid;
+static uintptr_t stack_lo, stack_hi;
+
+NOINLINE void native_inner(void) {
+  atomic_store(&ready, 1);
+  while (!atomic_load(&stop)) __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void native_outer(void) {
+  native_inner();
+  __asm__ volatile("" ::: "memory"); /* no tail call: native_outer keeps its frame */
+}
+
+/* in a section of its own, page-aligned: its range can be put in the code map alone */
+__attribute__((noinline, section(".text.java_like"), aligned(4096))) void java_like(void) {
+  native_outer();
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  plat_self_stack(&stack_lo, &stack_hi);
+  atomic_store(&worker_tid, plat_gettid());
+  java_like();
+  return NULL;
+}
+
+static uintptr_t pcs[64];
+static atomic_int npcs = -1;
+static int stop_reason;
+
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si;
+  unsigned t = objects_enter();
+  int n = native_walk(uc, stack_lo, stack_hi, pcs, 64, &stop_reason);
+  objects_exit(t);
+  atomic_store(&npcs, n);
+}
+
+/* Walks the worker once; returns the frame count. */
+static int walk_worker(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGUSR2, &sa, NULL);
+  atomic_store(&npcs, -1);
+  cr_assert_eq(plat_signal_thread(atomic_load(&worker_tid), SIGUSR2, 0), 0);
+  for (int i = 0; atomic_load(&npcs) < 0; i++) {
+    cr_assert_lt(i, 2000, "no walk within 2 s");
+    usleep(1000);
+  }
+  return atomic_load(&npcs);
+}
+
+static const char *name_of(int i, char *buf, size_t len) {
+  symbols_name(i ? pcs[i] - 1 : pcs[i], buf, len); /* a return address names its call */
+  return buf;
+}
+
+static pthread_t start(void) {
+  cr_assert_eq(objects_init(), 0);
+  cr_assert_eq(native_init(), 0);
+  cr_assert_eq(codemap_init(), 0);
+  pthread_t th;
+  pthread_create(&th, NULL, worker, NULL);
+  while (!atomic_load(&ready)) usleep(1000);
+  return th;
+}
+
+static void finish(pthread_t th) {
+  atomic_store(&stop, 1);
+  pthread_join(th, NULL);
+}
+
+Test(native, the_walk_stops_where_the_jvms_code_begins) {
+  pthread_t th = start();
+  cr_assert_eq(codemap_add_stub("java_like", (const void *)java_like, 4096, 0), 0);
+  int n = walk_worker();
+  char a[128], b[128];
+  cr_expect_eq(n, 2, "native_inner and native_outer, then Java code (%d frames)", n);
+  cr_expect_eq(stop_reason, NATIVE_STOP_JAVA, "stopped at the JVM's code (%s)", native_stop_name(stop_reason));
+  if (n >= 2) {
+    cr_expect_str_eq(name_of(0, a, sizeof a), "native_inner");
+    cr_expect_str_eq(name_of(1, b, sizeof b), "native_outer");
+  }
+  finish(th);
+}
+
+Test(native, without_java_code_the_walk_reaches_the_threads_start) {
+  pthread_t th = start();
+  int n = walk_worker();
+  char buf[128];
+  cr_expect_geq(n, 4, "native_inner, native_outer, java_like, worker, ...: %d frames", n);
+  cr_expect_eq(stop_reason, NATIVE_STOP_END, "reached the thread's first frame (%s)", native_stop_name(stop_reason));
+  const char *want[] = {"native_inner", "native_outer", "java_like", "worker"};
+  for (int i = 0; i < 4 && i < n; i++) cr_expect_str_eq(name_of(i, buf, sizeof buf), want[i], "frame %d", i);
+  int libc = 0;
+  for (int i = 4; i < n; i++)
+    if (!strcmp(name_of(i, buf, sizeof buf), "start_thread") || !strcmp(buf, "clone3") || !strcmp(buf, "clone")) libc++;
+  cr_expect_gt(libc, 0, "libc's thread start frames are walked too");
+  finish(th);
+}
+
+Test(native, a_walk_limited_to_the_page_of_sp_is_a_prefix_of_the_whole) {
+  pthread_t th = start();
+  int whole = walk_worker();
+  uintptr_t all[64];
+  memcpy(all, pcs, sizeof all);
+  uintptr_t lo = stack_lo, hi = stack_hi;
+  stack_lo = stack_hi = 0; /* unknown: only the page of sp may be read */
+  int n = walk_worker();
+  stack_lo = lo, stack_hi = hi;
+  cr_expect_geq(n, 1, "the leaf is known without reading the stack");
+  cr_expect_leq(n, whole);
+  for (int i = 0; i < n && i < whole; i++) cr_expect_eq(pcs[i], all[i], "frame %d is the whole walk's", i);
+  cr_expect(stop_reason == NATIVE_STOP_BAD_READ || stop_reason == NATIVE_STOP_END, "%d frames, %s", n,
+            native_stop_name(stop_reason));
+  finish(th);
+}
