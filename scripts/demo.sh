@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# The main job: installs missing packages, builds everything, installs libsampler.so where
-# `java -agentlib:sampler` finds it by name (and the flamegraph tool), then profiles the bundled
-# demo workload and writes its flame graph. Needs root (or sudo) for the packages and install.
+# The main job: installs missing packages, builds the agent, the flamegraph tool and the
+# workloads (no tests: BUILD_TESTING=OFF, so no test framework is needed), installs
+# libsampler.so where `java -agentlib:sampler` finds it by name (and the flamegraph tool), then
+# profiles the bundled demo workload and writes its flame graph. Needs root (or sudo) for the
+# packages and install. Its build directory is build-demo/, its own: scripts/test.sh builds
+# build/ with the tests, and two scripts sharing one cache would flip BUILD_TESTING back and
+# forth (reconfiguring each time, and leaving ctest in build/ with stale test lists).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -9,21 +13,22 @@ bash scripts/deps.sh
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)"
-$sudo cmake --install build >/dev/null
-libdir=$(sed -n 's/^SAMPLER_JAVA_LIBDIR:PATH=//p' build/CMakeCache.txt)
+build=build-demo
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)"
+$sudo cmake --install "$build" >/dev/null
+libdir=$(sed -n 's/^SAMPLER_JAVA_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 echo "installed: $libdir/libsampler.so and $(command -v flamegraph)"
 
-out="$root/build/demo"
+out="$root/$build/demo"
 mkdir -p "$out"
 echo "== profiling the demo workload (6 s): java -agentlib:sampler=interval=1ms,file=$out/demo-profile.html"
-java -agentlib:sampler=interval=1ms,file="$out/demo-profile.html" -cp build/bench/classes Demo 6000
+java -agentlib:sampler=interval=1ms,file="$out/demo-profile.html" -cp "$build/bench/classes" Demo 6000
 echo "== the same as folded stacks with frame kinds (ann), then SVG from them with the flamegraph tool"
-java -agentlib:sampler=interval=1ms,ann,file="$out/demo-profile.folded" -cp build/bench/classes Demo 3000
+java -agentlib:sampler=interval=1ms,ann,file="$out/demo-profile.folded" -cp "$build/bench/classes" Demo 3000
 flamegraph --palette java --title "Demo (sampler, 1 ms)" "$out/demo-profile.folded" -o "$out/demo-profile.svg"
 echo "== the text report"
-java -agentlib:sampler=interval=1ms,file="$out/demo-profile.txt" -cp build/bench/classes Demo 3000 2>/dev/null
+java -agentlib:sampler=interval=1ms,file="$out/demo-profile.txt" -cp "$build/bench/classes" Demo 3000 2>/dev/null
 sed -n '/^Hot frames by self/,/^$/p' "$out/demo-profile.txt" | head -12
 echo
 echo "Flame graph: $out/demo-profile.html (open it in a browser); also demo-profile.svg, .folded, .txt"

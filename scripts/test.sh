@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# The whole test suite: installs missing packages, builds twice (ASan+UBSan for the unit
-# tests, the plain build for everything including the JVM integration tests), runs ctest.
+# The whole test suite: installs missing packages, then builds every build type with warnings
+# as errors (SAMPLER_WERROR=ON) and runs ctest:
+#   build-san/     Debug + ASan/UBSan (gcc): the unit tests
+#   build-rel/     Release (-O3): everything built, the unit tests
+#   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
+#                  proving they need no test framework (and building them with clang too)
+#   build/         RelWithDebInfo, the plain build: every test, the JVM integration tests too
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/deps.sh
 jobs=$(nproc)
 
-echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/)"
-cmake -S . -B build-san -DSAMPLER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc >/dev/null
+echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/, Debug)"
+cmake -S . -B build-san -DSAMPLER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc \
+  -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build-san -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san -L unit --output-on-failure
 
-echo "== all tests, plain build (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+echo "== Release build, unit tests (build-rel/)"
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
+cmake --build build-rel -j "$jobs"
+ctest --test-dir build-rel -L unit --output-on-failure
+
+echo "== the agent and the flamegraph tool without tests, with clang (build-notest/, BUILD_TESTING=OFF)"
+rm -rf build-notest
+cmake -S . -B build-notest -DBUILD_TESTING=OFF -DCMAKE_C_COMPILER=clang -DSAMPLER_WERROR=ON >/dev/null
+cmake --build build-notest -j "$jobs" --target sampler flamegraph
+# Nothing of the tests' was looked for: no cache entry names Criterion or Python.
+if grep -v '^//' build-notest/CMakeCache.txt | grep -i -E 'criterion|python'; then
+  echo "BUILD_TESTING=OFF still looks for a test dependency (cache entries above)" >&2
+  exit 1
+fi
+
+echo "== all tests, plain build (build/, RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure

@@ -28,17 +28,28 @@ static inline fg_profile *diff_of(const char *base, const char *main_) {
 
 enum { OUT_FOLDED, OUT_SVG, OUT_HTML };
 
-/* The writer's whole output (NUL-terminated, caller frees); asserts it returned 0. */
+/* The writer's whole output (NUL-terminated, caller frees); asserts it returned 0.
+ * A memory stream stores its buffer and size through the two pointers it is given, at every
+ * flush until it is closed. They point into a heap block, not into this frame, and the stream
+ * is closed before anything is asserted: a failed assertion leaves this frame without
+ * returning, and a stream left open would be flushed at the test process's exit. */
 static inline char *render(int what, const fg_profile *p, const fg_options *o) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  struct {
+    char *buf;
+    size_t len;
+  } *out = calloc(1, sizeof *out);
+  cr_assert(out);
+  FILE *f = open_memstream(&out->buf, &out->len);
   cr_assert(f);
   int rc = what == OUT_FOLDED ? fg_write_folded(f, p)
            : what == OUT_SVG  ? fg_write_svg(f, p, o)
                               : fg_write_html(f, p, o);
+  int closed = fclose(f);
+  char *buf = out->buf;
+  free(out);
+  if (rc != 0 || closed != 0) free(buf);
   cr_assert_eq(rc, 0, "writer returned %d", rc);
-  fclose(f);
+  cr_assert_eq(closed, 0, "closing the memory stream failed");
   return buf;
 }
 

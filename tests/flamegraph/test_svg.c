@@ -118,7 +118,7 @@ Test(svg, min_width_prunes_subtrees) {
 
 Test(svg, escaping) {
   fg_profile *p = fg_profile_new();
-  const char *fr[] = { "<a&b>\"q\"'s", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac", "bad\xff\x01" "end" };
+  const char *fr[] = { "<a&b>\"q\"'s", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac", "bad\xff\001end" };
   cr_assert_eq(fg_profile_add(p, fr, 3, 1), 0);
   fg_options o;
   fg_options_init(&o);
