@@ -577,10 +577,11 @@ static void make_help(void) {
   size_t indent = 2 + width + 2;
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     const struct opt_spec *opt = &OPTIONS[i];
-    char line[64], shown[256], dflt[272];
+    char shown[256], dflt[272];
     opt_form(opt, form, sizeof form);
-    snprintf(line, sizeof line, "  %-*s", (int)(width + 2), form);
-    text_puts(&t, line);
+    text_puts(&t, "  "); /* the option, padded to the widest one's width plus two */
+    text_puts(&t, form);
+    for (size_t pad = strlen(form); pad < width + 2; pad++) text_puts(&t, " ");
     size_t col = text_wrap(&t, opt->help, indent, indent);
     opt_default(opt, shown, sizeof shown);
     if (*shown) {

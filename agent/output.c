@@ -171,7 +171,7 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   else
     fprintf(f,
             "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
-            "no frame walked: [sample lost], failure frames); the sampler thread %.1f%%; not seen %.1f%% "
+            "no frame walked: [sample lost], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
             "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
             r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
             r->sampler_permille / 10.0, r->unseen_permille / 10.0);

@@ -161,6 +161,9 @@ static int discover_one(void *ctx, pid_t tid) {
 /* Between rounds, now and then: threads that ended are dropped, new ones of the JVM found,
  * objects loaded or unloaded since the last look noticed. */
 static void housekeeping(void) {
+  traces_lock();
+  record_self(loop.st.sampler_cpu_ns);
+  traces_unlock();
   for (int k = 0; k < loop.ngone; k++) {
     registry_remove_slot(loop.gone[k].slot, loop.gone[k].gen);
     loop.st.threads_gone++;
@@ -268,6 +271,7 @@ int sampler_run(void) {
   loop.st.sampler_cpu_ns = plat_self_cpu_ns() - cpu0;
   loop.st.wall_ns = plat_mono_ns() - start;
   loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
+  record_self(loop.st.sampler_cpu_ns);
   traces_unlock();
   atomic_store(&loop.running, 0);
   plat_futex_wake((const uint32_t *)&loop.running, 1);

@@ -54,7 +54,9 @@ struct loop_state {
   int cap;                 /* entries of books and look */
   int seen_registered;     /* registry_registered() at the last round */
   char *namebuf;
-  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm;
+  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self;
+  uint64_t self_cpu_recorded;   /* of the sampler thread's own CPU, what the profile holds (ns) */
+  uint64_t self_units_given;
   pid_t self;              /* the sampler thread's own tid: never sampled */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
@@ -91,6 +93,10 @@ void record_lost(const struct thread_slot *s, struct thread_book *b);
 /* Notes that the thread of slot i (generation gen) has ended: its registration is dropped
  * after the round. */
 void loop_note_gone(int i, uint32_t gen);
+
+/* Puts the sampler thread's own CPU since the last call into the profile, as a stack of its
+ * own ([sampler thread (this profiler)]). traces_lock held. */
+void record_self(uint64_t sampler_cpu_ns);
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);

@@ -24,8 +24,9 @@ int record_init(void) {
   loop.id_unknown_method = traces_intern("[unknown method]", 16);
   loop.id_truncated = traces_intern("[callers not walked]", 20);
   loop.id_jvm = traces_intern("[JVM runtime]", 13);
+  loop.id_self = traces_intern("[sampler thread (this profiler)]", 32);
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID || loop.id_unknown_method == TRACES_NO_ID ||
-                 loop.id_truncated == TRACES_NO_ID || loop.id_jvm == TRACES_NO_ID
+                 loop.id_truncated == TRACES_NO_ID || loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID
              ? -ENOMEM
              : 0;
 }
@@ -101,6 +102,23 @@ static void store(int n, uint64_t units, uint64_t cpu_ns) {
   }
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;
+}
+
+void record_self(uint64_t sampler_cpu_ns) {
+  if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS) return;
+  uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
+  if (!units) return; /* less than an interval's worth so far: it waits, like any thread's */
+  int n = 0;
+  if (loop.cfg.thread_roots) { /* like every thread's: "[sampler tid=N]" */
+    char root[48];
+    int len = snprintf(root, sizeof root, "[sampler tid=%d]", (int)loop.self);
+    loop.fbuf[n++] = traces_intern(root, (size_t)len);
+  }
+  loop.fbuf[n++] = loop.id_self;
+  uint64_t cpu = sampler_cpu_ns - loop.self_cpu_recorded;
+  store(n, units, cpu);
+  loop.self_units_given += units;
+  loop.self_cpu_recorded = sampler_cpu_ns;
 }
 
 void record_lost(const struct thread_slot *s, struct thread_book *b) {

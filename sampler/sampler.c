@@ -156,7 +156,7 @@ void sampler_report(struct sampler_report *r) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
     r->lost_permille = (int)((r->n.lost_cpu_ns + r->n.unwalked_cpu_ns) * 1000 / process);
     r->sampler_permille = (int)(r->n.sampler_cpu_ns * 1000 / process);
-    int rest = 1000 - r->coverage_permille - r->sampler_permille;
+    int rest = 1000 - r->coverage_permille; /* the sampler thread's CPU is in the profile too */
     r->unseen_permille = rest > 0 ? rest : 0;
   }
 }

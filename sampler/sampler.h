@@ -182,7 +182,7 @@ struct sampler_report {
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille;       /* CPU in the profile (n.cpu_ns) */
   int lost_permille;           /* of which under [sample lost] or a failure frame (not walked) */
-  int sampler_permille;        /* the sampler thread's own */
+  int sampler_permille;        /* of which the sampler thread's own ([sampler thread ...]) */
   int unseen_permille;         /* the rest: threads not sampled, CPU not yet due a sample */
 };
 

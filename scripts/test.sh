@@ -5,21 +5,27 @@
 #   build-rel/     Release (-O3): everything built, the unit tests
 #   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
 #                  proving they need no test framework (and building them with clang too)
-#   build/         RelWithDebInfo, the plain build: every test, the JVM integration tests too
+#   build/         RelWithDebInfo, the plain build: every test, the JVM integration tests too,
+#                  on JDK 17 (the system's) and on 21 and 25 (scripts/jdks.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/deps.sh
 jobs=$(nproc)
 
+echo "== JDK 21 and 25 for the integration tests (scripts/jdks.sh: Debian 13's, in a private cache, not the system)"
+bash scripts/jdks.sh
+extra_jdks=$(bash scripts/jdks.sh --list)
+
 echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/, Debug)"
 cmake -S . -B build-san -DSAMPLER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc \
-  -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
+  -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON -DSAMPLER_EXTRA_JDKS=OFF >/dev/null
 cmake --build build-san -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san -L unit --output-on-failure
 
 echo "== Release build, unit tests (build-rel/)"
-cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON \
+  -DSAMPLER_EXTRA_JDKS=OFF >/dev/null
 cmake --build build-rel -j "$jobs"
 ctest --test-dir build-rel -L unit --output-on-failure
 
@@ -34,6 +40,7 @@ if grep -v '^//' build-notest/CMakeCache.txt | grep -i -E 'criterion|python'; th
 fi
 
 echo "== all tests, plain build (build/, RelWithDebInfo)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON \
+  -DSAMPLER_EXTRA_JDKS="$extra_jdks" >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure

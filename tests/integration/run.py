@@ -513,7 +513,7 @@ def case_unattributed():
     for k, n in stacks.items():
         frames = [f for f in k.split(";") if f != "[cpu before wait]"]
         leaf = frames[-1] if frames else ""
-        if leaf.startswith("[") and not unnamed_native.match(leaf):
+        if leaf.startswith("[") and not unnamed_native.match(leaf) and leaf != "[sampler thread (this profiler)]":
             kind = leaf + (";" + frames[-2] if len(frames) > 1 and not frames[-2].startswith("[") else "")
             bad[kind] = bad.get(kind, 0) + n
     s = summary(p.stderr)
