@@ -22,39 +22,40 @@
 enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
 
 static const char k_help[] =
-  "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
-  "Reads folded stacks (frame;frame;... COUNT per line) and writes a flame graph.\n"
-  "No INPUT or '-': standard input. Two inputs: a differential graph of SECOND against\n"
-  "INPUT (widths from SECOND; red grew, blue shrank, by share of each total). Lines\n"
-  "'stack BASE NEW' (two counts: a diff written with -f folded) are read as a diff.\n"
-  "\n"
-  "Options:\n"
-  "  -o, --output FILE     write to FILE instead of standard output\n"
-  "  -f, --format FMT      svg, html or folded (default: from the -o extension\n"
-  "                        .svg/.html/.htm/.folded/.collapsed/.txt, else svg)\n"
-  "      --title TEXT      title (default \"Flame Graph\")\n"
-  "      --subtitle TEXT   second line under the title\n"
-  "      --width PX        SVG image width (default 1200)\n"
-  "      --height PX       SVG frame height (default 16)\n"
-  "      --minwidth N[%]   SVG: omit frames narrower than N px, or N% of all samples\n"
-  "                        (default 0.1 px)\n"
-  "  -c, --colors NAME     palette: hot (default), mem, io, java, red, green, blue, aqua,\n"
-  "      --palette NAME    yellow, purple, orange. java colours frames by kind: JIT _[j]\n"
-  "                        green, inlined _[i] aqua, interpreted _[0] yellow, kernel _[k]\n"
-  "                        orange, native red, [synthetic] grey\n"
-  "      --hash            colour by a hash of the name (same name, same colour)\n"
-  "      --countname NAME  what a count is (default \"samples\")\n"
-  "      --reverse         reverse the stacks: merge at the leaves (SVG, folded)\n"
-  "      --inverted        icicle graph: root at the top (SVG)\n"
-  "      --diff-absolute   diff colours by raw count change instead of share change\n"
-  "      --html-prune PCT  HTML: leave out subtrees below PCT% of all samples\n"
-  "                        (default 0.001; 0 keeps everything)\n"
-  "      --html-max-nodes N  HTML: keep at most N frames, the largest (the pruning cut\n"
-  "                        rises until they fit; default 200000; 0: no limit)\n"
-  "  -h, --help            this help\n"
-  "  -V, --version         the version\n"
-  "\n"
-  "Errors name the input and line: \"flamegraph: FILE:LINE: what is wrong\", exit 1.\n";
+    "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
+    "Reads folded stacks (frame;frame;... COUNT per line) and writes a flame graph.\n"
+    "No INPUT or '-': standard input. Two inputs: a differential graph of SECOND against\n"
+    "INPUT (widths from SECOND; red grew, blue shrank, by share of each total). Lines\n"
+    "'stack BASE NEW' (two counts: a diff written with -f folded) are read as a diff.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE     write to FILE instead of standard output\n"
+    "  -f, --format FMT      svg, html or folded (default: from the -o extension\n"
+    "                        .svg/.html/.htm/.folded/.collapsed/.txt, else svg)\n"
+    "      --title TEXT      title (default \"Flame Graph\")\n"
+    "      --subtitle TEXT   second line under the title\n"
+    "      --width PX        SVG image width (default 1200)\n"
+    "      --height PX       SVG frame height (default 16)\n"
+    "      --minwidth N[%]   SVG: omit frames narrower than N px, or N% of all samples\n"
+    "                        (default 0.1 px)\n"
+    "  -c, --colors NAME     palette: hot (default), mem, io, java, red, green, blue, aqua,\n"
+    "      --palette NAME    yellow, purple, orange. java colours frames by kind, with a\n"
+    "                        legend: JIT _[j] green, inlined _[i] aqua, interpreted _[0]\n"
+    "                        lime, C++ (JVM) yellow, native C red, kernel _[k] orange,\n"
+    "                        [pseudo-frames] lavender, [thread roots] grey\n"
+    "      --hash            colour by a hash of the name (same name, same colour)\n"
+    "      --countname NAME  what a count is (default \"samples\")\n"
+    "      --reverse         reverse the stacks: merge at the leaves (SVG, folded)\n"
+    "      --inverted        icicle graph: root at the top (SVG)\n"
+    "      --diff-absolute   diff colours by raw count change instead of share change\n"
+    "      --html-prune PCT  HTML: leave out subtrees below PCT% of all samples\n"
+    "                        (default 0.001; 0 keeps everything)\n"
+    "      --html-max-nodes N  HTML: keep at most N frames, the largest (the pruning cut\n"
+    "                        rises until they fit; default 200000; 0: no limit)\n"
+    "  -h, --help            this help\n"
+    "  -V, --version         the version\n"
+    "\n"
+    "Errors name the input and line: \"flamegraph: FILE:LINE: what is wrong\", exit 1.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "flamegraph: ");
@@ -122,22 +123,40 @@ int main(int argc, char **argv) {
    * (zeroing memory was a quarter of the run time on this project's VMs). */
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_HASH, O_COUNTNAME,
-         O_REVERSE, O_INVERTED, O_DIFFABS, O_PRUNE, O_MAXNODES };
+  enum {
+    O_TITLE = 256,
+    O_SUBTITLE,
+    O_WIDTH,
+    O_HEIGHT,
+    O_MINWIDTH,
+    O_HASH,
+    O_COUNTNAME,
+    O_REVERSE,
+    O_INVERTED,
+    O_DIFFABS,
+    O_PRUNE,
+    O_MAXNODES
+  };
   static const struct option longopts[] = {
-    { "output", required_argument, 0, 'o' },      { "format", required_argument, 0, 'f' },
-    { "title", required_argument, 0, O_TITLE },   { "subtitle", required_argument, 0, O_SUBTITLE },
-    { "width", required_argument, 0, O_WIDTH },   { "height", required_argument, 0, O_HEIGHT },
-    { "minwidth", required_argument, 0, O_MINWIDTH },
-    { "colors", required_argument, 0, 'c' },      { "palette", required_argument, 0, 'c' },
-    { "hash", no_argument, 0, O_HASH },
-    { "countname", required_argument, 0, O_COUNTNAME },
-    { "reverse", no_argument, 0, O_REVERSE },     { "inverted", no_argument, 0, O_INVERTED },
-    { "diff-absolute", no_argument, 0, O_DIFFABS },
-    { "html-prune", required_argument, 0, O_PRUNE },
-    { "html-max-nodes", required_argument, 0, O_MAXNODES },
-    { "help", no_argument, 0, 'h' },              { "version", no_argument, 0, 'V' },
-    { 0, 0, 0, 0 },
+      {"output", required_argument, 0, 'o'},
+      {"format", required_argument, 0, 'f'},
+      {"title", required_argument, 0, O_TITLE},
+      {"subtitle", required_argument, 0, O_SUBTITLE},
+      {"width", required_argument, 0, O_WIDTH},
+      {"height", required_argument, 0, O_HEIGHT},
+      {"minwidth", required_argument, 0, O_MINWIDTH},
+      {"colors", required_argument, 0, 'c'},
+      {"palette", required_argument, 0, 'c'},
+      {"hash", no_argument, 0, O_HASH},
+      {"countname", required_argument, 0, O_COUNTNAME},
+      {"reverse", no_argument, 0, O_REVERSE},
+      {"inverted", no_argument, 0, O_INVERTED},
+      {"diff-absolute", no_argument, 0, O_DIFFABS},
+      {"html-prune", required_argument, 0, O_PRUNE},
+      {"html-max-nodes", required_argument, 0, O_MAXNODES},
+      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0},
   };
   fg_options o;
   fg_options_init(&o);
@@ -147,10 +166,14 @@ int main(int argc, char **argv) {
     switch (opt) {
     case 'o': output = optarg; break;
     case 'f':
-      if (strcmp(optarg, "svg") == 0) format = FMT_SVG;
-      else if (strcmp(optarg, "html") == 0) format = FMT_HTML;
-      else if (strcmp(optarg, "folded") == 0) format = FMT_FOLDED;
-      else return usage_error("unknown format '%s' (svg, html or folded)", optarg);
+      if (strcmp(optarg, "svg") == 0)
+        format = FMT_SVG;
+      else if (strcmp(optarg, "html") == 0)
+        format = FMT_HTML;
+      else if (strcmp(optarg, "folded") == 0)
+        format = FMT_FOLDED;
+      else
+        return usage_error("unknown format '%s' (svg, html or folded)", optarg);
       break;
     case O_TITLE: o.title = optarg; break;
     case O_SUBTITLE: o.subtitle = optarg; break;
@@ -171,7 +194,8 @@ int main(int argc, char **argv) {
       fg_palette pal;
       if (fg_palette_parse(optarg, &pal))
         return usage_error("unknown palette '%s' (hot, mem, io, java, red, green, blue, aqua, "
-                           "yellow, purple, orange)", optarg);
+                           "yellow, purple, orange)",
+                           optarg);
       o.palette = pal;
       break;
     }
@@ -204,7 +228,8 @@ int main(int argc, char **argv) {
     return usage_error("too many inputs (at most two: BASE and NEW), '%s'", argv[optind + 2]);
   if (format < 0) {
     format = FMT_SVG;
-    if (output && (ends_with(output, ".html") || ends_with(output, ".htm"))) format = FMT_HTML;
+    if (output && (ends_with(output, ".html") || ends_with(output, ".htm")))
+      format = FMT_HTML;
     else if (output && (ends_with(output, ".folded") || ends_with(output, ".collapsed") ||
                         ends_with(output, ".txt")))
       format = FMT_FOLDED;
@@ -218,8 +243,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   int status = 0;
-  if (ninputs == 0) status = read_input(p, "-", FG_MAIN);
-  else if (ninputs == 1) status = read_input(p, argv[optind], FG_MAIN);
+  if (ninputs == 0)
+    status = read_input(p, "-", FG_MAIN);
+  else if (ninputs == 1)
+    status = read_input(p, argv[optind], FG_MAIN);
   else {
     status = read_input(p, argv[optind], FG_BASE);
     if (!status) status = read_input(p, argv[optind + 1], FG_MAIN);
@@ -249,7 +276,7 @@ int main(int argc, char **argv) {
   }
   static char outbuf[1 << 16];
   setvbuf(out, outbuf, _IOFBF, sizeof outbuf);
-  int rc = format == FMT_HTML ? fg_write_html(out, p, &o)
+  int rc = format == FMT_HTML     ? fg_write_html(out, p, &o)
            : format == FMT_FOLDED ? fg_write_folded(out, p)
                                   : fg_write_svg(out, p, &o);
   if (fflush(out) != 0 && !rc) rc = -EIO;

@@ -38,7 +38,7 @@ def write(name, data):
 
 # --help lists every option of the option table
 src = open(MAIN_C).read()
-longopts = set(re.findall(r'\{ "([a-z-]+)", (?:required|no)_argument', src))
+longopts = set(re.findall(r'\{\s*"([a-z-]+)",\s*(?:required|no)_argument', src))
 check(len(longopts) >= 15, "option table parsed (%d)" % len(longopts))
 r = run(["--help"])
 check(r.returncode == 0, "--help exits 0")
