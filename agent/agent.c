@@ -33,7 +33,7 @@ static struct {
   struct agent_options opt;
   jobject sampler_thread; /* global ref */
   JNIEnv *sampler_jni;
-  jfieldID eetop;         /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
+  jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
   _Atomic int dead;
   _Atomic int final_written; /* the duration ended and the final profile is on disk */
   pthread_mutex_t dump_lock;
@@ -89,8 +89,9 @@ static void sweep_loaded_classes(jvmtiEnv *jvmti) {
 
 /* ---- the compiled-code map: where a PC that AsyncGetCallTrace cannot walk belongs ---- */
 
-static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr,
-                                            jint map_length, const jvmtiAddrLocationMap *map, const void *info) {
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID m, jint size,
+                                            const void *addr, jint map_length,
+                                            const jvmtiAddrLocationMap *map, const void *info) {
   (void)jvmti, (void)map_length, (void)map;
   sampler_method_loaded(m, addr, size, info);
 }
@@ -100,7 +101,8 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID m, cons
   sampler_method_unloaded(m, addr);
 }
 
-static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length) {
+static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr,
+                                    jint length) {
   (void)jvmti;
   sampler_code_generated(name, addr, length);
 }
@@ -165,7 +167,8 @@ static int register_by_comm(void *vctx, pid_t tid) {
   char comm[32];
   if (tid == c->self || plat_thread_name(tid, comm, sizeof comm) != 0) return 0;
   for (jint i = 0; i < c->n; i++) {
-    if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 && strlen(comm) == strnlen(c->names[i], 15)) {
+    if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 &&
+        strlen(comm) == strnlen(c->names[i], 15)) {
       struct sampler_thread th = {.tid = tid, .name = c->names[i]};
       register_thread(&th);
       break;
@@ -183,7 +186,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
   jint n = 0;
   jthread *threads = NULL;
   if (check((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads")) return;
-  char (*names)[128] = calloc((size_t)n + 1, sizeof *names);
+  char(*names)[128] = calloc((size_t)n + 1, sizeof *names);
   int by_eetop = 1;
   for (jint i = 0; i < n; i++) {
     jthread t = threads[i];
@@ -200,7 +203,8 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
     if (rc == 0) {
       register_thread(&th);
       jint state = 0;
-      if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE || !(state & JVMTI_THREAD_STATE_ALIVE))
+      if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE ||
+          !(state & JVMTI_THREAD_STATE_ALIVE))
         sampler_thread_ended(th.tid);
     }
     (*jni)->DeleteLocalRef(jni, t);
@@ -305,7 +309,9 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   start_sampler_thread(jvmti, jni);
 }
 
-static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) { start_live(jvmti, jni, t); }
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  start_live(jvmti, jni, t);
+}
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jvmti, (void)jni;
@@ -319,17 +325,12 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
 
 /* ---- loading ---- */
 
-static const jvmtiEvent EVENTS[] = {JVMTI_EVENT_VM_INIT,
-                                    JVMTI_EVENT_VM_DEATH,
-                                    JVMTI_EVENT_THREAD_START,
-                                    JVMTI_EVENT_THREAD_END,
-                                    JVMTI_EVENT_CLASS_LOAD,
-                                    JVMTI_EVENT_CLASS_PREPARE,
-                                    JVMTI_EVENT_DATA_DUMP_REQUEST,
-                                    /* the code map's, last */
-                                    JVMTI_EVENT_COMPILED_METHOD_LOAD,
-                                    JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-                                    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
+static const jvmtiEvent EVENTS[] = {
+    JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+    JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
+    /* the code map's, last */
+    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
 
 /* Turns our events off and takes our callbacks and signal handler back out: after a failed
  * load or attach nothing in the JVM points into this library any more. */
@@ -416,7 +417,8 @@ static int setup(JavaVM *vm, const char *options) {
   size_t nevents = sizeof EVENTS / sizeof *EVENTS - (agent.opt.codemap ? 0 : 3);
   rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
   for (size_t i = 0; i < nevents && !rc; i++)
-    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL), "SetEventNotificationMode");
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL),
+               "SetEventNotificationMode");
   if (rc) {
     undo_setup(jvmti);
     return rc;

@@ -27,7 +27,8 @@ static const char *primitive(char c) {
 /* 1 when [p, end) is all hex digits. */
 static int hex_to(const char *p, const char *end) {
   for (; p < end; p++)
-    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))) return 0;
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+      return 0;
   return 1;
 }
 

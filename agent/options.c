@@ -25,10 +25,10 @@
 
 #include "sampler.h"
 
-#define MIN_INTERVAL_NS 100000ull           /* 100us */
-#define MAX_INTERVAL_NS 10000000000ull      /* 10s */
+#define MIN_INTERVAL_NS 100000ull      /* 100us */
+#define MAX_INTERVAL_NS 10000000000ull /* 10s */
 #define MAX_DEPTH 8192
-#define HELP_WIDTH 80                       /* columns of the help text */
+#define HELP_WIDTH 80 /* columns of the help text */
 
 /* How an option takes its value. */
 enum opt_value_kind {
@@ -46,16 +46,16 @@ typedef int opt_parser(const struct opt_spec *opt, const char *value, struct age
 
 struct opt_spec {
   const char *name;
-  const char *placeholder;      /* TIME in interval=TIME; only for OPT_TAKES_VALUE */
+  const char *placeholder; /* TIME in interval=TIME; only for OPT_TAKES_VALUE */
   enum opt_value_kind kind;
   opt_parser *parse;
-  size_t field;                 /* offsetof the int an OPT_SWITCH sets */
+  size_t field; /* offsetof the int an OPT_SWITCH sets */
   /* The default: default_value is parsed by `parse` before the user's options, and shown in
    * backticks, followed by default_note; without a default_value the default is worked out
    * after parsing (from other options) and default_note says how. Both NULL: no default. */
   const char *default_value;
-  const char *default_note;     /* markdown: `code` in backticks */
-  const char *help;             /* markdown, one paragraph; `help` prints it without backticks */
+  const char *default_note; /* markdown: `code` in backticks */
+  const char *help;         /* markdown, one paragraph; `help` prints it without backticks */
 };
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -147,8 +147,11 @@ static int parse_signal_name(const char *v, int *sig, char *name, size_t namelen
   if (*sig >= SIGRTMIN)
     snprintf(name, namelen, "SIGRTMIN+%d", *sig - SIGRTMIN);
   else
-    snprintf(name, namelen, "SIG%s", *sig == SIGPROF ? "PROF" : *sig == SIGVTALRM ? "VTALRM"
-                                     : *sig == SIGALRM ? "ALRM" : "USR1");
+    snprintf(name, namelen, "SIG%s",
+             *sig == SIGPROF     ? "PROF"
+             : *sig == SIGVTALRM ? "VTALRM"
+             : *sig == SIGALRM   ? "ALRM"
+                                 : "USR1");
   return 0;
 }
 
@@ -207,12 +210,12 @@ static int parse_interval(const struct opt_spec *opt, const char *v, struct agen
   case TIME_NO_UNIT:
     return fail(err, errlen, "interval=%s: needs a unit: ns, us, ms or s (e.g. interval=10ms)", v);
   case TIME_MALFORMED:
-    return fail(err, errlen,
-                "interval=%s: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)", v);
-  case TIME_OVERFLOW:
-    return fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
-  case TIME_OK:
-    break;
+    return fail(
+        err, errlen,
+        "interval=%s: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
+        v);
+  case TIME_OVERFLOW: return fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
+  case TIME_OK: break;
   }
   if (ns < MIN_INTERVAL_NS || ns > MAX_INTERVAL_NS)
     return fail(err, errlen, "interval=%s: out of range: 100us to 10s", v);
@@ -233,11 +236,16 @@ static int parse_file(const struct opt_spec *opt, const char *v, struct agent_op
 static int parse_format(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
-  if (!strcmp(v, "folded") || !strcmp(v, "collapsed")) o->format = FORMAT_FOLDED;
-  else if (!strcmp(v, "text")) o->format = FORMAT_TEXT;
-  else if (!strcmp(v, "svg")) o->format = FORMAT_SVG;
-  else if (!strcmp(v, "html")) o->format = FORMAT_HTML;
-  else return fail(err, errlen, "format=%s: accepted: folded, text, svg, html", v);
+  if (!strcmp(v, "folded") || !strcmp(v, "collapsed"))
+    o->format = FORMAT_FOLDED;
+  else if (!strcmp(v, "text"))
+    o->format = FORMAT_TEXT;
+  else if (!strcmp(v, "svg"))
+    o->format = FORMAT_SVG;
+  else if (!strcmp(v, "html"))
+    o->format = FORMAT_HTML;
+  else
+    return fail(err, errlen, "format=%s: accepted: folded, text, svg, html", v);
   return 0;
 }
 
@@ -255,28 +263,38 @@ static int parse_depth(const struct opt_spec *opt, const char *v, struct agent_o
 static int parse_switch(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   int *flag = (int *)((char *)o + opt->field);
-  if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes")) *flag = 1;
-  else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no")) *flag = 0;
-  else return fail(err, errlen, "%s=%s: accepted: on, off", opt->name, v);
+  if (!v || !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes"))
+    *flag = 1;
+  else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no"))
+    *flag = 0;
+  else
+    return fail(err, errlen, "%s=%s: accepted: on, off", opt->name, v);
   return 0;
 }
 
 static int parse_hasrun(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
-  if (!strcmp(v, "auto")) o->hasrun = SAMPLER_HASRUN_AUTO;
-  else if (!strcmp(v, "cpu")) o->hasrun = SAMPLER_HASRUN_CPU;
-  else if (!strcmp(v, "regs")) o->hasrun = SAMPLER_HASRUN_REGS;
-  else return fail(err, errlen, "hasrun=%s: accepted: auto, cpu, regs", v);
+  if (!strcmp(v, "auto"))
+    o->hasrun = SAMPLER_HASRUN_AUTO;
+  else if (!strcmp(v, "cpu"))
+    o->hasrun = SAMPLER_HASRUN_CPU;
+  else if (!strcmp(v, "regs"))
+    o->hasrun = SAMPLER_HASRUN_REGS;
+  else
+    return fail(err, errlen, "hasrun=%s: accepted: auto, cpu, regs", v);
   return 0;
 }
 
 static int parse_cstack(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
-  if (!strcmp(v, "dwarf")) o->cstack = 1;
-  else if (!strcmp(v, "no")) o->cstack = 0;
-  else return fail(err, errlen, "cstack=%s: accepted: dwarf, no", v);
+  if (!strcmp(v, "dwarf"))
+    o->cstack = 1;
+  else if (!strcmp(v, "no"))
+    o->cstack = 0;
+  else
+    return fail(err, errlen, "cstack=%s: accepted: dwarf, no", v);
   return 0;
 }
 
@@ -284,10 +302,11 @@ static int parse_signal(const struct opt_spec *opt, const char *v, struct agent_
                         char *err, size_t errlen) {
   (void)opt;
   if (parse_signal_name(v, &o->sig, o->sig_name, sizeof o->sig_name))
-    return fail(err, errlen,
-                "signal=%s: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number "
-                "(signals the JVM uses itself are refused)",
-                v, SIGRTMAX - SIGRTMIN);
+    return fail(
+        err, errlen,
+        "signal=%s: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number "
+        "(signals the JVM uses itself are refused)",
+        v, SIGRTMAX - SIGRTMIN);
   return 0;
 }
 
@@ -299,8 +318,10 @@ static int parse_duration(const struct opt_spec *opt, const char *v, struct agen
   if (r == TIME_NO_UNIT)
     return fail(err, errlen, "duration=%s: needs a unit: ms, s, m or h (e.g. duration=30s)", v);
   if (r != TIME_OK)
-    return fail(err, errlen,
-                "duration=%s: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", v);
+    return fail(
+        err, errlen,
+        "duration=%s: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)",
+        v);
   o->duration_ns = ns;
   return 0;
 }
@@ -308,9 +329,12 @@ static int parse_duration(const struct opt_spec *opt, const char *v, struct agen
 static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
-  if (!strcmp(v, "samples")) o->weight = WEIGHT_SAMPLES;
-  else if (!strcmp(v, "cpu")) o->weight = WEIGHT_CPU;
-  else return fail(err, errlen, "weight=%s: accepted: samples, cpu", v);
+  if (!strcmp(v, "samples"))
+    o->weight = WEIGHT_SAMPLES;
+  else if (!strcmp(v, "cpu"))
+    o->weight = WEIGHT_CPU;
+  else
+    return fail(err, errlen, "weight=%s: accepted: samples, cpu", v);
   return 0;
 }
 
@@ -334,7 +358,8 @@ static const struct opt_spec OPTIONS[] = {
     {"format", "FMT", OPT_TAKES_VALUE, parse_format, 0, NULL,
      "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`), else `folded`",
      "`folded`, `text`, `svg`, `html`"},
-    {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL, "most frames per stack, 1 to 8192"},
+    {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL,
+     "most frames per stack, 1 to 8192"},
     {"threads", NULL, SWITCH(threads), "off", NULL, "a root frame `[name tid=N]` per thread"},
     {"lines", NULL, SWITCH(lines), "off", NULL,
      "frames carry their source line, `java/lang/String.hashCode:152` (bytecode index → line "
@@ -430,7 +455,9 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
  * (from the format). */
 static int settle(struct agent_options *o, char *err, size_t errlen) {
   if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
-    return fail(err, errlen, "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
+    return fail(
+        err, errlen,
+        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
   char path[sizeof o->file];
   strcpy(path, o->file);
   if (*path) {
@@ -443,7 +470,8 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
   if (o->jvmthreads < 0) o->jvmthreads = o->cstack;
   if (o->jvmthreads && !o->cstack)
-    return fail(err, errlen, "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)");
+    return fail(err, errlen,
+                "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)");
   if (!*path) {
     static const char *const ext[] = {"folded", "txt", "svg", "html"};
     snprintf(path, sizeof path, "sampler-%%p.%s", ext[o->format]);
@@ -539,15 +567,9 @@ static size_t text_wrap(struct text *t, const char *md, size_t col, size_t inden
 /* "interval=TIME", "threads[=on|off]", "help". */
 static void opt_form(const struct opt_spec *opt, char *buf, size_t len) {
   switch (opt->kind) {
-  case OPT_TAKES_VALUE:
-    snprintf(buf, len, "%s=%s", opt->name, opt->placeholder);
-    break;
-  case OPT_SWITCH:
-    snprintf(buf, len, "%s[=on|off]", opt->name);
-    break;
-  case OPT_NO_VALUE:
-    snprintf(buf, len, "%s", opt->name);
-    break;
+  case OPT_TAKES_VALUE: snprintf(buf, len, "%s=%s", opt->name, opt->placeholder); break;
+  case OPT_SWITCH: snprintf(buf, len, "%s[=on|off]", opt->name); break;
+  case OPT_NO_VALUE: snprintf(buf, len, "%s", opt->name); break;
   }
 }
 
@@ -630,8 +652,8 @@ int opt_markdown_table(FILE *out) {
     char name[64], values[1024], dflt[256];
     snprintf(name, sizeof name, "`%s`", opt->name);
     if (opt->kind == OPT_SWITCH)
-      snprintf(values, sizeof values, "`%s`, `%s=on`, `%s=off`: %s", opt->name, opt->name, opt->name,
-               opt->help);
+      snprintf(values, sizeof values, "`%s`, `%s=on`, `%s=off`: %s", opt->name, opt->name,
+               opt->name, opt->help);
     else
       snprintf(values, sizeof values, "%s", opt->help);
     opt_default(opt, dflt, sizeof dflt);

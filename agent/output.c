@@ -47,7 +47,8 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
   FILE *f = open_temp(o->file, tmp, sizeof tmp);
   if (!f) {
     int e = errno;
-    snprintf(err, errlen, "file=%s: cannot be written (a temporary file beside it could not be created: %s)",
+    snprintf(err, errlen,
+             "file=%s: cannot be written (a temporary file beside it could not be created: %s)",
              o->file, strerror(e));
     return -e;
   }
@@ -136,7 +137,9 @@ static int by_total(const void *a, const void *b) {
   return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
 }
 
-static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
+static double pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
 
 static double us(uint64_t ns) { return (double)ns / 1000.0; }
 
@@ -154,27 +157,32 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
   opt_format_duration(o->interval_ns, ival, sizeof ival);
   fprintf(f, "sampler CPU profile of %s (pid %d), written %s\n", program, (int)getpid(), when);
-  fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s\n\n", ival, hasrun_name(o->hasrun),
-          o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples", o->depth, o->sig_name);
+  fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s\n\n", ival,
+          hasrun_name(o->hasrun), o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples", o->depth,
+          o->sig_name);
 
   fprintf(f, "Sampling\n");
-  fprintf(f, "  time sampled          %.3f s in %" PRIu64 " rounds (%" PRIu64 " skipped as overrun)\n",
+  fprintf(f,
+          "  time sampled          %.3f s in %" PRIu64 " rounds (%" PRIu64 " skipped as overrun)\n",
           (double)n->wall_ns / 1e9, n->ticks, n->overruns);
-  fprintf(f, "  threads               %d registered in all, %d live now\n", r->threads_registered, r->threads_live);
+  fprintf(f, "  threads               %d registered in all, %d live now\n", r->threads_registered,
+          r->threads_live);
   fprintf(f, "  stacks captured       %" PRIu64 "\n", n->samples);
   fprintf(f, "  cost units written    %" PRIu64 " (one per %s of CPU%s)\n", n->units, ival,
           o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per stack captured" : "");
   fprintf(f, "  CPU time attributed   %.3f s\n", (double)n->cpu_ns / 1e9);
-  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n", n->blocked);
+  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n",
+          n->blocked);
   if (o->hasrun == SAMPLER_HASRUN_REGS)
     fprintf(f, "  coverage              n/a (hasrun=regs measures no CPU time)\n\n");
   else
-    fprintf(f,
-            "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
-            "no frame walked: [sample lost], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
-            "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
-            r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
-            r->sampler_permille / 10.0, r->unseen_permille / 10.0);
+    fprintf(
+        f,
+        "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
+        "no frame walked: [sample lost], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
+        "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
+        r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
+        r->sampler_permille / 10.0, r->unseen_permille / 10.0);
 
   fprintf(f, "ThreadHasRun evidence\n");
   fprintf(f, "  CPU clock reads       %" PRIu64 "\n", n->looks);
@@ -182,20 +190,27 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  not looked at (idle back-off) %" PRIu64 " thread-rounds\n", n->skipped_idle);
   fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", n->skipped_regs);
   fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", n->deferred);
-  fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n", ms(n->ambiguous_kept_ns),
-          ms(n->ambiguous_dropped_ns));
+  fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n",
+          ms(n->ambiguous_kept_ns), ms(n->ambiguous_dropped_ns));
   fprintf(f, "  CPU clock errors      %" PRIu64 "\n\n", n->clock_errors);
 
   fprintf(f, "Threads and native frames\n");
-  fprintf(f, "  threads found in /proc (the JVM's own) %" PRIu64 ", ended and dropped %" PRIu64 "\n", n->threads_found,
-          n->threads_gone);
+  fprintf(f,
+          "  threads found in /proc (the JVM's own) %" PRIu64 ", ended and dropped %" PRIu64 "\n",
+          n->threads_found, n->threads_gone);
   fprintf(f, "  stacks of threads without Java frames  %" PRIu64 "\n", n->jvm_thread_samples);
   if (!o->cstack) {
     fprintf(f, "  native frames         off (cstack=no)\n\n");
   } else {
-    static const char *const how[] = {"reached Java code", "reached the thread's start", "met an unknown pc",
-                                      "no unwind info",    "unreadable frame",           "too deep",
-                                      "unwinder error",    "not walked",                 "fault"};
+    static const char *const how[] = {"reached Java code",
+                                      "reached the thread's start",
+                                      "met an unknown pc",
+                                      "no unwind info",
+                                      "unreadable frame",
+                                      "too deep",
+                                      "unwinder error",
+                                      "not walked",
+                                      "fault"};
     fprintf(f, "  native frames         %" PRIu64 "; walks ended:", n->native_frames);
     for (int i = 0; i < (int)(sizeof how / sizeof *how); i++)
       if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
@@ -203,53 +218,77 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   }
 
   fprintf(f, "AsyncGetCallTrace\n");
-  fprintf(f, "  ok                    %" PRIu64 " (%.2f%%)\n", n->asgct[0], pct(n->asgct[0], n->asgct[0] + r->asgct_failed));
+  fprintf(f, "  ok                    %" PRIu64 " (%.2f%%)\n", n->asgct[0],
+          pct(n->asgct[0], n->asgct[0] + r->asgct_failed));
   for (int i = 1; i <= ASGCT_NCODES; i++)
-    if (n->asgct[i]) fprintf(f, "  %-21s %" PRIu64 " (code %d)\n", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
+    if (n->asgct[i])
+      fprintf(f, "  %-21s %" PRIu64 " (code %d)\n", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
   fprintf(f, "  of the failures, through the compiled-code map:\n");
-  fprintf(f, "    walked from the Java caller of the stub the PC was in  %" PRIu64 "\n", n->recovered_stub);
+  fprintf(f, "    walked from the Java caller of the stub the PC was in  %" PRIu64 "\n",
+          n->recovered_stub);
   if (r->anchor_walk_off)
     fprintf(f, "    walked from the Java caller of VM code: off (%s)\n", r->anchor_walk_off);
   else
-    fprintf(f, "    walked from the Java caller of VM code (frame anchor)  %" PRIu64 "\n", n->recovered_anchor);
-  fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n", n->attributed_code);
-  fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n", n->named_stub);
-  fprintf(f, "    left under their failure frame                         %" PRIu64 "\n", r->failed_kept);
+    fprintf(f, "    walked from the Java caller of VM code (frame anchor)  %" PRIu64 "\n",
+            n->recovered_anchor);
+  fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n",
+          n->attributed_code);
+  fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n",
+          n->named_stub);
+  fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
+          r->failed_kept);
   fprintf(f, "\n");
 
   fprintf(f, "Signals and losses\n");
   fprintf(f, "  signals sent          %" PRIu64 "\n", n->requests);
-  fprintf(f, "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64 " units kept under [sample lost]\n",
+  fprintf(f,
+          "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64
+          " units kept under [sample lost]\n",
           n->lost_send, n->lost_units);
-  fprintf(f, "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n", n->late);
-  fprintf(f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n", n->unanswered);
+  fprintf(f,
+          "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n",
+          n->late);
+  fprintf(
+      f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n",
+      n->unanswered);
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
   fprintf(f, "  not stored (no memory) %" PRIu64 "\n", n->store_failed);
-  fprintf(f, "  faults contained      %" PRIu64 " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
-             " unguarded samples %" PRIu64 "\n", r->faults, r->unguarded);
+  fprintf(f,
+          "  faults contained      %" PRIu64
+          " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
+          " unguarded samples %" PRIu64 "\n",
+          r->faults, r->unguarded);
   fprintf(f,
           "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
           " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",
           r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid);
 
   fprintf(f, "Cost\n");
-  fprintf(f, "  one sample (handler)  median %.1f us, p99 %.1f us, max %.1f us\n", us(r->cost_median_ns),
-          us(r->cost_p99_ns), us(r->cost_max_ns));
-  fprintf(f, "  signal -> handler     median %.1f us, p99 %.1f us\n", us(r->latency_median_ns), us(r->latency_p99_ns));
-  fprintf(f, "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n\n",
-          ms(n->sampler_cpu_ns), pct(n->sampler_cpu_ns, n->wall_ns), us(r->round_median_ns), us(r->round_p99_ns));
+  fprintf(f, "  one sample (handler)  median %.1f us, p99 %.1f us, max %.1f us\n",
+          us(r->cost_median_ns), us(r->cost_p99_ns), us(r->cost_max_ns));
+  fprintf(f, "  signal -> handler     median %.1f us, p99 %.1f us\n", us(r->latency_median_ns),
+          us(r->latency_p99_ns));
+  fprintf(
+      f,
+      "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n\n",
+      ms(n->sampler_cpu_ns), pct(n->sampler_cpu_ns, n->wall_ns), us(r->round_median_ns),
+      us(r->round_p99_ns));
 }
 
-static void write_hot(FILE *f, struct report_ctx *c, const char *what, int (*cmp)(const void *, const void *), int self) {
+static void write_hot(FILE *f, struct report_ctx *c, const char *what,
+                      int (*cmp)(const void *, const void *), int self) {
   qsort(c->rows, c->nrows, sizeof *c->rows, cmp);
-  fprintf(f, "Hot frames by %s\n  %8s %7s  %s\n", what, c->weight == WEIGHT_CPU ? "ms" : "samples", "%", "frame");
+  fprintf(f, "Hot frames by %s\n  %8s %7s  %s\n", what, c->weight == WEIGHT_CPU ? "ms" : "samples",
+          "%", "frame");
   for (size_t i = 0; i < c->nrows && i < 25; i++) {
     uint64_t v = self ? c->rows[i].self : c->rows[i].total;
     if (!v) break;
     if (c->weight == WEIGHT_CPU)
-      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / 1e6, pct(v, c->total), sampler_frame_name(c->rows[i].id));
+      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / 1e6, pct(v, c->total),
+              sampler_frame_name(c->rows[i].id));
     else
-      fprintf(f, "  %8" PRIu64 " %6.2f%%  %s\n", v, pct(v, c->total), sampler_frame_name(c->rows[i].id));
+      fprintf(f, "  %8" PRIu64 " %6.2f%%  %s\n", v, pct(v, c->total),
+              sampler_frame_name(c->rows[i].id));
   }
   fprintf(f, "\n");
 }
@@ -308,8 +347,9 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
         fg_options_init(&fo);
         opt_format_duration(o->interval_ns, ival, sizeof ival);
         snprintf(title, sizeof title, "CPU profile: %s", program);
-        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %" PRIu64 " stacks captured", (int)getpid(),
-                 ival, hasrun_name(o->hasrun), samples);
+        snprintf(sub, sizeof sub,
+                 "sampler, pid %d, interval %s, hasrun %s, %" PRIu64 " stacks captured",
+                 (int)getpid(), ival, hasrun_name(o->hasrun), samples);
         fo.title = title;
         fo.subtitle = sub;
         fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
@@ -338,18 +378,20 @@ void output_summary(FILE *out, const struct agent_options *o) {
   sampler_report(&r);
   const struct sampler_counters *n = &r.n;
   fprintf(out,
-          "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64 " units=%" PRIu64
-          " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64 " skipped_idle=%" PRIu64
-          " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64 " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64
-          " recovered=%" PRIu64 " lost=%" PRIu64 " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64
-          " outstanding=%" PRIu64 " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
+          "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64
+          " units=%" PRIu64 " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64
+          " skipped_idle=%" PRIu64 " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64
+          " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " recovered=%" PRIu64 " lost=%" PRIu64
+          " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64
+          " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 "\n",
-          o->file, opt_format_name(o->format), n->ticks, n->overruns, n->samples, n->units, ms(n->cpu_ns), r.stacks,
-          n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs, n->deferred, n->blocked, n->asgct[0],
-          r.asgct_failed, r.recovered, n->lost_send, n->lost_units, n->late, n->unanswered, n->outstanding,
-          us(r.cost_median_ns), us(r.cost_p99_ns), us(r.latency_median_ns), ms(n->sampler_cpu_ns),
-          (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign, n->native_frames,
-          ms(n->process_cpu_ns), r.coverage_permille / 10.0, r.faults);
+          o->file, opt_format_name(o->format), n->ticks, n->overruns, n->samples, n->units,
+          ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
+          n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
+          n->lost_units, n->late, n->unanswered, n->outstanding, us(r.cost_median_ns),
+          us(r.cost_p99_ns), us(r.latency_median_ns), ms(n->sampler_cpu_ns),
+          (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign,
+          n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0, r.faults);
   fflush(out);
 }

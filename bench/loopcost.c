@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   int nbusy = atoi(argv[1]), nidle = atoi(argv[2]);
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 64, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 64, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   if (sampler_init(&c, &jvm) != 0) return 1;
   pthread_t t;

@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 enum mode { NONE, WAKE, SIGNAL, PIN_WAKE, PIN_SAME, PIN_CROSS, TIMERS };
-static const char *const mode_names[] = {"none", "wake", "signal", "pin-wake", "pin-same", "pin-cross", "timers"};
+static const char *const mode_names[] = {"none",     "wake",      "signal", "pin-wake",
+                                         "pin-same", "pin-cross", "timers"};
 #define NMODES (sizeof mode_names / sizeof *mode_names)
 
 static enum mode mode;
@@ -67,7 +68,8 @@ static void *worker(void *arg) {
     ev._sigev_un._tid = tids[w];
     timer_t timer;
     struct itimerspec every_ms = {{0, 1000000}, {0, 1000000}};
-    if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 || timer_settime(timer, 0, &every_ms, NULL) != 0) {
+    if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
+        timer_settime(timer, 0, &every_ms, NULL) != 0) {
       perror("sigcost: timer");
       exit(2);
     }

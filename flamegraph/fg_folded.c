@@ -108,8 +108,10 @@ static int parse_count(reader *r, const char *s, size_t n, uint64_t *out) {
                   excerpt(s, n, ex));
   }
   if (i == 0)
-    return fail(r, "missing sample count at the end of the line (last word '%s' is not a "
-                   "number)", excerpt(s, n, ex));
+    return fail(r,
+                "missing sample count at the end of the line (last word '%s' is not a "
+                "number)",
+                excerpt(s, n, ex));
   return fail(r, "invalid count '%s' (expected a whole number after the last space)",
               excerpt(s, n, ex));
 }
@@ -140,8 +142,10 @@ static int read_line(reader *r, const char *s, size_t n) {
   if (!sp) {
     char ex[32];
     if (memchr(s, ';', n) || !(s[0] >= '0' && s[0] <= '9'))
-      return fail(r, "missing sample count at the end of the line (expected "
-                     "'frame;frame;... COUNT', got '%s')", excerpt(s, n, ex));
+      return fail(r,
+                  "missing sample count at the end of the line (expected "
+                  "'frame;frame;... COUNT', got '%s')",
+                  excerpt(s, n, ex));
     return fail(r, "no frames before the count");
   }
   uint64_t count = 0;
@@ -176,7 +180,7 @@ static int read_line(reader *r, const char *s, size_t n) {
                     nf + 1);
       if (nf == r->cap && grow(r) != 0) return -ENOMEM;
       if (i - start >= UINT32_MAX) return fail(r, "frame name too long");
-      r->frames[nf++] = (frame_ref){ (uint32_t)start, (uint32_t)(i - start) };
+      r->frames[nf++] = (frame_ref){(uint32_t)start, (uint32_t)(i - start)};
       start = ++i;
       continue;
     }
@@ -287,7 +291,7 @@ static int oom(fg_read_error *err, int rc) {
 int fg_read_buffer(fg_profile *p, const char *buf, size_t len, int column, fg_read_error *err) {
   int rc = check_args(p, column, err);
   if (rc) return rc;
-  reader r = { .p = p, .column = column, .err = err };
+  reader r = {.p = p, .column = column, .err = err};
   size_t used;
   rc = read_lines(&r, buf, len, 1, &used);
   reader_free(&r);
@@ -333,7 +337,7 @@ static int read_mapped(reader *r, int fd, uint64_t size, size_t window) {
 int fg_read_fd_window(fg_profile *p, int fd, int column, fg_read_error *err, size_t window) {
   int rc = check_args(p, column, err);
   if (rc) return rc;
-  reader r = { .p = p, .column = column, .err = err };
+  reader r = {.p = p, .column = column, .err = err};
   /* a regular file's size bounds its frames: size the tables once (~1 node per 32 bytes,
    * the shape of distinct deep stacks; sorted or repetitive inputs need far fewer) */
   struct stat st;
@@ -427,7 +431,7 @@ int fg_write_folded(FILE *out, const fg_profile *p) {
   int rc = fg_tree_build(&t, p);
   if (rc) return rc;
   fg_buf b;
-  fold_ctx c = { &b, malloc(((size_t)t.max_depth + 1) * sizeof(uint32_t)) };
+  fold_ctx c = {&b, malloc(((size_t)t.max_depth + 1) * sizeof(uint32_t))};
   if (!c.path || fg_buf_init(&b, out) != 0) {
     free(c.path);
     fg_tree_free(&t);

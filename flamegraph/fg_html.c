@@ -49,7 +49,7 @@ static int html_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t 
     c->list = nl;
     c->cap = cap;
   }
-  c->list[c->n++] = (kept){ node, depth };
+  c->list[c->n++] = (kept){node, depth};
   if (node != 0) {
     uint32_t name = t->p->nodes[node].name;
     if (c->name_map[name] == FG_NO_NAME) {
@@ -137,16 +137,20 @@ static double share_cut(const fg_tree *t, size_t budget) {
 }
 
 static void json_str_or_null(fg_buf *b, const char *s) {
-  if (s) fg_buf_json(b, s, strlen(s));
-  else fg_buf_puts(b, "null");
+  if (s)
+    fg_buf_json(b, s, strlen(s));
+  else
+    fg_buf_puts(b, "null");
 }
 
 /* fg_write_html: see flamegraph.h. */
 int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   if (!out || !p) return -EINVAL;
   fg_options o;
-  if (opts) o = *opts;
-  else fg_options_init(&o);
+  if (opts)
+    o = *opts;
+  else
+    fg_options_init(&o);
   if (!(o.html_prune >= 0 && o.html_prune <= 1)) return -EINVAL;
   const char *tpl = (const char *)fg_viewer_html;
   const char *mark = NULL;
@@ -162,11 +166,11 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   if (rc) return rc;
   double cut = share_cut(&t, o.html_max_nodes);
   if (cut < o.html_prune) cut = o.html_prune;
-  html_ctx c = { .min_main = threshold(p->total[FG_MAIN], cut),
-                 .min_base = threshold(p->total[FG_BASE], cut) };
+  html_ctx c = {.min_main = threshold(p->total[FG_MAIN], cut),
+                .min_base = threshold(p->total[FG_BASE], cut)};
   c.name_map = malloc(((size_t)p->nnames + 1) * sizeof *c.name_map);
   c.names = malloc(((size_t)p->nnames + 1) * sizeof *c.names);
-  fg_buf b = { 0 };
+  fg_buf b = {0};
   if (!c.name_map || !c.names || fg_buf_init(&b, out) != 0) {
     rc = -ENOMEM;
     goto done;
@@ -200,8 +204,10 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   for (size_t i = 0; i < c.n; i++) {
     uint32_t node = c.list[i].node;
     if (i) fg_buf_puts(&b, (i & 31) ? "," : ",\n");
-    if (node == 0) fg_buf_puts(&b, "-1");
-    else fg_buf_u64(&b, c.name_map[p->nodes[node].name]);
+    if (node == 0)
+      fg_buf_puts(&b, "-1");
+    else
+      fg_buf_u64(&b, c.name_map[p->nodes[node].name]);
     fg_buf_putc(&b, ',');
     fg_buf_u64(&b, c.list[i].depth);
     fg_buf_putc(&b, ',');

@@ -123,11 +123,11 @@ int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column);
 /* The sorted tree view the writers walk: children ordered by name (bytewise), totals. */
 typedef struct fg_tree {
   const fg_profile *p;
-  uint64_t *total;        /* samples (FG_MAIN) in the node's subtree */
-  uint64_t *total_base;   /* the same for FG_BASE; NULL unless the profile is a diff */
-  uint32_t *child_start;  /* children of n: child_list[child_start[n] .. child_start[n+1]) */
+  uint64_t *total;       /* samples (FG_MAIN) in the node's subtree */
+  uint64_t *total_base;  /* the same for FG_BASE; NULL unless the profile is a diff */
+  uint32_t *child_start; /* children of n: child_list[child_start[n] .. child_start[n+1]) */
   uint32_t *child_list;
-  uint32_t max_depth;     /* deepest node (root = 0) */
+  uint32_t max_depth; /* deepest node (root = 0) */
 } fg_tree;
 
 /* FG_BASE samples in node n's subtree. */
@@ -150,8 +150,16 @@ int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx);
  * recognised), CPP a C++ symbol (the JVM's own code), SYNTHETIC a pseudo-frame of the
  * profiler or the JVM's state ("[GC active]"), THREAD a thread root "[name tid=N]". */
 typedef enum fg_kind {
-  FG_KIND_NATIVE = 0, FG_KIND_JAVA, FG_KIND_JIT, FG_KIND_INLINED, FG_KIND_INTERPRETED,
-  FG_KIND_KERNEL, FG_KIND_SYNTHETIC, FG_KIND_CPP, FG_KIND_THREAD, FG_KIND_COUNT
+  FG_KIND_NATIVE = 0,
+  FG_KIND_JAVA,
+  FG_KIND_JIT,
+  FG_KIND_INLINED,
+  FG_KIND_INTERPRETED,
+  FG_KIND_KERNEL,
+  FG_KIND_SYNTHETIC,
+  FG_KIND_CPP,
+  FG_KIND_THREAD,
+  FG_KIND_COUNT
 } fg_kind;
 
 /* The kind of a frame name; *display_len gets the length without the kind suffix. */

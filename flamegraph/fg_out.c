@@ -97,7 +97,7 @@ void fg_buf_u64_grouped(fg_buf *b, uint64_t v) {
 
 /* See fg_internal.h. */
 void fg_buf_fixed(fg_buf *b, double v, int decimals) {
-  static const double pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+  static const double pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
   if (decimals < 0) decimals = 0;
   if (decimals > 6) decimals = 6;
   if (!isfinite(v)) v = 0;
@@ -287,13 +287,15 @@ fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
     return FG_KIND_NATIVE;
   }
   /* GCC's clone suffixes (foo.isra.0, bar.cold) are native, not Class.method */
-  static const char *const clones[] = {".isra", ".part", ".cold", ".constprop", ".lto_priv", ".localalias"};
+  static const char *const clones[] = {".isra",      ".part",     ".cold",
+                                       ".constprop", ".lto_priv", ".localalias"};
   for (size_t i = 0; i < sizeof clones / sizeof *clones; i++)
     if (find_bytes(s, len, clones[i])) return FG_KIND_NATIVE;
   int ident = 1; /* letters, digits, _ $ . < > only: a Java class and method name */
   for (size_t i = 0; i < len && ident; i++) {
     unsigned char c = (unsigned char)s[i];
-    ident = (unsigned)((c | 0x20) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' || c == '$' || c == '.' || c == '<' || c == '>' || c >= 0x80;
+    ident = (unsigned)((c | 0x20) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' ||
+            c == '$' || c == '.' || c == '<' || c == '>' || c >= 0x80;
   }
   if (!slash && dots >= 1 && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && ident &&
       !find_bytes(s, len, ".so") && !has_suffix(s, len, "."))

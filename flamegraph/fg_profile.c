@@ -96,7 +96,7 @@ fg_profile *fg_profile_new(void) {
     fg_profile_free(p);
     return NULL;
   }
-  p->nodes[0] = (fg_node){ .parent = FG_NO_NAME, .name = FG_NO_NAME };
+  p->nodes[0] = (fg_node){.parent = FG_NO_NAME, .name = FG_NO_NAME};
   p->nnodes = 1;
   return p;
 }
@@ -160,7 +160,7 @@ uint32_t fg_intern_h(fg_profile *p, const char *s, size_t len, uint32_t hash) {
   memcpy(copy, s, len);
   copy[len] = '\0';
   uint32_t id = p->nnames++;
-  p->names[id] = (fg_name){ .s = copy, .len = (uint32_t)len, .hash = hash };
+  p->names[id] = (fg_name){.s = copy, .len = (uint32_t)len, .hash = hash};
   p->name_table[h] = id + 1;
   if ((uint64_t)p->nnames * 2 > p->name_mask && grow_name_table(p) != 0) {
     /* the name is stored; the table just stays fuller than we like */
@@ -186,7 +186,7 @@ static int grow_child_table(fg_profile *p) {
     ph[i] = fg_path_hash(ph[p->nodes[i].parent], p->nodes[i].name);
     uint32_t h = ph[i] & mask;
     while (t[h].node) h = (h + 1) & mask;
-    t[h] = (fg_child_slot){ i, ph[i] };
+    t[h] = (fg_child_slot){i, ph[i]};
   }
   free(ph);
   free(p->child_table);
@@ -204,12 +204,11 @@ uint32_t fg_child_h(fg_profile *p, uint32_t parent, uint32_t name, uint32_t hash
     if (e->hash == hash && p->nodes[e->node].parent == parent && p->nodes[e->node].name == name)
       return e->node;
   if (p->nnodes >= UINT32_MAX / 2 - 1) return FG_NO_NAME;
-  if (p->nnodes == p->nodes_cap && grow_nodes(p, (size_t)p->nodes_cap * 2) != 0)
-    return FG_NO_NAME;
+  if (p->nnodes == p->nodes_cap && grow_nodes(p, (size_t)p->nodes_cap * 2) != 0) return FG_NO_NAME;
   uint32_t id = p->nnodes++;
-  p->nodes[id] = (fg_node){ .parent = parent, .name = name };
+  p->nodes[id] = (fg_node){.parent = parent, .name = name};
   if (p->self_base) p->self_base[id] = 0;
-  p->child_table[h] = (fg_child_slot){ id, hash };
+  p->child_table[h] = (fg_child_slot){id, hash};
   if ((uint64_t)p->nnodes * 4 > (uint64_t)p->child_mask * 3 && grow_child_table(p) != 0) {
     /* stored; a fuller table only costs probes */
   }
@@ -246,16 +245,18 @@ int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column) {
     if (!p->self_base) return -ENOMEM;
     fg_hint_huge(p->self_base, p->nodes_cap * sizeof *p->self_base);
   }
-  if (column == FG_MAIN) p->nodes[node].self += count;
-  else p->self_base[node] += count;
+  if (column == FG_MAIN)
+    p->nodes[node].self += count;
+  else
+    p->self_base[node] += count;
   p->total[column] += count;
   if (column == FG_BASE) p->diff = 1;
   return 0;
 }
 
 /* fg_profile_add_n: see flamegraph.h. */
-int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens,
-                     size_t nframes, uint64_t count, int column) {
+int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
+                     uint64_t count, int column) {
   if (!p || nframes == 0 || (column != FG_MAIN && column != FG_BASE)) return -EINVAL;
   for (size_t i = 0; i < nframes; i++)
     if (lens[i] == 0) return -EINVAL;
@@ -307,7 +308,7 @@ fg_profile *fg_profile_reversed(const fg_profile *p) {
     if (fg_intern(r, p->names[i].s, p->names[i].len) != i) goto fail;
   }
   for (uint32_t i = 1; i < p->nnodes; i++) {
-    uint64_t self[2] = { fg_self(p, i, FG_MAIN), fg_self(p, i, FG_BASE) };
+    uint64_t self[2] = {fg_self(p, i, FG_MAIN), fg_self(p, i, FG_BASE)};
     if (!self[0] && !self[1]) continue;
     uint32_t at = 0, hash = FG_ROOT_HASH;
     for (uint32_t k = i; k != 0; k = p->nodes[k].parent) {
@@ -443,7 +444,7 @@ int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx) {
   if (!st) return -ENOMEM;
   int rc = visit(t, 0, 0, 0, ctx);
   size_t sp = 0;
-  if (rc > 0) st[sp++] = (walk_frame){ 0, t->child_start[0], 0 };
+  if (rc > 0) st[sp++] = (walk_frame){0, t->child_start[0], 0};
   while (rc >= 0 && sp > 0) {
     walk_frame *f = &st[sp - 1];
     if (f->next == t->child_start[f->node + 1]) {
@@ -454,7 +455,7 @@ int fg_tree_walk(const fg_tree *t, fg_visit_fn visit, void *ctx) {
     uint64_t left = f->left;
     f->left += t->total[c];
     rc = visit(t, c, (uint32_t)sp, left, ctx);
-    if (rc > 0) st[sp++] = (walk_frame){ c, t->child_start[c], left };
+    if (rc > 0) st[sp++] = (walk_frame){c, t->child_start[c], left};
   }
   free(st);
   return rc < 0 ? rc : 0;

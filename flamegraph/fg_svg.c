@@ -19,7 +19,7 @@
 #include <strings.h>
 
 static const char *const k_palette_names[FG_PAL_COUNT] = {
-  "hot", "mem", "io", "java", "red", "green", "blue", "aqua", "yellow", "purple", "orange",
+    "hot", "mem", "io", "java", "red", "green", "blue", "aqua", "yellow", "purple", "orange",
 };
 
 /* fg_palette_parse: see flamegraph.h. */
@@ -52,7 +52,7 @@ typedef struct rgb {
   int r, g, b;
 } rgb;
 
-static rgb mk(double r, double g, double b) { return (rgb){ (int)r, (int)g, (int)b }; }
+static rgb mk(double r, double g, double b) { return (rgb){(int)r, (int)g, (int)b}; }
 
 /* The java palette: a base colour per frame kind, plus up to `spread` (times a random number)
  * so that neighbours differ. async-profiler's colours where it has the kind (JIT green,
@@ -65,15 +65,15 @@ typedef struct kind_colour {
 } kind_colour;
 
 static const kind_colour k_java[FG_KIND_COUNT] = {
-  [FG_KIND_JIT] = { { 80, 215, 80 }, { 30, 30, 30 } },
-  [FG_KIND_JAVA] = { { 80, 215, 80 }, { 30, 30, 30 } },
-  [FG_KIND_INLINED] = { { 80, 200, 200 }, { 30, 30, 30 } },
-  [FG_KIND_INTERPRETED] = { { 190, 225, 120 }, { 20, 20, 20 } },
-  [FG_KIND_CPP] = { { 205, 190, 50 }, { 30, 30, 10 } },
-  [FG_KIND_NATIVE] = { { 225, 90, 90 }, { 30, 40, 40 } },
-  [FG_KIND_KERNEL] = { { 225, 125, 0 }, { 30, 30, 0 } },
-  [FG_KIND_SYNTHETIC] = { { 175, 150, 225 }, { 20, 20, 20 } },
-  [FG_KIND_THREAD] = { { 170, 178, 190 }, { 20, 20, 20 } },
+    [FG_KIND_JIT] = {{80, 215, 80}, {30, 30, 30}},
+    [FG_KIND_JAVA] = {{80, 215, 80}, {30, 30, 30}},
+    [FG_KIND_INLINED] = {{80, 200, 200}, {30, 30, 30}},
+    [FG_KIND_INTERPRETED] = {{190, 225, 120}, {20, 20, 20}},
+    [FG_KIND_CPP] = {{205, 190, 50}, {30, 30, 10}},
+    [FG_KIND_NATIVE] = {{225, 90, 90}, {30, 40, 40}},
+    [FG_KIND_KERNEL] = {{225, 125, 0}, {30, 30, 0}},
+    [FG_KIND_SYNTHETIC] = {{175, 150, 225}, {20, 20, 20}},
+    [FG_KIND_THREAD] = {{170, 178, 190}, {20, 20, 20}},
 };
 
 /* The java palette's legend, in this order; kinds in one entry share a colour. */
@@ -84,16 +84,20 @@ typedef struct legend_key {
 
 #define KBIT(k) (1u << (k))
 static const legend_key k_legend[] = {
-  { "jit", "Java (JIT)", "_[j] JIT-compiled Java; plain Java names: native methods, or no kind recorded",
-    KBIT(FG_KIND_JIT) | KBIT(FG_KIND_JAVA) },
-  { "inlined", "inlined", "_[i] Java inlined into its caller's compiled code", KBIT(FG_KIND_INLINED) },
-  { "interpreted", "interpreted", "_[0] interpreted Java", KBIT(FG_KIND_INTERPRETED) },
-  { "cpp", "C++ (JVM)", "C++ code: the JVM itself, or a C++ library", KBIT(FG_KIND_CPP) },
-  { "native", "native (C)", "C code and other native code: libc, JNI libraries, VM stubs",
-    KBIT(FG_KIND_NATIVE) },
-  { "kernel", "kernel", "_[k] the operating system kernel", KBIT(FG_KIND_KERNEL) },
-  { "pseudo", "pseudo-frame", "[...] the JVM's or the profiler's state, not code", KBIT(FG_KIND_SYNTHETIC) },
-  { "thread", "thread", "[name tid=N] a thread (profiles taken with threads)", KBIT(FG_KIND_THREAD) },
+    {"jit", "Java (JIT)",
+     "_[j] JIT-compiled Java; plain Java names: native methods, or no kind recorded",
+     KBIT(FG_KIND_JIT) | KBIT(FG_KIND_JAVA)},
+    {"inlined", "inlined", "_[i] Java inlined into its caller's compiled code",
+     KBIT(FG_KIND_INLINED)},
+    {"interpreted", "interpreted", "_[0] interpreted Java", KBIT(FG_KIND_INTERPRETED)},
+    {"cpp", "C++ (JVM)", "C++ code: the JVM itself, or a C++ library", KBIT(FG_KIND_CPP)},
+    {"native", "native (C)", "C code and other native code: libc, JNI libraries, VM stubs",
+     KBIT(FG_KIND_NATIVE)},
+    {"kernel", "kernel", "_[k] the operating system kernel", KBIT(FG_KIND_KERNEL)},
+    {"pseudo", "pseudo-frame", "[...] the JVM's or the profiler's state, not code",
+     KBIT(FG_KIND_SYNTHETIC)},
+    {"thread", "thread", "[name tid=N] a thread (profiles taken with threads)",
+     KBIT(FG_KIND_THREAD)},
 };
 #define LEGEND_KEYS (sizeof k_legend / sizeof k_legend[0])
 
@@ -132,8 +136,8 @@ typedef struct svg_ctx {
   fg_buf *b;
   const fg_options *o;
   const char *count_name;
-  double scale;      /* px per sample */
-  double min_px;     /* frames narrower are left out */
+  double scale;  /* px per sample */
+  double min_px; /* frames narrower are left out */
   uint64_t total, total_base;
   uint32_t max_drawn_depth;
   double max_change; /* diff: largest |change| drawn */
@@ -315,7 +319,8 @@ static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
   double total = 0;
   for (size_t i = 0; i < LEGEND_KEYS; i++)
     if (k_legend[i].kinds & kinds)
-      total += LEGEND_SWATCH + 4 + strlen(legend_label(&k_legend[i], kinds)) * FONT * 0.59 + LEGEND_GAP;
+      total +=
+          LEGEND_SWATCH + 4 + strlen(legend_label(&k_legend[i], kinds)) * FONT * 0.59 + LEGEND_GAP;
   double x = (width - total + LEGEND_GAP) / 2;
   if (x < XPAD) x = XPAD;
   fg_buf_puts(b, "<g id=\"legend\">\n");
@@ -330,7 +335,11 @@ static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
     fg_buf_puts(b, "</title><rect");
     put_num_attr(b, "x", x);
     put_num_attr(b, "y", y - LEGEND_SWATCH + 1);
-    fg_buf_puts(b, " width=\"" "10" "\" height=\"" "10" "\" rx=\"2\" fill=\"");
+    fg_buf_puts(b, " width=\""
+                   "10"
+                   "\" height=\""
+                   "10"
+                   "\" rx=\"2\" fill=\"");
     unsigned kind = 0;
     while (!(k->kinds & KBIT(kind))) kind++;
     put_rgb(b, java_colour((fg_kind)kind, 0.5));
@@ -349,8 +358,10 @@ static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
 int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *opts) {
   if (!out || !p) return -EINVAL;
   fg_options o;
-  if (opts) o = *opts;
-  else fg_options_init(&o);
+  if (opts)
+    o = *opts;
+  else
+    fg_options_init(&o);
   if (o.width <= 0) o.width = 1200;
   if (o.frame_height <= 0) o.frame_height = 16;
   if (o.width < 2 * XPAD + 10 || o.width > 1000000 || o.frame_height > 1000 ||
@@ -374,9 +385,12 @@ int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *opts) {
     fg_profile_free(rev);
     return -ENOMEM;
   }
-  svg_ctx c = { .b = &b, .o = &o, .count_name = o.count_name ? o.count_name : "samples",
-                .total = p->total[FG_MAIN], .total_base = p->total[FG_BASE],
-                .rng = 0x9E3779B97F4A7C15ull };
+  svg_ctx c = {.b = &b,
+               .o = &o,
+               .count_name = o.count_name ? o.count_name : "samples",
+               .total = p->total[FG_MAIN],
+               .total_base = p->total[FG_BASE],
+               .rng = 0x9E3779B97F4A7C15ull};
   double full = o.width - 2 * XPAD;
   c.scale = c.total ? full / (double)c.total : 0;
   c.min_px = o.min_width_pct ? full * o.min_width / 100.0 : o.min_width;
@@ -412,7 +426,11 @@ int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *opts) {
                   ".hide { display: none; }\n"
                   "</style>\n<script type=\"text/ecmascript\"><![CDATA[\nvar FG_SVG = { width: ");
   fg_buf_i64(&b, o.width);
-  fg_buf_puts(&b, ", xpad: " "10" ", fontSize: " "12" ", inverted: ");
+  fg_buf_puts(&b, ", xpad: "
+                  "10"
+                  ", fontSize: "
+                  "12"
+                  ", inverted: ");
   fg_buf_puts(&b, o.inverted ? "true" : "false");
   fg_buf_puts(&b, ", searchColor: \"rgb(230,0,230)\" };\n");
   fg_buf_put(&b, (const char *)fg_svg_script, fg_svg_script_len);

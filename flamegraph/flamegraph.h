@@ -40,8 +40,8 @@ enum { FG_MAIN = 0, FG_BASE = 1 };
 /* Like fg_profile_add, with explicit frame lengths (names need not be NUL-terminated) and
  * column. Adding anything to FG_BASE makes the profile differential.
  * Returns 0 or -ENOMEM / -EINVAL (empty frame name, nframes == 0, bad column). */
-int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens,
-                     size_t nframes, uint64_t count, int column);
+int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
+                     uint64_t count, int column);
 
 /* Sum of all samples in a column. */
 uint64_t fg_profile_total(const fg_profile *p, int column);
@@ -89,8 +89,18 @@ int fg_read_fd(fg_profile *p, int fd, int column, fg_read_error *err);
 
 /* Palettes (flamegraph.pl's familiar set, plus java by frame kind). */
 typedef enum fg_palette {
-  FG_PAL_HOT = 0, FG_PAL_MEM, FG_PAL_IO, FG_PAL_JAVA, FG_PAL_RED, FG_PAL_GREEN,
-  FG_PAL_BLUE, FG_PAL_AQUA, FG_PAL_YELLOW, FG_PAL_PURPLE, FG_PAL_ORANGE, FG_PAL_COUNT
+  FG_PAL_HOT = 0,
+  FG_PAL_MEM,
+  FG_PAL_IO,
+  FG_PAL_JAVA,
+  FG_PAL_RED,
+  FG_PAL_GREEN,
+  FG_PAL_BLUE,
+  FG_PAL_AQUA,
+  FG_PAL_YELLOW,
+  FG_PAL_PURPLE,
+  FG_PAL_ORANGE,
+  FG_PAL_COUNT
 } fg_palette;
 
 /* Palette by name ("hot", "java", ...); returns 0 and sets *out, or -EINVAL. */

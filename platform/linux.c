@@ -83,7 +83,9 @@ void plat_futex_wake(const uint32_t *addr, int n) {
   errno = e;
 }
 
-int plat_set_timer_slack_ns(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno; }
+int plat_set_timer_slack_ns(unsigned long ns) {
+  return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0) == 0 ? 0 : -errno;
+}
 
 int plat_self_stack(uintptr_t *lo, uintptr_t *hi) {
   pthread_attr_t attr;
@@ -144,8 +146,7 @@ int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
     }
     if (!strchr(line, '\n')) { /* a very long path: skip the rest of the line */
       int ch;
-      while ((ch = fgetc(f)) != EOF && ch != '\n') {
-      }
+      while ((ch = fgetc(f)) != EOF && ch != '\n') {}
     }
   }
   fclose(f);

@@ -31,7 +31,8 @@ static inline uint64_t plat_mix_step(uint64_t lane, uint64_t v) {
 }
 
 /* Four registers, one into each lane (pad a short group with zeros). */
-static inline void plat_mix4(plat_mix_state *s, uint64_t v0, uint64_t v1, uint64_t v2, uint64_t v3) {
+static inline void plat_mix4(plat_mix_state *s, uint64_t v0, uint64_t v1, uint64_t v2,
+                             uint64_t v3) {
   s->a = plat_mix_step(s->a, v0);
   s->b = plat_mix_step(s->b, v1);
   s->c = plat_mix_step(s->c, v2);

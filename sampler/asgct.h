@@ -9,14 +9,14 @@
 #include <jni.h>
 
 typedef struct {
-  jint lineno;          /* bytecode index (not a line); -3 for native methods */
+  jint lineno; /* bytecode index (not a line); -3 for native methods */
   jmethodID method_id;
 } asgct_frame;
 
 typedef struct {
-  JNIEnv *env_id;       /* the *target* thread's JNIEnv */
-  jint num_frames;      /* > 0 frames, <= 0 an asgct_code */
-  asgct_frame *frames;  /* leaf first */
+  JNIEnv *env_id;      /* the *target* thread's JNIEnv */
+  jint num_frames;     /* > 0 frames, <= 0 an asgct_code */
+  asgct_frame *frames; /* leaf first */
 } asgct_trace;
 
 typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
@@ -37,17 +37,24 @@ enum asgct_code {
   ASGCT_SAFEPOINT = -10,
   ASGCT_NOT_JAVA_THREAD = -11,
   ASGCT_SAMPLE_FAULT = -12, /* ours: a fault (SIGSEGV/SIGBUS) during the sample, contained */
-  ASGCT_NCODES = 13     /* codes 0 .. -12 index as -code */
+  ASGCT_NCODES = 13         /* codes 0 .. -12 index as -code */
 };
 
 /* The frame name a failed sample is kept under, e.g. "[unknown Java]". */
 static inline const char *asgct_code_frame(int code) {
-  static const char *const names[ASGCT_NCODES] = {
-      "[no Java frame]",       "[no class load events]", "[GC active]",
-      "[unknown not Java]",    "[not walkable not Java]", "[unknown Java]",
-      "[not walkable Java]",   "[unknown state]",         "[thread exit]",
-      "[deoptimization]",      "[safepoint]",             "[not a Java thread]",
-      "[fault during sample]"};
+  static const char *const names[ASGCT_NCODES] = {"[no Java frame]",
+                                                  "[no class load events]",
+                                                  "[GC active]",
+                                                  "[unknown not Java]",
+                                                  "[not walkable not Java]",
+                                                  "[unknown Java]",
+                                                  "[not walkable Java]",
+                                                  "[unknown state]",
+                                                  "[thread exit]",
+                                                  "[deoptimization]",
+                                                  "[safepoint]",
+                                                  "[not a Java thread]",
+                                                  "[fault during sample]"};
   return (code <= 0 && code > -ASGCT_NCODES) ? names[-code] : "[ASGCT: unexpected code]";
 }
 

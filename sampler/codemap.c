@@ -81,24 +81,19 @@ static void grace_period(void) {
 }
 
 static void reclaim_locked(void) {
-  if (writer.nretired == 0)
-    return;
+  if (writer.nretired == 0) return;
   grace_period();
-  for (size_t i = 0; i < writer.nretired; i++)
-    free(writer.retired[i]);
+  for (size_t i = 0; i < writer.nretired; i++) free(writer.retired[i]);
   writer.nretired = 0;
 }
 
 /* Makes room for `more` retired blocks, so that retiring after publication cannot fail. */
 static int retire_reserve(size_t more) {
-  if (writer.nretired + more <= writer.capretired)
-    return 0;
+  if (writer.nretired + more <= writer.capretired) return 0;
   size_t cap = writer.capretired ? writer.capretired : 64;
-  while (cap < writer.nretired + more)
-    cap *= 2;
+  while (cap < writer.nretired + more) cap *= 2;
   void **p = realloc(writer.retired, cap * sizeof *p);
-  if (!p)
-    return -ENOMEM;
+  if (!p) return -ENOMEM;
   writer.retired = p;
   writer.capretired = cap;
   return 0;
@@ -110,8 +105,7 @@ static void retire(void *p) { writer.retired[writer.nretired++] = p; /* reserved
 
 static struct cm_root *root_alloc(size_t nleaves) {
   struct cm_root *r = malloc(sizeof *r + nleaves * (sizeof(uintptr_t) + sizeof(struct cm_leaf *)));
-  if (!r)
-    return NULL;
+  if (!r) return NULL;
   r->nleaves = nleaves;
   r->count = 0;
   r->first = (uintptr_t *)(r + 1);
@@ -119,7 +113,9 @@ static struct cm_root *root_alloc(size_t nleaves) {
   return r;
 }
 
-static int pos_less(struct cm_pos a, struct cm_pos b) { return a.l < b.l || (a.l == b.l && a.i < b.i); }
+static int pos_less(struct cm_pos a, struct cm_pos b) {
+  return a.l < b.l || (a.l == b.l && a.i < b.i);
+}
 
 static struct cm_pos pos_next(const struct cm_root *r, struct cm_pos p) {
   if (++p.i >= r->leaves[p.l]->n) {
@@ -142,10 +138,8 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
   struct cm_root *old = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
   size_t nl = old->nleaves;
   size_t nremoved = 0;
-  for (struct cm_pos p = a; pos_less(p, b); p = pos_next(old, p))
-    nremoved++;
-  if (nremoved == 0 && !add)
-    return 0;
+  for (struct cm_pos p = a; pos_less(p, b); p = pos_next(old, p)) nremoved++;
+  if (nremoved == 0 && !add) return 0;
 
   /* The leaves to rebuild: from a's leaf to the last removed entry's leaf. */
   size_t la, lb;
@@ -157,14 +151,12 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
     lb = la + 1;
     if (nremoved) {
       struct cm_pos last = a;
-      for (size_t k = 1; k < nremoved; k++)
-        last = pos_next(old, last);
+      for (size_t k = 1; k < nremoved; k++) last = pos_next(old, last);
       lb = last.l + 1;
     }
   }
   size_t m = (add ? 1 : 0) - nremoved;
-  for (size_t l = la; l < lb; l++)
-    m += old->leaves[l]->n;
+  for (size_t l = la; l < lb; l++) m += old->leaves[l]->n;
   if (m < LEAF_MIN && lb - la < nl) { /* small: take a neighbour along */
     if (lb < nl)
       m += old->leaves[lb++]->n;
@@ -187,8 +179,7 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
       fresh[j]->n = (uint32_t)n;
   }
   if (err) {
-    for (size_t j = 0; fresh && j < k; j++)
-      free(fresh[j]);
+    for (size_t j = 0; fresh && j < k; j++) free(fresh[j]);
     free(fresh);
     free(nr);
     free(tmp);
@@ -205,43 +196,34 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
         tmp[t++] = add;
         placed = 1;
       }
-      if (!pos_less(p, a) && pos_less(p, b))
-        continue;
+      if (!pos_less(p, a) && pos_less(p, b)) continue;
       tmp[t++] = old->leaves[l]->e[i];
     }
-  if (!placed)
-    tmp[t++] = add;
+  if (!placed) tmp[t++] = add;
 
   t = 0;
   for (size_t j = 0; j < k; j++)
-    for (uint32_t i = 0; i < fresh[j]->n; i++)
-      fresh[j]->e[i] = tmp[t++];
+    for (uint32_t i = 0; i < fresh[j]->n; i++) fresh[j]->e[i] = tmp[t++];
   size_t o = 0;
-  for (size_t l = 0; l < la; l++, o++)
-    nr->leaves[o] = old->leaves[l];
-  for (size_t j = 0; j < k; j++, o++)
-    nr->leaves[o] = fresh[j];
-  for (size_t l = lb; l < nl; l++, o++)
-    nr->leaves[o] = old->leaves[l];
-  for (size_t i = 0; i < nnl; i++)
-    nr->first[i] = nr->leaves[i]->e[0]->start;
+  for (size_t l = 0; l < la; l++, o++) nr->leaves[o] = old->leaves[l];
+  for (size_t j = 0; j < k; j++, o++) nr->leaves[o] = fresh[j];
+  for (size_t l = lb; l < nl; l++, o++) nr->leaves[o] = old->leaves[l];
+  for (size_t i = 0; i < nnl; i++) nr->first[i] = nr->leaves[i]->e[0]->start;
   nr->count = old->count - nremoved + (add ? 1 : 0);
 
-  atomic_store(&codemap_published.root, nr); /* the switch: lookups from here on see the new snapshot */
+  atomic_store(&codemap_published.root,
+               nr); /* the switch: lookups from here on see the new snapshot */
 
-  if (add)
-    codemap_kinds_update(add, 1);
+  if (add) codemap_kinds_update(add, 1);
   for (struct cm_pos p = a; pos_less(p, b); p = pos_next(old, p)) {
     codemap_kinds_update(pos_entry(old, p), -1);
     retire(pos_entry(old, p));
   }
-  for (size_t l = la; l < lb; l++)
-    retire(old->leaves[l]);
+  for (size_t l = la; l < lb; l++) retire(old->leaves[l]);
   retire(old);
   free(fresh);
   free(tmp);
-  if (writer.nretired >= RETIRE_BATCH)
-    reclaim_locked();
+  if (writer.nretired >= RETIRE_BATCH) reclaim_locked();
   return 0;
 }
 
@@ -259,8 +241,7 @@ static struct cm_entry *entry_new(int kind, jmethodID m, uint32_t name_id, const
   size_t nrec = codemap_cmlr_scan(compile_info, NULL, &nframes, &writer.st.inline_trunc);
   struct cm_entry *e = malloc(sizeof *e + nrec * sizeof(struct cm_rec) +
                               nframes * (sizeof(jmethodID) + sizeof(jint)));
-  if (!e)
-    return NULL;
+  if (!e) return NULL;
   struct cm_rec *recs = (struct cm_rec *)(e + 1);
   e->recs = recs;
   e->fm = (jmethodID *)(recs + nrec);
@@ -300,8 +281,7 @@ static int insert(struct cm_entry *e) {
 }
 
 static int check_range(const void *code, jint size) {
-  if (!code || size <= 0 || (uintptr_t)code + (uintptr_t)size < (uintptr_t)code)
-    return -EINVAL;
+  if (!code || size <= 0 || (uintptr_t)code + (uintptr_t)size < (uintptr_t)code) return -EINVAL;
   return 0;
 }
 
@@ -333,8 +313,7 @@ void codemap_fini(void) {
     reclaim_locked();
     grace_period();
     for (size_t l = 0; l < r->nleaves; l++) {
-      for (uint32_t i = 0; i < r->leaves[l]->n; i++)
-        free(r->leaves[l]->e[i]);
+      for (uint32_t i = 0; i < r->leaves[l]->n; i++) free(r->leaves[l]->e[i]);
       free(r->leaves[l]);
     }
     free(r);
@@ -349,25 +328,25 @@ void codemap_fini(void) {
 }
 
 /* Adds one entry (a stub's name is interned first). Any thread, not signal-safe. */
-static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size, const void *info,
-                     int frame_words) {
+static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size,
+                     const void *info, int frame_words) {
   int rc = check_range(code, size);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   pthread_mutex_lock(&writer.mu);
   if (!writer.inited) {
     rc = -ENODEV;
   } else {
     if (kind == CODEMAP_STUB && !name) name = "unknown stub";
     uint32_t id = kind == CODEMAP_STUB ? intern_string(name, strlen(name)) : INTERN_NO_ID;
-    struct cm_entry *e = kind != CODEMAP_STUB || id != INTERN_NO_ID ? entry_new(kind, m, id, code, size, info) : NULL;
+    struct cm_entry *e = kind != CODEMAP_STUB || id != INTERN_NO_ID
+                             ? entry_new(kind, m, id, code, size, info)
+                             : NULL;
     if (e) {
       e->frame_words = frame_words > 0 ? frame_words : 0;
       e->interpreter = kind == CODEMAP_STUB && strcmp(name, "Interpreter") == 0;
     }
     rc = e ? insert(e) : -ENOMEM;
-    if (rc && e)
-      free(e);
+    if (rc && e) free(e);
   }
   pthread_mutex_unlock(&writer.mu);
   return rc;
@@ -397,8 +376,7 @@ int codemap_remove_method(jmethodID m, const void *code) {
       rc = -ENOENT;
     } else {
       rc = edit(a, pos_next(r, a), NULL);
-      if (rc == 0)
-        writer.st.removes++;
+      if (rc == 0) writer.st.removes++;
     }
   }
   pthread_mutex_unlock(&writer.mu);
@@ -419,4 +397,3 @@ void codemap_reclaim(void) {
   reclaim_locked();
   pthread_mutex_unlock(&writer.mu);
 }
-

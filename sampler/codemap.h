@@ -27,17 +27,17 @@ enum codemap_kind { CODEMAP_NONE = 0, CODEMAP_NMETHOD = 1, CODEMAP_STUB = 2 };
 
 /* Filled by codemap_lookup(): a self-contained copy, valid after the map changes. */
 struct codemap_hit {
-  int kind;                                 /* enum codemap_kind */
-  uintptr_t start, end;                     /* the range that contains pc: [start, end) */
-  jmethodID method;                         /* NMETHOD: the compiled (outermost) method */
-  const char *name;                         /* STUB: its name (stable storage, never freed) */
-  uint32_t name_id;                         /* STUB: the name's id (intern.h) */
-  int frame_words;                          /* STUB: its fixed frame size in words, 0 unknown */
-  int interpreter;                          /* STUB: it is the template interpreter ("Interpreter") */
-  int ninline;                              /* NMETHOD: inline chain at pc, 0 if no record covers pc */
+  int kind;             /* enum codemap_kind */
+  uintptr_t start, end; /* the range that contains pc: [start, end) */
+  jmethodID method;     /* NMETHOD: the compiled (outermost) method */
+  const char *name;     /* STUB: its name (stable storage, never freed) */
+  uint32_t name_id;     /* STUB: the name's id (intern.h) */
+  int frame_words;      /* STUB: its fixed frame size in words, 0 unknown */
+  int interpreter;      /* STUB: it is the template interpreter ("Interpreter") */
+  int ninline;          /* NMETHOD: inline chain at pc, 0 if no record covers pc */
   jmethodID inl_method[CODEMAP_MAX_INLINE]; /* innermost first, as jvmticmlr's PCStackInfo */
   jint inl_bci[CODEMAP_MAX_INLINE];
-  uint64_t generation;                      /* of the entry: bumps at every add */
+  uint64_t generation; /* of the entry: bumps at every add */
 };
 
 /* Writer-side counters (codemap_stats). */
@@ -53,10 +53,10 @@ struct codemap_stats {
 
 /* How a Java frame was running, as flame graphs annotate it. */
 enum codemap_frame_kind {
-  CODEMAP_FRAME_NATIVE = 0,      /* a native method (ASGCT's lineno -3): no annotation */
-  CODEMAP_FRAME_JIT = 1,         /* "_[j]": the compiled method that owns the code */
-  CODEMAP_FRAME_INLINED = 2,     /* "_[i]": inlined into its caller's compiled code */
-  CODEMAP_FRAME_INTERPRETED = 3  /* "_[0]" */
+  CODEMAP_FRAME_NATIVE = 0,     /* a native method (ASGCT's lineno -3): no annotation */
+  CODEMAP_FRAME_JIT = 1,        /* "_[j]": the compiled method that owns the code */
+  CODEMAP_FRAME_INLINED = 2,    /* "_[i]": inlined into its caller's compiled code */
+  CODEMAP_FRAME_INTERPRETED = 3 /* "_[0]" */
 };
 
 /* Creates the empty map. Idempotent. Returns 0 or -ENOMEM. Not signal-safe. */

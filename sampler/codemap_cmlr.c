@@ -8,23 +8,21 @@
 #define MAX_CMLR_HEADERS 64 /* guard against a malformed record list */
 
 /* See codemap_internal.h. */
-size_t codemap_cmlr_scan(const void *compile_info, struct cm_entry *e, size_t *nframes, uint64_t *truncated) {
+size_t codemap_cmlr_scan(const void *compile_info, struct cm_entry *e, size_t *nframes,
+                         uint64_t *truncated) {
   size_t r = 0, f = 0;
   int nh = 0;
   for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h && nh < MAX_CMLR_HEADERS;
        h = h->next, nh++) {
     const jvmtiCompiledMethodLoadInlineRecord *ir = (const void *)h;
-    if (h->kind != JVMTI_CMLR_INLINE_INFO || !ir->pcinfo)
-      continue;
+    if (h->kind != JVMTI_CMLR_INLINE_INFO || !ir->pcinfo) continue;
     for (jint q = 0; q < ir->numpcs; q++) {
       const PCStackInfo *pi = &ir->pcinfo[q];
-      if (pi->numstackframes <= 0 || !pi->methods)
-        continue;
+      if (pi->numstackframes <= 0 || !pi->methods) continue;
       uint32_t depth = (uint32_t)pi->numstackframes;
       if (depth > CODEMAP_MAX_INLINE) {
         depth = CODEMAP_MAX_INLINE;
-        if (e)
-          (*truncated)++;
+        if (e) (*truncated)++;
       }
       if (e) {
         struct cm_rec *recs = (struct cm_rec *)e->recs;
@@ -43,4 +41,3 @@ size_t codemap_cmlr_scan(const void *compile_info, struct cm_entry *e, size_t *n
   *nframes = f;
   return r;
 }
-

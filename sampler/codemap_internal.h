@@ -75,6 +75,7 @@ uint64_t codemap_kinds_lost(void);
  * JVMTI_CMLR_INLINE_INFO records: counts them (e == NULL) or copies them into e's arrays,
  * adding the chains cut to CODEMAP_MAX_INLINE to *truncated. Returns the number of records and
  * the number of frames in *nframes. */
-size_t codemap_cmlr_scan(const void *compile_info, struct cm_entry *e, size_t *nframes, uint64_t *truncated);
+size_t codemap_cmlr_scan(const void *compile_info, struct cm_entry *e, size_t *nframes,
+                         uint64_t *truncated);
 
 #endif

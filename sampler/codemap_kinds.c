@@ -35,12 +35,10 @@ static size_t ki_hash(jmethodID callee, jmethodID caller, jint bci) {
 /* The slot for the key: the matching one, or the empty one where it would go. NULL when the
  * index has no storage yet. */
 static struct ki_slot *ki_find(jmethodID callee, jmethodID caller, jint bci) {
-  if (!kind_index.cap)
-    return NULL;
+  if (!kind_index.cap) return NULL;
   for (size_t i = ki_hash(callee, caller, bci);; i++) {
     struct ki_slot *k = &kind_index.slots[i & (kind_index.cap - 1)];
-    if (!k->callee || (k->callee == callee && k->caller == caller && k->bci == bci))
-      return k;
+    if (!k->callee || (k->callee == callee && k->caller == caller && k->bci == bci)) return k;
   }
 }
 
@@ -53,8 +51,7 @@ static uint32_t ki_refs(jmethodID callee, jmethodID caller, jint bci) {
 /* Adds delta (+1 or -1) to the key's references; a reference that cannot be stored is counted
  * lost (its frames are then judged by the weaker evidence). */
 static void ki_add(jmethodID callee, jmethodID caller, jint bci, int delta) {
-  if (!callee)
-    return;
+  if (!callee) return;
   if (delta > 0 && (kind_index.n + 1) * 4 > kind_index.cap * 3) {
     size_t cap = kind_index.cap ? kind_index.cap * 2 : 1024;
     struct ki_slot *t = calloc(cap, sizeof *t), *old = kind_index.slots;
@@ -66,32 +63,27 @@ static void ki_add(jmethodID callee, jmethodID caller, jint bci, int delta) {
     kind_index.slots = t;
     kind_index.cap = cap;
     for (size_t i = 0; i < oldcap; i++)
-      if (old[i].callee)
-        *ki_find(old[i].callee, old[i].caller, old[i].bci) = old[i];
+      if (old[i].callee) *ki_find(old[i].callee, old[i].caller, old[i].bci) = old[i];
     free(old);
   }
   struct ki_slot *k = ki_find(callee, caller, bci);
-  if (!k || (!k->callee && delta < 0))
-    return; /* a removal whose addition was lost */
+  if (!k || (!k->callee && delta < 0)) return; /* a removal whose addition was lost */
   if (!k->callee) {
     *k = (struct ki_slot){callee, caller, bci, 0};
     kind_index.n++;
   }
-  if (delta > 0 || k->refs > 0)
-    k->refs += (uint32_t)delta;
+  if (delta > 0 || k->refs > 0) k->refs += (uint32_t)delta;
 }
 
 /* See codemap_internal.h. The writer's mutex is held by the caller; takes kind_index.mu. */
 void codemap_kinds_update(const struct cm_entry *e, int delta) {
-  if (e->kind != CODEMAP_NMETHOD)
-    return;
+  if (e->kind != CODEMAP_NMETHOD) return;
   pthread_mutex_lock(&kind_index.mu);
   ki_add(e->method, NULL, -1, delta);
   for (uint32_t r = 0; r < e->nrec; r++) {
     const jmethodID *m = e->fm + e->recs[r].first;
     const jint *b = e->fb + e->recs[r].first;
-    for (uint32_t i = 0; i + 1 < e->recs[r].depth; i++)
-      ki_add(m[i], m[i + 1], b[i + 1], delta);
+    for (uint32_t i = 0; i + 1 < e->recs[r].depth; i++) ki_add(m[i], m[i + 1], b[i + 1], delta);
   }
   pthread_mutex_unlock(&kind_index.mu);
 }
@@ -117,11 +109,9 @@ uint64_t codemap_kinds_lost(void) {
 /* Whether the frames [0, n) carry exactly the methods of the inline chain chain[0, n)
  * (innermost first). */
 static int chain_matches(const asgct_frame *frames, int nframes, const jmethodID *chain, int n) {
-  if (n <= 0 || n > nframes)
-    return 0;
+  if (n <= 0 || n > nframes) return 0;
   for (int i = 0; i < n; i++)
-    if (frames[i].method_id != chain[i])
-      return 0;
+    if (frames[i].method_id != chain[i]) return 0;
   return 1;
 }
 
@@ -137,8 +127,7 @@ void codemap_frame_kinds(uintptr_t pc, const asgct_frame *frames, int n, unsigne
         exact = hit.ninline;
       } else {
         for (int k = 0; k < n && k <= CODEMAP_MAX_INLINE && !exact; k++)
-          if (frames[k].method_id == hit.method)
-            exact = k + 1;
+          if (frames[k].method_id == hit.method) exact = k + 1;
       }
       for (int i = 0; i < exact; i++)
         kinds[i] = i + 1 < exact ? CODEMAP_FRAME_INLINED : CODEMAP_FRAME_JIT;

@@ -30,7 +30,9 @@ static inline unsigned epoch_enter(struct epoch *e) {
 }
 
 /* Leaves the section entered with parity p. Signal-safe. */
-static inline void epoch_exit(struct epoch *e, unsigned p) { atomic_fetch_sub(&e->readers[p].n, 1); }
+static inline void epoch_exit(struct epoch *e, unsigned p) {
+  atomic_fetch_sub(&e->readers[p].n, 1);
+}
 
 /* Returns once every reader that might have seen a snapshot published before the call has
  * left. Writers only; not signal-safe (it waits, yielding the CPU). */

@@ -45,7 +45,8 @@ struct structs {
 };
 
 static int read_structs(hotspot_sym_fn sym, void *ctx, struct structs *v) {
-  return read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &v->t) != 0 ||
+  return read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &v->t) !=
+                     0 ||
                  read_u64(sym, ctx, "gHotSpotVMStructEntryTypeNameOffset", &v->type) != 0 ||
                  read_u64(sym, ctx, "gHotSpotVMStructEntryFieldNameOffset", &v->field) != 0 ||
                  read_u64(sym, ctx, "gHotSpotVMStructEntryIsStaticOffset", &v->is_static) != 0 ||
@@ -82,7 +83,8 @@ static const char *super_of(const struct types *v, const char *type) {
  * tables name the class that declares a field, and fields move up (JDK 21 lists
  * JavaThread::_osthread, JDK 25 Thread::_osthread — at its place in a JavaThread all the same).
  * Up to 8 levels (a broken table's cycle ends). -1 when none has it. */
-static long field(const struct structs *v, const struct types *ty, const char *type, const char *name) {
+static long field(const struct structs *v, const struct types *ty, const char *type,
+                  const char *name) {
   for (int depth = 0; type && depth < 8; depth++, type = super_of(ty, type)) {
     for (const char *e = v->t.base;; e += v->t.stride) {
       const char *tname = str_at(e, v->type), *fname = str_at(e, v->field);
@@ -102,7 +104,8 @@ static long field(const struct structs *v, const struct types *ty, const char *t
 static int int_constant(hotspot_sym_fn sym, void *ctx, const char *name, int *v) {
   struct table t;
   uint64_t nm, val;
-  if (read_table(sym, ctx, "gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride", &t) != 0 ||
+  if (read_table(sym, ctx, "gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride", &t) !=
+          0 ||
       read_u64(sym, ctx, "gHotSpotVMIntConstantEntryNameOffset", &nm) != 0 ||
       read_u64(sym, ctx, "gHotSpotVMIntConstantEntryValueOffset", &val) != 0)
     return -1;
@@ -124,12 +127,18 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
     size_t at;
   } need[] = {
       {"JavaThread", "_anchor", "JavaThread::_anchor", offsetof(struct hotspot_layout, anchor)},
-      {"JavaFrameAnchor", "_last_Java_sp", "JavaFrameAnchor::_last_Java_sp", offsetof(struct hotspot_layout, last_sp)},
-      {"JavaFrameAnchor", "_last_Java_pc", "JavaFrameAnchor::_last_Java_pc", offsetof(struct hotspot_layout, last_pc)},
-      {"JavaThread", "_thread_state", "JavaThread::_thread_state", offsetof(struct hotspot_layout, state)},
-      {"JavaThread", "_stack_base", "JavaThread::_stack_base", offsetof(struct hotspot_layout, stack_base)},
-      {"JavaThread", "_stack_size", "JavaThread::_stack_size", offsetof(struct hotspot_layout, stack_size)},
-      {"JavaThread", "_osthread", "JavaThread::_osthread", offsetof(struct hotspot_layout, osthread)},
+      {"JavaFrameAnchor", "_last_Java_sp", "JavaFrameAnchor::_last_Java_sp",
+       offsetof(struct hotspot_layout, last_sp)},
+      {"JavaFrameAnchor", "_last_Java_pc", "JavaFrameAnchor::_last_Java_pc",
+       offsetof(struct hotspot_layout, last_pc)},
+      {"JavaThread", "_thread_state", "JavaThread::_thread_state",
+       offsetof(struct hotspot_layout, state)},
+      {"JavaThread", "_stack_base", "JavaThread::_stack_base",
+       offsetof(struct hotspot_layout, stack_base)},
+      {"JavaThread", "_stack_size", "JavaThread::_stack_size",
+       offsetof(struct hotspot_layout, stack_size)},
+      {"JavaThread", "_osthread", "JavaThread::_osthread",
+       offsetof(struct hotspot_layout, osthread)},
       {"OSThread", "_thread_id", "OSThread::_thread_id", offsetof(struct hotspot_layout, os_tid)},
   };
   memset(l, 0, sizeof *l);
@@ -186,7 +195,8 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
   if ((!by_address && !by_offset) || l->blob_frame_size < 0 || l->blob_size < 0) return 0;
   const long offs[] = {by_address ? l->blob_code_begin : l->blob_code_offset,
                        by_address ? l->blob_code_end : l->blob_data_offset,
-                       by_address ? l->blob_header_size : l->blob_size, l->blob_frame_size, l->blob_size};
+                       by_address ? l->blob_header_size : l->blob_size, l->blob_frame_size,
+                       l->blob_size};
   long need = 0;
   for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
     if (offs[i] + 8 > need) need = offs[i] + 8;
@@ -210,8 +220,8 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
     int32_t total = int_at(h, l->blob_size);
     if (by_address) {
       int32_t header = int_at(h, l->blob_header_size);
-      if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size || header <= 0 ||
-          (size_t)header > back || total <= 0 || back + size > (size_t)total)
+      if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size ||
+          header <= 0 || (size_t)header > back || total <= 0 || back + size > (size_t)total)
         continue;
     } else {
       int32_t code_off = int_at(h, l->blob_code_offset), data_off = int_at(h, l->blob_data_offset);
@@ -245,7 +255,8 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
   return 0;
 }
 
-int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid, void **jni_env) {
+int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid,
+                       void **jni_env) {
   if (!java_thread || !l->env) return -EINVAL;
   uintptr_t os = 0;
   int32_t os_tid = 0;

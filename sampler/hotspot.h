@@ -20,20 +20,21 @@
 #include <sys/types.h>
 
 struct hotspot_layout {
-  long anchor;        /* JavaThread::_anchor */
-  long last_sp;       /* JavaFrameAnchor::_last_Java_sp */
-  long last_pc;       /* JavaFrameAnchor::_last_Java_pc */
-  long state;         /* JavaThread::_thread_state (an int) */
-  long stack_base;    /* JavaThread::_stack_base (the high end) */
-  long stack_size;    /* JavaThread::_stack_size */
-  long osthread;      /* JavaThread::_osthread (listed as Thread::_osthread in JDK 25) */
-  long os_tid;        /* OSThread::_thread_id (a pid_t) */
-  int in_vm;          /* the value of _thread_in_vm */
+  long anchor;     /* JavaThread::_anchor */
+  long last_sp;    /* JavaFrameAnchor::_last_Java_sp */
+  long last_pc;    /* JavaFrameAnchor::_last_Java_pc */
+  long state;      /* JavaThread::_thread_state (an int) */
+  long stack_base; /* JavaThread::_stack_base (the high end) */
+  long stack_size; /* JavaThread::_stack_size */
+  long osthread;   /* JavaThread::_osthread (listed as Thread::_osthread in JDK 25) */
+  long os_tid;     /* OSThread::_thread_id (a pid_t) */
+  int in_vm;       /* the value of _thread_in_vm */
   /* optional, -1 when this JVM does not describe them (then runtime stubs are not walked) */
-  long last_fp;       /* JavaFrameAnchor::_last_Java_fp */
-  long blob_code_begin, blob_code_end, blob_frame_size, blob_size, blob_header_size; /* CodeBlob:: */
+  long last_fp; /* JavaFrameAnchor::_last_Java_fp */
+  long blob_code_begin, blob_code_end, blob_frame_size, blob_size,
+      blob_header_size;                    /* CodeBlob:: */
   long blob_code_offset, blob_data_offset; /* CodeBlob:: in JDK 25, instead of _code_begin/_end */
-  long env;           /* JNIEnv address - JavaThread address; set by hotspot_find_env */
+  long env; /* JNIEnv address - JavaThread address; set by hotspot_find_env */
 };
 
 /* Looks up a symbol of libjvm (its address, as dlsym would return it), or NULL. */
@@ -62,6 +63,7 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
  * found. Every read is checked (a thread that ended meanwhile cannot make it fault). Returns
  * 0, -EINVAL (no env offset known, or java_thread 0), -ESRCH (the thread has no OS thread:
  * not started or gone), -EFAULT. Not signal-safe (call at start or attach). */
-int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid, void **jni_env);
+int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid,
+                       void **jni_env);
 
 #endif

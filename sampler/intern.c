@@ -25,7 +25,8 @@ static struct {
 
 const char *intern_name(uint32_t id) {
   if (id >= atomic_load_explicit(&interner.count, memory_order_acquire)) return "[bad frame id]";
-  const char **chunk = atomic_load_explicit(&interner.chunks[id / CHUNK_NAMES], memory_order_acquire);
+  const char **chunk =
+      atomic_load_explicit(&interner.chunks[id / CHUNK_NAMES], memory_order_acquire);
   return chunk[id % CHUNK_NAMES];
 }
 
@@ -50,7 +51,8 @@ uint32_t intern_string(const char *s, size_t len) {
   size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
   id = itab_find(&interner.index, h, same, &probe);
   if (id != ITAB_EMPTY || n >= (size_t)MAX_CHUNKS * CHUNK_NAMES) goto out;
-  const char **chunk = atomic_load_explicit(&interner.chunks[n / CHUNK_NAMES], memory_order_relaxed);
+  const char **chunk =
+      atomic_load_explicit(&interner.chunks[n / CHUNK_NAMES], memory_order_relaxed);
   if (!chunk) {
     chunk = calloc(CHUNK_NAMES, sizeof *chunk);
     if (!chunk) goto out;

@@ -26,7 +26,8 @@ void itab_free(struct itab *t) {
   memset(t, 0, sizeof *t);
 }
 
-uint32_t itab_find(const struct itab *t, uint64_t h, bool (*eq)(const void *, uint32_t), const void *ctx) {
+uint32_t itab_find(const struct itab *t, uint64_t h, bool (*eq)(const void *, uint32_t),
+                   const void *ctx) {
   if (!t->cap) return ITAB_EMPTY;
   for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
     if (t->idx[i] == ITAB_EMPTY) return ITAB_EMPTY;

@@ -26,7 +26,8 @@ int itab_init(struct itab *t, size_t cap);
 void itab_free(struct itab *t);
 
 /* The index stored with hash h for which eq(ctx, index) holds, or ITAB_EMPTY. */
-uint32_t itab_find(const struct itab *t, uint64_t h, bool (*eq)(const void *ctx, uint32_t idx), const void *ctx);
+uint32_t itab_find(const struct itab *t, uint64_t h, bool (*eq)(const void *ctx, uint32_t idx),
+                   const void *ctx);
 
 /* Stores index idx under hash h (growing the table to keep its load under 3/4). Returns 0 or
  * -ENOMEM (the table is then unchanged). */

@@ -70,7 +70,8 @@ static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_
  * carried are kept as lost. Returns 1 when withdrawn, 0 when the handler claimed it first. */
 static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   if (handshake_state(w) != SAMPLE_PENDING ||
-      !atomic_compare_exchange_strong(&s->handshake, &w, handshake_word(handshake_seq(w), SAMPLE_IDLE)))
+      !atomic_compare_exchange_strong(&s->handshake, &w,
+                                      handshake_word(handshake_seq(w), SAMPLE_IDLE)))
     return 0;
   loop.st.unanswered++; /* a late signal now finds nothing to do */
   record_lost(s, b);
@@ -110,7 +111,8 @@ static void tick(void) {
       if (handshake_state(w) != SAMPLE_DONE) continue;
     }
     /* backed-off idle thread: nothing to do, not even the lock */
-    if (!regs && handshake_state(w) == SAMPLE_IDLE && b->gen == s->gen && loop.st.ticks < b->next_look) {
+    if (!regs && handshake_state(w) == SAMPLE_IDLE && b->gen == s->gen &&
+        loop.st.ticks < b->next_look) {
       loop.st.skipped_idle++;
       continue;
     }
@@ -130,7 +132,8 @@ static void tick(void) {
       request(i, s, b, w, mode);
     }
     /* only a thread waiting for nothing but its next look is skipped */
-    loop.look[i] = atomic_load(&s->state) == SLOT_LIVE && handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE
+    loop.look[i] = atomic_load(&s->state) == SLOT_LIVE &&
+                           handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE
                        ? b->next_look
                        : 0;
     pthread_mutex_unlock(&s->lock);

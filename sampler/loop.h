@@ -10,10 +10,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "hist.h"
 #include "registry.h"
 #include "sample.h"
 #include "sampler.h"
-#include "hist.h"
 
 /* The sampler thread's bookkeeping of one slot, for the owner of generation `gen`. */
 struct thread_book {
@@ -44,18 +44,18 @@ struct loop_state {
   sampler_method_name_fn name_fn;
   void *name_ctx;
   struct sampler_counters st;
-  struct hist cost;       /* handler entry -> exit */
-  struct hist latency;    /* signal sent -> handler entry */
-  struct hist tick_cost;  /* sampler thread CPU per round */
-  uint32_t *fbuf;          /* frame ids of one capture: depth + root + stub/label frames */
-  unsigned char *kinds;    /* with ann: the kind of each frame of one capture */
+  struct hist cost;          /* handler entry -> exit */
+  struct hist latency;       /* signal sent -> handler entry */
+  struct hist tick_cost;     /* sampler thread CPU per round */
+  uint32_t *fbuf;            /* frame ids of one capture: depth + root + stub/label frames */
+  unsigned char *kinds;      /* with ann: the kind of each frame of one capture */
   struct thread_book *books; /* per slot index */
-  uint64_t *look;          /* per slot: the tick before which an idle thread needs no look */
-  int cap;                 /* entries of books and look */
-  int seen_registered;     /* registry_registered() at the last round */
+  uint64_t *look;            /* per slot: the tick before which an idle thread needs no look */
+  int cap;                   /* entries of books and look */
+  int seen_registered;       /* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self;
-  uint64_t self_cpu_recorded;   /* of the sampler thread's own CPU, what the profile holds (ns) */
+  uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
   pid_t self;              /* the sampler thread's own tid: never sampled */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
@@ -64,9 +64,9 @@ struct loop_state {
   struct {
     int slot;
     uint32_t gen;
-  } gone[64];              /* registrations whose thread has ended, dropped after the round */
+  } gone[64]; /* registrations whose thread has ended, dropped after the round */
   int ngone;
-  _Atomic uint32_t stop;   /* futex word */
+  _Atomic uint32_t stop; /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
 };

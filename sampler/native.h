@@ -36,7 +36,8 @@ int native_init(void);
  * max; stack_lo/stack_hi bound the reads on the stack ([sp, stack_hi) when stack_lo is 0 or
  * below sp). Returns the number of frames and the reason it stopped in *stop. SIGNAL-SAFE:
  * allocates nothing, takes no lock; the caller has entered the objects table (objects_enter). */
-int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs, int max, int *stop);
+int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
+                int max, int *stop);
 
 /* The name of a stop reason, e.g. "[native: no unwind info]". */
 const char *native_stop_name(int stop);

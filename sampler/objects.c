@@ -55,8 +55,7 @@ static int read_encoded(const unsigned char **p, unsigned char enc, uintptr_t hd
     *p += 4;
     break;
   }
-  default:
-    return -EINVAL;
+  default: return -EINVAL;
   }
   switch (enc & 0x70) {
   case 0x00: break;
@@ -76,7 +75,8 @@ static void read_eh_frame_hdr(struct object *o, uintptr_t hdr) {
   if (p[0] != 1 || p[3] != 0x3b) return;
   const unsigned char *q = p + 4;
   uintptr_t eh_frame, count;
-  if (read_encoded(&q, p[1], hdr, &eh_frame) || read_encoded(&q, p[2], hdr, &count) || !count) return;
+  if (read_encoded(&q, p[1], hdr, &eh_frame) || read_encoded(&q, p[2], hdr, &count) || !count)
+    return;
   o->eh_frame_hdr = hdr;
   o->table = (uintptr_t)q;
   o->table_entries = (size_t)count;

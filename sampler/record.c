@@ -15,7 +15,8 @@
 #include "symbols.h"
 #include "traces.h"
 
-_Static_assert(NATIVE_STOPS == sizeof ((struct sampler_counters *)0)->native_stops / sizeof(uint64_t),
+_Static_assert(NATIVE_STOPS ==
+                   sizeof((struct sampler_counters *)0)->native_stops / sizeof(uint64_t),
                "sampler_counters.native_stops has a counter per enum native_stop");
 
 int record_init(void) {
@@ -25,8 +26,9 @@ int record_init(void) {
   loop.id_truncated = traces_intern("[callers not walked]", 20);
   loop.id_jvm = traces_intern("[JVM runtime]", 13);
   loop.id_self = traces_intern("[sampler thread (this profiler)]", 32);
-  return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID || loop.id_unknown_method == TRACES_NO_ID ||
-                 loop.id_truncated == TRACES_NO_ID || loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID
+  return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
+                 loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
+                 loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID
              ? -ENOMEM
              : 0;
 }
@@ -42,11 +44,14 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
    * gets no line */
   if (!loop.cfg.ann || (key & 3)) kind = CODEMAP_FRAME_NATIVE;
   key |= (uint64_t)kind;
-  if (!loop.cfg.lines || bci < 0 || bci > 0xffff || key >> 48) bci = -1;
-  else key = key << 16 | (uint64_t)bci;
+  if (!loop.cfg.lines || bci < 0 || bci > 0xffff || key >> 48)
+    bci = -1;
+  else
+    key = key << 16 | (uint64_t)bci;
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
-  if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0) return loop.id_unknown_method;
+  if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0)
+    return loop.id_unknown_method;
   strcat(loop.namebuf, suffix[kind]);
   id = traces_intern(loop.namebuf, strlen(loop.namebuf));
   if (id == TRACES_NO_ID) return loop.id_unknown_method;
@@ -59,7 +64,8 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
  * call) returns past its end. */
 static uint32_t native_frame(uintptr_t pc, int is_return) {
   uintptr_t at = is_return ? pc - 1 : pc;
-  uint64_t key = (uint64_t)at | 1ull << 63; /* method keys stay below 2^63 (record.c, method_frame) */
+  uint64_t key =
+      (uint64_t)at | 1ull << 63; /* method keys stay below 2^63 (record.c, method_frame) */
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
   symbols_name(at, loop.namebuf, NAMEBUF_LEN);
@@ -78,7 +84,8 @@ static int native_frames(const struct sample_record *r, int n, int max) {
     loop.fbuf[n++] = traces_intern(why, strlen(why));
     if (r->native_stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
   }
-  for (int i = r->nnative - 1; i >= 0 && n < max; i--) loop.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);
+  for (int i = r->nnative - 1; i >= 0 && n < max; i--)
+    loop.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);
   loop.st.native_frames += (uint64_t)r->nnative;
   return n;
 }
@@ -138,11 +145,14 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
   if (r->num_frames > 0) {
     if (loop.cfg.ann) codemap_frame_kinds(r->pc, r->frames, r->num_frames, loop.kinds);
     for (int i = r->num_frames - 1; i >= 0; i--)
-      loop.fbuf[n++] = method_frame(r->frames[i].method_id, r->frames[i].lineno, loop.cfg.ann ? loop.kinds[i] : 0);
-    if (r->recovered == RECOVERY_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
+      loop.fbuf[n++] = method_frame(r->frames[i].method_id, r->frames[i].lineno,
+                                    loop.cfg.ann ? loop.kinds[i] : 0);
+    if (r->recovered ==
+        RECOVERY_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
       st->recovered_stub++;
       loop.fbuf[n++] = r->hit.name_id;
-    } else if (r->recovered == RECOVERY_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
+    } else if (r->recovered ==
+               RECOVERY_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
       st->recovered_anchor++;
       if (r->hit.kind == CODEMAP_STUB && !r->hit.interpreter) /* its frame is the _[0] one */
         loop.fbuf[n++] = r->hit.name_id;
@@ -155,7 +165,8 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
     if (r->hit.ninline == 0) loop.fbuf[n++] = method_frame(r->hit.method, -1, CODEMAP_FRAME_JIT);
     for (int i = r->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
       int owner = i == r->hit.ninline - 1 && r->hit.inl_method[i] == r->hit.method;
-      loop.fbuf[n++] = method_frame(r->hit.inl_method[i], r->hit.inl_bci[i], owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
+      loop.fbuf[n++] = method_frame(r->hit.inl_method[i], r->hit.inl_bci[i],
+                                    owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
     }
   } else if (code == ASGCT_NOT_JAVA_THREAD && r->nnative > 0) {
     /* a thread with no Java frames (the JVM's own): its native frames are its stack */
@@ -177,7 +188,8 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   if (r->start_ns >= b->sent_ns) hist_add(&loop.latency, r->start_ns - b->sent_ns);
   if (b->req_tick + 1 < st->ticks) st->late++; /* not answered by the round after it */
 
-  if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit; /* what the signal and the handler cost it is ours */
+  if (r->cpu_exit > b->cpu_base)
+    b->cpu_base = r->cpu_exit; /* what the signal and the handler cost it is ours */
 
   if (r->wrong_thread) {
     record_lost(s, b);

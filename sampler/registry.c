@@ -97,7 +97,9 @@ int registry_add(const struct sampler_thread *t) {
     /* a slot whose last owner still has a request open, or an answer not yet collected, is
      * not reused until the sampler has withdrawn or recorded it: an answer is never lost to,
      * or landed on, a new owner */
-    if (atomic_load(&s->state) == SLOT_FREE && handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE) break;
+    if (atomic_load(&s->state) == SLOT_FREE &&
+        handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE)
+      break;
   }
   if (idx == n) {
     if (n == REG_MAX_CHUNKS * REG_CHUNK_SLOTS) {
@@ -121,7 +123,8 @@ int registry_add(const struct sampler_thread *t) {
   set_info(s, t);
   s->record->checksum = 0;
   /* keep the sequence, drop any request the previous owner left behind */
-  atomic_store(&s->handshake, handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
+  atomic_store(&s->handshake,
+               handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
   atomic_store(&s->state, SLOT_LIVE);
   pthread_mutex_unlock(&s->lock);
   if (idx == n) atomic_store_explicit(&registry.limit, n + 1, memory_order_release);

@@ -38,7 +38,7 @@ struct thread_slot {
   int32_t tid;
   uint32_t gen; /* bumped at every registration */
   char name[REG_NAME_MAX];
-  JNIEnv *env;                  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
+  JNIEnv *env; /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
@@ -73,7 +73,8 @@ extern struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];
  * the signal handler reads the chunk table without calling into registry.c. */
 static inline struct thread_slot *registry_slot(int i) {
   if (i < 0 || i >= REG_MAX_CHUNKS * REG_CHUNK_SLOTS) return NULL;
-  struct thread_slot *chunk = atomic_load_explicit(&registry_chunks[i / REG_CHUNK_SLOTS], memory_order_acquire);
+  struct thread_slot *chunk =
+      atomic_load_explicit(&registry_chunks[i / REG_CHUNK_SLOTS], memory_order_acquire);
   return chunk ? &chunk[i % REG_CHUNK_SLOTS] : NULL;
 }
 

@@ -23,7 +23,9 @@
 enum sample_state { SAMPLE_IDLE = 0, SAMPLE_PENDING = 1, SAMPLE_BUSY = 2, SAMPLE_DONE = 3 };
 
 /* The one encoder of the handshake word. */
-static inline uint32_t handshake_word(uint32_t seq, enum sample_state st) { return seq << 3 | (uint32_t)st; }
+static inline uint32_t handshake_word(uint32_t seq, enum sample_state st) {
+  return seq << 3 | (uint32_t)st;
+}
 static inline enum sample_state handshake_state(uint32_t w) { return (enum sample_state)(w & 7u); }
 static inline uint32_t handshake_seq(uint32_t w) { return w >> 3; }
 /* An open request: asked (PENDING) or being answered (BUSY). */
@@ -41,7 +43,8 @@ enum sample_mode {
 enum sample_recovery {
   RECOVERY_NONE = 0,
   RECOVERY_STUB_CALLER = 1, /* from the Java caller of the stub the PC was in (hit: the stub) */
-  RECOVERY_ANCHOR = 2       /* from the frame anchor of VM code called from Java (hit: where it returns) */
+  RECOVERY_ANCHOR =
+      2 /* from the frame anchor of VM code called from Java (hit: where it returns) */
 };
 
 /* The handler's answer; valid once the handshake word says DONE. Owned by the handler while

@@ -13,11 +13,11 @@
 #include "guard.h"
 #include "handler.h"
 #include "hotspot.h"
+#include "intern.h"
 #include "loop.h"
 #include "native.h"
 #include "objects.h"
 #include "registry.h"
-#include "intern.h"
 #include "traces.h"
 
 /* Longest idle back-off between two looks at a thread's CPU clock. */
@@ -56,7 +56,9 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
-  if (jvm->symbol && hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0) why = NULL;
+  if (jvm->symbol &&
+      hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0)
+    why = NULL;
   jvm_layout.hotspot_missing = why;
   err = guard_install(); /* before the handler: no sample is ever taken unguarded */
   if (!err) err = handler_install(c->sig, jvm->asgct, c->depth);
@@ -87,7 +89,8 @@ int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_
   const char *why = jvm_layout.hotspot_missing;
   int rc = -ENOENT;
   if (!why && !loop.cfg.codemap) why = "codemap=off: the return address is checked against the map";
-  if (!why) rc = hotspot_find_env(&jvm_layout.hotspot, self_env, self_java_thread, (int)self_tid, &why);
+  if (!why)
+    rc = hotspot_find_env(&jvm_layout.hotspot, self_env, self_java_thread, (int)self_tid, &why);
   if (!rc) {
     jvm_layout.env_known = 1;
     handler_set_hotspot(&jvm_layout.hotspot);

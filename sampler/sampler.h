@@ -57,8 +57,8 @@ typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
 
 /* What the sampler needs of the JVM. */
 struct sampler_jvm {
-  asgct_fn asgct;                     /* HotSpot's AsyncGetCallTrace */
-  sampler_symbol_fn symbol;           /* finds the gHotSpotVM* tables; NULL: no anchor walk */
+  asgct_fn asgct;           /* HotSpot's AsyncGetCallTrace */
+  sampler_symbol_fn symbol; /* finds the gHotSpotVM* tables; NULL: no anchor walk */
   void *symbol_ctx;
   sampler_method_name_fn method_name; /* names frames */
   void *method_name_ctx;
@@ -85,9 +85,9 @@ void sampler_stop(void);
 /* ---- threads ---- */
 
 struct sampler_thread {
-  pid_t tid;                    /* kernel thread id */
+  pid_t tid; /* kernel thread id */
   const char *name;
-  JNIEnv *env;                  /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
+  JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
 };
 
@@ -126,52 +126,53 @@ void sampler_code_generated(const char *name, const void *code, jint size);
 
 /* The sampler thread's counters. */
 struct sampler_counters {
-  uint64_t ticks;          /* sampling rounds */
-  uint64_t overruns;       /* rounds skipped because the previous one ran past their deadline */
-  uint64_t looks;          /* per-thread CPU clock reads */
-  uint64_t skipped_idle;   /* thread-rounds not looked at: idle back-off */
-  uint64_t skipped_cpu;    /* thread-rounds judged not run by the CPU clock */
-  uint64_t skipped_regs;   /* requests whose register checksum said not run */
-  uint64_t deferred;       /* thread-rounds a due sample waited for its blocked thread to run */
-  uint64_t requests;       /* signals sent */
-  uint64_t lost_send;      /* signals that could not be sent (thread gone, queue full) */
-  uint64_t outstanding;    /* thread-rounds skipped because an earlier request was still open */
-  uint64_t late;           /* requests not answered by the round after them */
-  uint64_t unanswered;     /* requests withdrawn unanswered (units kept as lost) */
-  uint64_t samples;        /* stacks captured and stored */
-  uint64_t units;          /* cost units written */
-  uint64_t cpu_ns;         /* CPU time attributed (ns) */
-  uint64_t lost_units;     /* units kept under [sample lost] */
-  uint64_t lost_cpu_ns;    /* their CPU time */
-  uint64_t unwalked_cpu_ns;/* CPU of stacks left under a failure frame: no frame walked at all */
-  uint64_t store_failed;   /* captures that could not be stored (out of memory) */
-  uint64_t blocked;        /* captures that found the thread blocked in a system call */
+  uint64_t ticks;           /* sampling rounds */
+  uint64_t overruns;        /* rounds skipped because the previous one ran past their deadline */
+  uint64_t looks;           /* per-thread CPU clock reads */
+  uint64_t skipped_idle;    /* thread-rounds not looked at: idle back-off */
+  uint64_t skipped_cpu;     /* thread-rounds judged not run by the CPU clock */
+  uint64_t skipped_regs;    /* requests whose register checksum said not run */
+  uint64_t deferred;        /* thread-rounds a due sample waited for its blocked thread to run */
+  uint64_t requests;        /* signals sent */
+  uint64_t lost_send;       /* signals that could not be sent (thread gone, queue full) */
+  uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
+  uint64_t late;            /* requests not answered by the round after them */
+  uint64_t unanswered;      /* requests withdrawn unanswered (units kept as lost) */
+  uint64_t samples;         /* stacks captured and stored */
+  uint64_t units;           /* cost units written */
+  uint64_t cpu_ns;          /* CPU time attributed (ns) */
+  uint64_t lost_units;      /* units kept under [sample lost] */
+  uint64_t lost_cpu_ns;     /* their CPU time */
+  uint64_t unwalked_cpu_ns; /* CPU of stacks left under a failure frame: no frame walked at all */
+  uint64_t store_failed;    /* captures that could not be stored (out of memory) */
+  uint64_t blocked;         /* captures that found the thread blocked in a system call */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
-  uint64_t recovered_stub;   /* failures walked from the Java caller of the stub the PC was in */
-  uint64_t recovered_anchor; /* failures in VM code called from Java, walked from its frame anchor */
-  uint64_t attributed_code;  /* failures attributed through the map to a compiled method */
-  uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */
+  uint64_t
+      recovered_anchor;     /* failures in VM code called from Java, walked from its frame anchor */
+  uint64_t attributed_code; /* failures attributed through the map to a compiled method */
+  uint64_t named_stub;      /* failures in a stub whose caller could not be walked: stub named */
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
-  uint64_t clock_errors;   /* CPU clock reads that failed for a live thread */
-  uint64_t native_frames;  /* native frames recorded */
-  uint64_t native_stops[9];/* native walks by how they ended (enum native_stop in native.h) */
+  uint64_t clock_errors;       /* CPU clock reads that failed for a live thread */
+  uint64_t native_frames;      /* native frames recorded */
+  uint64_t native_stops[9];    /* native walks by how they ended (enum native_stop in native.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
-  uint64_t threads_found;  /* threads found in /proc/self/task that nobody had registered */
-  uint64_t threads_gone;   /* registrations dropped because their thread had ended */
-  uint64_t sampler_cpu_ns; /* the sampler thread's own CPU time */
-  uint64_t process_cpu_ns; /* the whole process's CPU time while sampling (all threads) */
-  uint64_t wall_ns;        /* sampling time */
+  uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
+  uint64_t threads_gone;       /* registrations dropped because their thread had ended */
+  uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */
+  uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */
+  uint64_t wall_ns;            /* sampling time */
 };
 
 /* One consistent snapshot of what the sampler did, for reports. */
 struct sampler_report {
   struct sampler_counters n;
-  uint64_t asgct_failed;       /* n.asgct[1..]: walks AsyncGetCallTrace failed */
-  uint64_t failed_kept;        /* of those, kept under their failure frame (not recovered) */
-  uint64_t recovered;          /* of those, recovered or attributed through the code map */
-  int threads_registered;      /* threads seen */
-  int threads_live;            /* threads registered now */
-  size_t stacks;               /* distinct stacks */
+  uint64_t asgct_failed;  /* n.asgct[1..]: walks AsyncGetCallTrace failed */
+  uint64_t failed_kept;   /* of those, kept under their failure frame (not recovered) */
+  uint64_t recovered;     /* of those, recovered or attributed through the code map */
+  int threads_registered; /* threads seen */
+  int threads_live;       /* threads registered now */
+  size_t stacks;          /* distinct stacks */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
@@ -180,10 +181,10 @@ struct sampler_report {
   uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
   uint64_t unguarded;          /* samples taken without a guard (its table was full) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
-  int coverage_permille;       /* CPU in the profile (n.cpu_ns) */
-  int lost_permille;           /* of which under [sample lost] or a failure frame (not walked) */
-  int sampler_permille;        /* of which the sampler thread's own ([sampler thread ...]) */
-  int unseen_permille;         /* the rest: threads not sampled, CPU not yet due a sample */
+  int coverage_permille; /* CPU in the profile (n.cpu_ns) */
+  int lost_permille;     /* of which under [sample lost] or a failure frame (not walked) */
+  int sampler_permille;  /* of which the sampler thread's own ([sampler thread ...]) */
+  int unseen_permille;   /* the rest: threads not sampled, CPU not yet due a sample */
 };
 
 /* Fills *r. Thread-safe. */

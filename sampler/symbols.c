@@ -36,8 +36,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
 #include <link.h>
@@ -71,10 +71,10 @@ struct chunk { /* storage for display names */
 };
 
 struct obj {
-  char *path;       /* the file to read; NULL when there is none (vDSO: read from memory) */
-  char *name;       /* basename shown in "[name+0x...]" */
-  uintptr_t bias;   /* dlpi_addr: file virtual address + bias = run-time address */
-  uintptr_t base;   /* the lowest mapped address, as dladdr's dli_fbase */
+  char *path;     /* the file to read; NULL when there is none (vDSO: read from memory) */
+  char *name;     /* basename shown in "[name+0x...]" */
+  uintptr_t bias; /* dlpi_addr: file virtual address + bias = run-time address */
+  uintptr_t base; /* the lowest mapped address, as dladdr's dli_fbase */
   size_t image_size;
   bool vdso;
   bool stat_ok;
@@ -159,7 +159,8 @@ static void find_demangler(void) {
 static bool is_ident(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
 
 static bool operator_at(const char *s, size_t i) {
-  return strncmp(s + i, "operator", 8) == 0 && (i == 0 || !is_ident(s[i - 1])) && !is_ident(s[i + 8]);
+  return strncmp(s + i, "operator", 8) == 0 && (i == 0 || !is_ident(s[i - 1])) &&
+         !is_ident(s[i + 8]);
 }
 
 /* Turns a demangled name into the form flame graphs show, in place: "ns::Cls<T>::f(int) const
@@ -170,7 +171,8 @@ static void display_form(char *s) {
   if (close && !strpbrk(close + 1, ":<>()")) {
     int depth = 0;
     for (char *p = close;; p--) {
-      if (*p == ')') depth++;
+      if (*p == ')')
+        depth++;
       else if (*p == '(' && --depth == 0) {
         if (p > s) *p = '\0';
         break;
@@ -185,7 +187,8 @@ static void display_form(char *s) {
   int depth = 0;
   for (size_t i = 0; s[i]; i++) {
     if (depth == 0 && operator_at(s, i)) break;
-    if (strchr("<([{", s[i])) depth++;
+    if (strchr("<([{", s[i]))
+      depth++;
     else if (strchr(">)]}", s[i])) {
       if (--depth < 0) return;
     } else if (s[i] == ' ' && depth == 0)
@@ -320,8 +323,8 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg) {
       uintptr_t start = info->dlpi_addr + ph->p_vaddr;
       sc->r[sc->nr++] = (struct range){.lo = start, .hi = start + ph->p_memsz, .idx = sc->n};
     } else if (ph->p_type == PT_NOTE && !s->build_id_len) {
-      s->build_id_len = note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
-                                      ph->p_align == 8 ? 8 : 4, s->build_id);
+      s->build_id_len = note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
+                                      ph->p_memsz, ph->p_align == 8 ? 8 : 4, s->build_id);
     }
   }
   sc->n++;
@@ -383,10 +386,11 @@ static struct obj *obj_new(const struct seen *s, bool program) {
 }
 
 static bool obj_same(const struct obj *a, const struct obj *b) {
-  return a->bias == b->bias && a->base == b->base && a->vdso == b->vdso && a->stat_ok == b->stat_ok &&
-         (!a->stat_ok || (a->dev == b->dev && a->ino == b->ino)) &&
+  return a->bias == b->bias && a->base == b->base && a->vdso == b->vdso &&
+         a->stat_ok == b->stat_ok && (!a->stat_ok || (a->dev == b->dev && a->ino == b->ino)) &&
          (a->path && b->path ? strcmp(a->path, b->path) == 0 : a->path == b->path) &&
-         a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+         a->build_id_len == b->build_id_len &&
+         memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
 }
 
 static int range_cmp(const void *a, const void *b) {
@@ -468,8 +472,10 @@ static const struct range *find_range(uintptr_t pc) {
   size_t lo = 0, hi = sy.nranges;
   while (lo < hi) { /* the first range with lo > pc */
     size_t mid = lo + (hi - lo) / 2;
-    if (sy.ranges[mid].lo <= pc) lo = mid + 1;
-    else hi = mid;
+    if (sy.ranges[mid].lo <= pc)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo && pc < sy.ranges[lo - 1].hi ? &sy.ranges[lo - 1] : NULL;
 }
@@ -542,8 +548,9 @@ static size_t elf_build_id(Elf *e, unsigned char *out) {
     GElf_Nhdr nh;
     size_t off = 0, next, name, desc;
     while ((next = gelf_getnote(d, off, &nh, &name, &desc)) > 0) {
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp((char *)d->d_buf + name, "GNU", 4) == 0 &&
-          nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+          memcmp((char *)d->d_buf + name, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+          nh.n_descsz <= BUILD_ID_MAX) {
         memcpy(out, (char *)d->d_buf + desc, nh.n_descsz);
         return nh.n_descsz;
       }
@@ -559,7 +566,8 @@ static Elf_Scn *section_named(Elf *e, const char *want) {
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
     GElf_Shdr sh;
     const char *name;
-    if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
+    if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+        strcmp(name, want) == 0)
       return scn;
   }
   return NULL;
@@ -591,7 +599,8 @@ static int file_crc32(int fd, uint32_t *out) {
 
 /* Opens path as the debug file of o, not o's file itself. By build-id (!link): it must carry
  * o's build-id. By debuglink: o's build-id when both have one, else the link's CRC. */
-static int try_debug(const char *path, const struct obj *o, bool link, uint32_t crc, struct efile *out) {
+static int try_debug(const char *path, const struct obj *o, bool link, uint32_t crc,
+                     struct efile *out) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -ENOENT;
   if (o->stat_ok && st.st_dev == o->dev && st.st_ino == o->ino) return -ENOENT;
@@ -664,12 +673,15 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
     GElf_Shdr sh;
     size_t i = elf_ndxscn(scn);
-    if (i < shnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC)) send[i] = sh.sh_addr + sh.sh_size;
+    if (i < shnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC))
+      send[i] = sh.sh_addr + sh.sh_size;
   }
   int rc = 0;
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize) continue;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+        !sh.sh_entsize)
+      continue;
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d) continue;
     size_t n = sh.sh_size / sh.sh_entsize, before = c->n;
@@ -677,8 +689,8 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
       GElf_Sym s;
       if (!gelf_getsym(d, (int)j, &s)) break;
       int type = GELF_ST_TYPE(s.st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
-          !s.st_value)
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+          s.st_shndx >= SHN_LORESERVE || !s.st_value)
         continue;
       const char *name = elf_strptr(e, sh.sh_link, s.st_name);
       if (!name || !name[0]) continue;
@@ -693,9 +705,12 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
         c->cap = cap;
       }
       uintptr_t end = s.st_value + s.st_size;
-      if (!s.st_size) end = s.st_shndx < shnum && send[s.st_shndx] > s.st_value ? send[s.st_shndx] : s.st_value + 1;
+      if (!s.st_size)
+        end =
+            s.st_shndx < shnum && send[s.st_shndx] > s.st_value ? send[s.st_shndx] : s.st_value + 1;
       if (end < s.st_value) end = UINTPTR_MAX;
-      c->v[c->n++] = (struct cand){s.st_value, end, name, (unsigned char)GELF_ST_BIND(s.st_info), s.st_size != 0};
+      c->v[c->n++] = (struct cand){s.st_value, end, name, (unsigned char)GELF_ST_BIND(s.st_info),
+                                   s.st_size != 0};
     }
     if (sh.sh_type == SHT_SYMTAB && c->n > before) *has_symtab = true;
   }
@@ -779,8 +794,10 @@ static void obj_read(struct obj *o) {
   int rc;
   o->read = true;
   pthread_once(&elf_once, elf_setup);
-  if (o->vdso) rc = efile_image(&f, o->base, o->image_size);
-  else rc = o->path ? efile_open(&f, o->path) : -ENOENT;
+  if (o->vdso)
+    rc = efile_image(&f, o->base, o->image_size);
+  else
+    rc = o->path ? efile_open(&f, o->path) : -ENOENT;
   if (rc) goto out;
   unsigned char id[BUILD_ID_MAX];
   size_t n = o->build_id_len ? elf_build_id(f.elf, id) : 0;
@@ -807,8 +824,10 @@ static ptrdiff_t sym_find(const struct obj *o, uintptr_t a) {
   size_t lo = 0, hi = o->nsyms;
   while (lo < hi) { /* the first symbol with addr > a */
     size_t mid = lo + (hi - lo) / 2;
-    if (o->syms[mid].addr <= a) lo = mid + 1;
-    else hi = mid;
+    if (o->syms[mid].addr <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   for (size_t i = lo; i-- > 0;) {
     if (a < o->syms[i].end) return (ptrdiff_t)i;

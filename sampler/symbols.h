@@ -54,18 +54,18 @@ int symbols_set_debug_root(const char *dir);
 int symbols_demangle(const char *raw, char *buf, size_t len);
 
 struct symbols_stats {
-  uint64_t objects;        /* loaded objects known now */
-  uint64_t objects_read;   /* of those, with their symbol tables read */
-  uint64_t symbols;        /* function symbols held now (all objects) */
-  uint64_t bytes;          /* memory held for objects and symbols now */
-  uint64_t debug_files;    /* separate debug files read (since start) */
-  uint64_t read_failed;    /* objects whose file could not be read or did not match the image */
-  uint64_t read_ns;        /* wall time spent reading symbol tables (since start) */
-  uint64_t refreshes;      /* object list rebuilds (the loader's list changed) */
-  uint64_t lookups;        /* symbols_name calls */
-  uint64_t miss_object;    /* ... whose pc was in no loaded object */
-  uint64_t miss_symbol;    /* ... whose pc was in an object but no symbol covered it */
-  int demangler;           /* 1: __cxa_demangle found; 0: not looked for yet; -1: unavailable */
+  uint64_t objects;      /* loaded objects known now */
+  uint64_t objects_read; /* of those, with their symbol tables read */
+  uint64_t symbols;      /* function symbols held now (all objects) */
+  uint64_t bytes;        /* memory held for objects and symbols now */
+  uint64_t debug_files;  /* separate debug files read (since start) */
+  uint64_t read_failed;  /* objects whose file could not be read or did not match the image */
+  uint64_t read_ns;      /* wall time spent reading symbol tables (since start) */
+  uint64_t refreshes;    /* object list rebuilds (the loader's list changed) */
+  uint64_t lookups;      /* symbols_name calls */
+  uint64_t miss_object;  /* ... whose pc was in no loaded object */
+  uint64_t miss_symbol;  /* ... whose pc was in an object but no symbol covered it */
+  int demangler;         /* 1: __cxa_demangle found; 0: not looked for yet; -1: unavailable */
 };
 
 /* Fills *out with one consistent snapshot. Thread-safe; not signal-safe. */

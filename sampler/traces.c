@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "itab.h"
 #include "intern.h"
+#include "itab.h"
 
 /* ---- growable arrays ---- */
 
@@ -50,8 +50,7 @@ static size_t pool_len, pool_cap;
 
 int traces_init(void) {
   if (key_tab.cap) return 0;
-  if (itab_init(&key_tab, 4096) || itab_init(&trace_tab, 4096))
-    return -ENOMEM;
+  if (itab_init(&key_tab, 4096) || itab_init(&trace_tab, 4096)) return -ENOMEM;
   return 0;
 }
 
@@ -60,7 +59,9 @@ void traces_unlock(void) { pthread_mutex_unlock(&lock); }
 
 /* ---- key -> frame ---- */
 
-static bool key_eq(const void *ctx, uint32_t idx) { return keys[idx].key == *(const uint64_t *)ctx; }
+static bool key_eq(const void *ctx, uint32_t idx) {
+  return keys[idx].key == *(const uint64_t *)ctx;
+}
 
 uint32_t traces_key_get(uint64_t key) {
   uint32_t i = itab_find(&key_tab, itab_mix64(key), key_eq, &key);
@@ -89,7 +90,8 @@ struct trace_probe {
 static bool trace_eq(const void *ctx, uint32_t idx) {
   const struct trace_probe *p = ctx;
   const struct trace_rec *t = &traces[idx];
-  return t->n == p->n && memcmp(frame_pool + t->off, p->frames, (size_t)p->n * sizeof *p->frames) == 0;
+  return t->n == p->n &&
+         memcmp(frame_pool + t->off, p->frames, (size_t)p->n * sizeof *p->frames) == 0;
 }
 
 int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns) {

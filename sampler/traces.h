@@ -40,7 +40,7 @@ int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns);
 struct trace_view {
   const uint32_t *frames; /* root first */
   int n;
-  uint64_t samples;       /* captures of this stack */
+  uint64_t samples; /* captures of this stack */
   uint64_t units;
   uint64_t cpu_ns;
 };

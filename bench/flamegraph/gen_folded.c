@@ -38,9 +38,12 @@ int main(int argc, char **argv) {
   long nstacks = 100000, nnames = 50000, dmin = 5, dmax = 80;
   unsigned long long seed = 42;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-n")) nstacks = atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "-m")) nnames = atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "-s")) seed = strtoull(argv[i + 1], NULL, 10);
+    if (!strcmp(argv[i], "-n"))
+      nstacks = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "-m"))
+      nnames = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "-s"))
+      seed = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "-d")) {
       if (sscanf(argv[i + 1], "%ld-%ld", &dmin, &dmax) != 2) return 2;
     } else {
@@ -53,8 +56,8 @@ int main(int argc, char **argv) {
 
   /* names */
   char **names = malloc((size_t)nnames * sizeof *names);
-  static const char *const kinds[] = { "_[j]", "_[j]", "_[j]", "_[j]", "_[j]",
-                                       "_[i]", "_[i]", "_[0]", "", "_[k]" };
+  static const char *const kinds[] = {"_[j]", "_[j]", "_[j]", "_[j]", "_[j]",
+                                      "_[i]", "_[i]", "_[0]", "",     "_[k]"};
   for (long i = 0; i < nnames; i++) {
     char buf[128];
     int k = (int)(rnd() % 10);
@@ -63,8 +66,8 @@ int main(int argc, char **argv) {
     else if (k == 9)
       snprintf(buf, sizeof buf, "sys_call_%ld_[k]", i);
     else
-      snprintf(buf, sizeof buf, "org/bench/p%02ld/C%04ld.method%ld%s", i % 97,
-               (i / 7) % 10000, i % 13, kinds[k]);
+      snprintf(buf, sizeof buf, "org/bench/p%02ld/C%04ld.method%ld%s", i % 97, (i / 7) % 10000,
+               i % 13, kinds[k]);
     names[i] = strdup(buf);
   }
 

@@ -25,10 +25,14 @@ const int plat_dwarf_pc = 32, plat_dwarf_sp = 31, plat_dwarf_fp = 29;
 
 int plat_uc_dwarf_reg(const ucontext_t *uc, int regno, uintptr_t *val) {
   /* DWARF order of the AArch64 ELF ABI: x0-x30, sp, then (libunwind's) pc */
-  if (regno >= 0 && regno <= 30) *val = (uintptr_t)uc->uc_mcontext.regs[regno];
-  else if (regno == 31) *val = (uintptr_t)uc->uc_mcontext.sp;
-  else if (regno == 32) *val = (uintptr_t)uc->uc_mcontext.pc;
-  else return -22; /* -EINVAL */
+  if (regno >= 0 && regno <= 30)
+    *val = (uintptr_t)uc->uc_mcontext.regs[regno];
+  else if (regno == 31)
+    *val = (uintptr_t)uc->uc_mcontext.sp;
+  else if (regno == 32)
+    *val = (uintptr_t)uc->uc_mcontext.pc;
+  else
+    return -22; /* -EINVAL */
   return 0;
 }
 

@@ -28,8 +28,9 @@ const int plat_dwarf_pc = 16, plat_dwarf_sp = 7, plat_dwarf_fp = 6;
 
 int plat_uc_dwarf_reg(const ucontext_t *uc, int regno, uintptr_t *val) {
   /* DWARF order of the System V x86-64 ABI: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
-  static const int greg[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8,
-                               REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+  static const int greg[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                               REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                               REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
   if (regno < 0 || regno >= 17) return -22; /* -EINVAL, without errno.h's macros in a backend */
   *val = (uintptr_t)uc->uc_mcontext.gregs[greg[regno]];
   return 0;

@@ -21,8 +21,7 @@ struct cm_pos codemap_pos_floor(const struct cm_root *r, uintptr_t addr, int *fo
       hi = mid;
   }
   *found = lo > 0;
-  if (lo == 0)
-    return p;
+  if (lo == 0) return p;
   const struct cm_leaf *l = r->leaves[lo - 1];
   size_t a = 0, b = l->n;
   while (a < b) {
@@ -41,8 +40,7 @@ struct cm_pos codemap_pos_floor(const struct cm_root *r, uintptr_t addr, int *fo
 static const struct cm_entry *find_entry(const struct cm_root *r, uintptr_t pc) {
   int found;
   struct cm_pos p = codemap_pos_floor(r, pc, &found);
-  if (!found)
-    return NULL;
+  if (!found) return NULL;
   const struct cm_entry *e = r->leaves[p.l]->e[p.i];
   return pc < e->end ? e : NULL;
 }
@@ -67,8 +65,7 @@ static void fill_hit(const struct cm_entry *e, uintptr_t pc, struct codemap_hit 
     else
       hi = mid;
   }
-  if (lo == e->nrec)
-    return;
+  if (lo == e->nrec) return;
   const struct cm_rec *rec = &e->recs[lo];
   for (uint32_t i = 0; i < rec->depth; i++) {
     hit->inl_method[i] = e->fm[rec->first + i];
@@ -103,4 +100,3 @@ size_t codemap_count(void) {
   epoch_exit(&codemap_published.epoch, p);
   return n;
 }
-

@@ -32,8 +32,8 @@ static struct {
   struct handler_counters counters;
   struct hotspot_layout hotspot; /* valid once anchor_on is set */
   _Atomic int anchor_on;
-  _Atomic int native_on;         /* walk native frames too */
-  int sig;                  /* installed for this signal, 0 when not installed */
+  _Atomic int native_on;     /* walk native frames too */
+  int sig;                   /* installed for this signal, 0 when not installed */
   struct sigaction previous; /* what the signal did before */
 } handler;
 
@@ -53,23 +53,26 @@ static struct {
 struct undo {
   volatile uintptr_t *last_sp, *last_pc, *last_fp;
   uintptr_t sp, fp;
-  int anchor;       /* the anchor is rewritten */
-  int objects;      /* inside objects_enter */
-  unsigned token;   /* objects_enter's */
+  int anchor;     /* the anchor is rewritten */
+  int objects;    /* inside objects_enter */
+  unsigned token; /* objects_enter's */
 };
 
-static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, volatile struct undo *u) {
+static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env,
+                            volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
   const struct hotspot_layout *l = &handler.hotspot;
   char *thread = (char *)env - l->env;
   if (*(volatile int *)(thread + l->state) != l->in_vm) return 0;
   volatile uintptr_t *last_sp = (volatile uintptr_t *)(thread + l->anchor + l->last_sp);
   volatile uintptr_t *last_pc = (volatile uintptr_t *)(thread + l->anchor + l->last_pc);
-  volatile uintptr_t *last_fp = l->last_fp >= 0 ? (volatile uintptr_t *)(thread + l->anchor + l->last_fp) : NULL;
+  volatile uintptr_t *last_fp =
+      l->last_fp >= 0 ? (volatile uintptr_t *)(thread + l->anchor + l->last_fp) : NULL;
   uintptr_t sp = *last_sp, hi = *(volatile uintptr_t *)(thread + l->stack_base);
   size_t size = *(volatile size_t *)(thread + l->stack_size);
   /* an older frame than the interrupted one, on this thread's stack */
-  if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= plat_uc_sp(uc) || sp > hi || hi - sp > size)
+  if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= plat_uc_sp(uc) || sp > hi ||
+      hi - sp > size)
     return 0;
   uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
   if (!codemap_lookup(pc, &r->hit)) return 0;
@@ -113,8 +116,8 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
  * two ways: as if the stub had set up no frame (return address at sp / in lr), and through a
  * frame record at fp ([fp] saved fp, [fp+8] return address) — the latter only when the record
  * lies in the thread's known stack, or in the page of sp. */
-static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc, JNIEnv *env,
-                    volatile struct undo *u) {
+static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc,
+                    JNIEnv *env, volatile struct undo *u) {
   r->fail_code = r->num_frames;
   if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
     if (walk_from_anchor(r, uc, env, u)) return;
@@ -122,7 +125,8 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   }
   if (!codemap_lookup(plat_uc_pc(uc), &r->hit) || r->hit.kind != CODEMAP_STUB) return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
-  uintptr_t hi = s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
+  uintptr_t hi =
+      s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
   struct {
     uintptr_t pc, sp, fp;
   } cand[2];
@@ -208,8 +212,10 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   }
   struct thread_slot *s = registry_slot(si->si_value.sival_int);
   uint32_t w = s ? atomic_load_explicit(&s->handshake, memory_order_acquire) : 0;
-  if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) || handshake_state(w) != SAMPLE_PENDING ||
-      !atomic_compare_exchange_strong(&s->handshake, &w, handshake_word(handshake_seq(w), SAMPLE_BUSY))) {
+  if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) ||
+      handshake_state(w) != SAMPLE_PENDING ||
+      !atomic_compare_exchange_strong(&s->handshake, &w,
+                                      handshake_word(handshake_seq(w), SAMPLE_BUSY))) {
     atomic_fetch_add_explicit(&handler.counters.stray, 1, memory_order_relaxed);
     goto out;
   }
@@ -239,7 +245,8 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */
   r->cpu_exit = s->mode == SAMPLE_CAPTURE ? plat_self_cpu_ns() : 0;
   r->end_ns = plat_mono_ns();
-  atomic_store_explicit(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_DONE), memory_order_release);
+  atomic_store_explicit(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_DONE),
+                        memory_order_release);
   atomic_fetch_add_explicit(&handler.counters.acks, 1, memory_order_relaxed);
 out:
   errno = saved_errno;

@@ -17,19 +17,21 @@
 
 /* libunwind exports the search of a binary-search unwind table (.eh_frame_hdr) for the
  * "remote" interface it serves; its public header does not declare it. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
-                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+                                              unw_dyn_info_t *di, unw_proc_info_t *pi,
+                                              int need_unwind_info, void *arg);
 
 struct walk {
   const ucontext_t *uc;
   uintptr_t stack_lo, stack_hi;
-  int bad_read;  /* a read outside the stack and the objects was refused */
-  int no_info;   /* a pc had no unwind information */
+  int bad_read; /* a read outside the stack and the objects was refused */
+  int no_info;  /* a pc had no unwind information */
 };
 
 unw_addr_space_t native_space; /* created by native_init (native.c) */
 
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                          int need_unwind_info, void *arg) {
   struct walk *w = arg;
   const struct object *o = objects_find((uintptr_t)ip);
   if (!o || !o->table) {
@@ -72,7 +74,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
   return 0;
 }
 
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg) {
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+                      void *arg) {
   (void)as;
   const struct walk *w = arg;
   uintptr_t v;
@@ -81,7 +84,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
   return 0;
 }
 
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg) {
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+                        void *arg) {
   (void)as, (void)reg, (void)val, (void)write, (void)arg;
   return -UNW_EBADREG;
 }
@@ -91,7 +95,8 @@ static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg) {
   return -UNW_EINVAL;
 }
 
-static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off, void *arg) {
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+                         unw_word_t *off, void *arg) {
   (void)as, (void)addr, (void)buf, (void)len, (void)off, (void)arg;
   return -UNW_ENOINFO; /* names are found off the signal path (symbols.h) */
 }
@@ -102,7 +107,8 @@ static int in_jvm_code(uintptr_t pc) {
   return codemap_lookup(pc, &hit);
 }
 
-int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs, int max, int *stop) {
+int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
+                int max, int *stop) {
   uintptr_t sp = plat_uc_sp(uc), pc = plat_uc_pc(uc);
   struct walk w = {uc, stack_lo > sp || !stack_lo ? sp : stack_lo, stack_hi, 0, 0};
   if (!native_space) {
@@ -128,7 +134,10 @@ int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, ui
     pcs[n++] = pc;
     int rc = unw_step(&cursor);
     if (rc <= 0) {
-      *stop = rc == 0 ? NATIVE_STOP_END : w.bad_read ? NATIVE_STOP_BAD_READ : w.no_info ? NATIVE_STOP_NO_INFO : NATIVE_STOP_ERROR;
+      *stop = rc == 0      ? NATIVE_STOP_END
+              : w.bad_read ? NATIVE_STOP_BAD_READ
+              : w.no_info  ? NATIVE_STOP_NO_INFO
+                           : NATIVE_STOP_ERROR;
       return n;
     }
     unw_word_t next;
@@ -152,13 +161,19 @@ int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, ui
   }
 }
 
-const unw_accessors_t native_accessors = {find_proc_info, put_unwind_info, get_dyn_info_list_addr, access_mem,
-                                          access_reg,     access_fpreg,    resume,                 get_proc_name};
+const unw_accessors_t native_accessors = {find_proc_info, put_unwind_info, get_dyn_info_list_addr,
+                                          access_mem,     access_reg,      access_fpreg,
+                                          resume,         get_proc_name};
 
 const char *native_stop_name(int stop) {
-  static const char *const names[NATIVE_STOPS] = {
-      "[native: to Java]",       "[native: thread start]", "[native: unknown pc]", "[native: no unwind info]",
-      "[native: unreadable frame]", "[native: too deep]",  "[native: unwinder error]", "[native: off]",
-      "[native: fault]"};
+  static const char *const names[NATIVE_STOPS] = {"[native: to Java]",
+                                                  "[native: thread start]",
+                                                  "[native: unknown pc]",
+                                                  "[native: no unwind info]",
+                                                  "[native: unreadable frame]",
+                                                  "[native: too deep]",
+                                                  "[native: unwinder error]",
+                                                  "[native: off]",
+                                                  "[native: fault]"};
   return stop >= 0 && stop < NATIVE_STOPS ? names[stop] : "[native: ?]";
 }

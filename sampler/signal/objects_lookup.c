@@ -12,7 +12,8 @@ unsigned objects_enter(void) { return epoch_enter(&objects_published.epoch); }
 void objects_exit(unsigned token) { epoch_exit(&objects_published.epoch, token); }
 
 const struct object *objects_find(uintptr_t pc) {
-  const struct objects_snapshot *s = atomic_load_explicit(&objects_published.current, memory_order_acquire);
+  const struct objects_snapshot *s =
+      atomic_load_explicit(&objects_published.current, memory_order_acquire);
   if (!s) return NULL;
   size_t lo = 0, hi = s->n;
   while (lo < hi) { /* the first object whose text starts after pc */
@@ -28,7 +29,8 @@ const struct object *objects_find(uintptr_t pc) {
 }
 
 int objects_readable(uintptr_t addr, size_t len) {
-  const struct objects_snapshot *s = atomic_load_explicit(&objects_published.current, memory_order_acquire);
+  const struct objects_snapshot *s =
+      atomic_load_explicit(&objects_published.current, memory_order_acquire);
   if (!s || addr + len < addr) return 0;
   size_t lo = 0, hi = s->nseg;
   while (lo < hi) { /* the first segment that starts after addr */

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,8 +42,11 @@ Test(options, units) {
   static const struct {
     const char *in;
     uint64_t ns;
-  } cases[] = {{"interval=100us", 100000},    {"interval=1ms", 1000000}, {"interval=250000ns", 250000},
-               {"interval=2s", 2000000000},   {"interval=10s", 10000000000ull}};
+  } cases[] = {{"interval=100us", 100000},
+               {"interval=1ms", 1000000},
+               {"interval=250000ns", 250000},
+               {"interval=2s", 2000000000},
+               {"interval=10s", 10000000000ull}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cr_assert_eq(opt_parse(cases[i].in, &o, err, sizeof err), 0, "%s: %s", cases[i].in, err);
     cr_expect_eq(o.interval_ns, cases[i].ns, "%s", cases[i].in);
@@ -57,9 +60,11 @@ Test(options, units) {
 }
 
 Test(options, everything) {
-  cr_assert_eq(opt_parse("interval=1ms,file=/tmp/p-%p.svg,depth=64,threads,hasrun=regs,signal=PROF,duration=5s",
-                         &o, err, sizeof err),
-               0, "%s", err);
+  cr_assert_eq(
+      opt_parse(
+          "interval=1ms,file=/tmp/p-%p.svg,depth=64,threads,hasrun=regs,signal=PROF,duration=5s",
+          &o, err, sizeof err),
+      0, "%s", err);
   char want[64];
   snprintf(want, sizeof want, "/tmp/p-%d.svg", (int)getpid());
   cr_expect_str_eq(o.file, want);
@@ -102,9 +107,15 @@ Test(options, format_from_extension_and_explicit) {
   static const struct {
     const char *in;
     int format;
-  } cases[] = {{"file=a.folded", FORMAT_FOLDED}, {"file=a.collapsed", FORMAT_FOLDED}, {"file=a.txt", FORMAT_TEXT},
-               {"file=a.svg", FORMAT_SVG},       {"file=a.html", FORMAT_HTML},        {"file=a.htm", FORMAT_HTML},
-               {"file=a.out", FORMAT_FOLDED},    {"file=dir.d/a", FORMAT_FOLDED},     {"file=a.svg,format=text", FORMAT_TEXT},
+  } cases[] = {{"file=a.folded", FORMAT_FOLDED},
+               {"file=a.collapsed", FORMAT_FOLDED},
+               {"file=a.txt", FORMAT_TEXT},
+               {"file=a.svg", FORMAT_SVG},
+               {"file=a.html", FORMAT_HTML},
+               {"file=a.htm", FORMAT_HTML},
+               {"file=a.out", FORMAT_FOLDED},
+               {"file=dir.d/a", FORMAT_FOLDED},
+               {"file=a.svg,format=text", FORMAT_TEXT},
                {"format=html", FORMAT_HTML}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cr_assert_eq(opt_parse(cases[i].in, &o, err, sizeof err), 0, "%s: %s", cases[i].in, err);
@@ -144,14 +155,20 @@ struct bad {
 ParameterizedTestParameters(options, rejected) {
   static struct bad cases[] = {
       {"interval=5", "interval=5: needs a unit: ns, us, ms or s (e.g. interval=10ms)"},
-      {"interval=ms", "interval=ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
-      {"interval=1.5ms", "interval=1.5ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
-      {"interval=-1ms", "interval=-1ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
-      {"interval=10mss", "interval=10mss: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=ms",
+       "interval=ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=1.5ms",
+       "interval=1.5ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=-1ms",
+       "interval=-1ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=10mss",
+       "interval=10mss: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
       {"interval=99us", "interval=99us: out of range: 100us to 10s"},
       {"interval=10001ms", "interval=10001ms: out of range: 100us to 10s"},
-      {"interval=99999999999999999999s", "interval=99999999999999999999s: out of range: 100us to 10s"},
-      {"interval=", "interval=: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"interval=99999999999999999999s",
+       "interval=99999999999999999999s: out of range: 100us to 10s"},
+      {"interval=",
+       "interval=: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
       {"interval", "option 'interval' needs a value (interval=...)"},
       {"depth=0", "depth=0: accepted: a whole number from 1 to 8192"},
       {"depth=8193", "depth=8193: accepted: a whole number from 1 to 8192"},
@@ -165,16 +182,21 @@ ParameterizedTestParameters(options, rejected) {
       {"ann,ann=off", "option 'ann' given twice"},
       {"codemap=none", "codemap=none: accepted: on, off"},
       {"ann,codemap=off", "ann: needs codemap=on (frame kinds come from the compiled-code map)"},
-      {"cstack=no,jvmthreads", "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)"},
+      {"cstack=no,jvmthreads",
+       "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)"},
       {"weight=cycles", "weight=cycles: accepted: samples, cpu"},
       {"duration=5", "duration=5: needs a unit: ms, s, m or h (e.g. duration=30s)"},
-      {"duration=5us", "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
+      {"duration=5us",
+       "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
-      {"nope", "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
-      {"Interval=1ms", "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
+      {"nope",
+       "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
+      {"Interval=1ms",
+       "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
-      {"hasrun=regs,weight=cpu", "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
+      {"hasrun=regs,weight=cpu",
+       "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
   };
   return cr_make_param_array(struct bad, cases, sizeof cases / sizeof *cases);
 }
@@ -219,25 +241,33 @@ static bool is_format_svg(const struct agent_options *p) { return p->format == F
 static bool is_depth_64(const struct agent_options *p) { return p->depth == 64; }
 static bool is_threads(const struct agent_options *p) { return p->threads == 1; }
 static bool is_lines(const struct agent_options *p) { return p->lines == 1; }
-static bool is_ann(const struct agent_options *p) { return p->ann == 1 && p->format == FORMAT_FOLDED; }
+static bool is_ann(const struct agent_options *p) {
+  return p->ann == 1 && p->format == FORMAT_FOLDED;
+}
 static bool is_codemap_off(const struct agent_options *p) { return p->codemap == 0 && p->ann == 0; }
 static bool is_hasrun_cpu(const struct agent_options *p) { return p->hasrun == SAMPLER_HASRUN_CPU; }
-static bool is_cstack_no(const struct agent_options *p) { return p->cstack == 0 && p->jvmthreads == 0; }
-static bool is_jvmthreads_off(const struct agent_options *p) { return p->jvmthreads == 0 && p->cstack == 1; }
+static bool is_cstack_no(const struct agent_options *p) {
+  return p->cstack == 0 && p->jvmthreads == 0;
+}
+static bool is_jvmthreads_off(const struct agent_options *p) {
+  return p->jvmthreads == 0 && p->cstack == 1;
+}
 static bool is_signal_usr1(const struct agent_options *p) {
   return p->sig == SIGUSR1 && !strcmp(p->sig_name, "SIGUSR1");
 }
-static bool is_duration_90s(const struct agent_options *p) { return p->duration_ns == 90000000000ull; }
+static bool is_duration_90s(const struct agent_options *p) {
+  return p->duration_ns == 90000000000ull;
+}
 static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
 
 struct option_case {
   const char *name;
-  const char *good;                                /* accepted ... */
-  bool (*good_ok)(const struct agent_options *);   /* ... with this result */
-  const char *bad;                                 /* refused ... */
-  const char *bad_msg;                             /* ... with this message; %d: SIGRTMAX-SIGRTMIN */
-  const char *dflt;                                /* the default, written out (NULL: none) */
+  const char *good;                              /* accepted ... */
+  bool (*good_ok)(const struct agent_options *); /* ... with this result */
+  const char *bad;                               /* refused ... */
+  const char *bad_msg;                           /* ... with this message; %d: SIGRTMAX-SIGRTMIN */
+  const char *dflt;                              /* the default, written out (NULL: none) */
 };
 
 /* In the option table's order (options/every_option_has_a_case checks). */
@@ -245,33 +275,39 @@ static const struct option_case OPTION_CASES[] = {
     {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
      "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
      "interval=10ms"},
-    {"file", "file=/tmp/p.txt", is_file_txt, "file=", "file=: empty path", "file=sampler-%p.folded"},
-    {"format", "format=svg", is_format_svg, "format=pdf", "format=pdf: accepted: folded, text, svg, html",
-     "format=folded"},
-    {"depth", "depth=64", is_depth_64, "depth=-1", "depth=-1: accepted: a whole number from 1 to 8192",
-     "depth=1024"},
+    {"file", "file=/tmp/p.txt", is_file_txt, "file=", "file=: empty path",
+     "file=sampler-%p.folded"},
+    {"format", "format=svg", is_format_svg, "format=pdf",
+     "format=pdf: accepted: folded, text, svg, html", "format=folded"},
+    {"depth", "depth=64", is_depth_64, "depth=-1",
+     "depth=-1: accepted: a whole number from 1 to 8192", "depth=1024"},
     {"threads", "threads", is_threads, "threads=1", "threads=1: accepted: on, off", "threads=off"},
     {"lines", "lines=on", is_lines, "lines=ON", "lines=ON: accepted: on, off", "lines=off"},
     {"ann", "ann", is_ann, "ann=", "ann=: accepted: on, off", "ann=off"},
     {"codemap", "codemap=off", is_codemap_off, "codemap=maybe", "codemap=maybe: accepted: on, off",
      "codemap=on"},
-    {"hasrun", "hasrun=cpu", is_hasrun_cpu, "hasrun=", "hasrun=: accepted: auto, cpu, regs", "hasrun=auto"},
-    {"cstack", "cstack=no", is_cstack_no, "cstack=fp", "cstack=fp: accepted: dwarf, no", "cstack=dwarf"},
-    {"jvmthreads", "jvmthreads=off", is_jvmthreads_off, "jvmthreads=all", "jvmthreads=all: accepted: on, off",
-     "jvmthreads=on"},
+    {"hasrun", "hasrun=cpu", is_hasrun_cpu, "hasrun=", "hasrun=: accepted: auto, cpu, regs",
+     "hasrun=auto"},
+    {"cstack", "cstack=no", is_cstack_no, "cstack=fp", "cstack=fp: accepted: dwarf, no",
+     "cstack=dwarf"},
+    {"jvmthreads", "jvmthreads=off", is_jvmthreads_off, "jvmthreads=all",
+     "jvmthreads=all: accepted: on, off", "jvmthreads=on"},
     {"signal", "signal=SIGUSR1", is_signal_usr1, "signal=USR2",
      "signal=USR2: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number (signals the JVM "
      "uses itself are refused)",
      "signal=RTMIN+4"},
     {"duration", "duration=90s", is_duration_90s, "duration=1d",
-     "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)", "duration=0"},
-    {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu", "weight=samples"},
+     "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)",
+     "duration=0"},
+    {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu",
+     "weight=samples"},
     {"help", "help", is_help, "help=on", "help takes no value", NULL},
 };
 #define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
 
 /* Every field, compared; the message names the option whose default it is about. */
-static void expect_same_options(const struct agent_options *a, const struct agent_options *b, const char *what) {
+static void expect_same_options(const struct agent_options *a, const struct agent_options *b,
+                                const char *what) {
   cr_expect_eq(a->interval_ns, b->interval_ns, "%s: interval_ns", what);
   cr_expect_str_eq(a->file, b->file, "%s: file", what);
   cr_expect_eq(a->format, b->format, "%s: format", what);
@@ -296,7 +332,8 @@ Test(options, every_option_has_a_case) {
     cr_expect(n < OPTION_CASE_COUNT && !strcmp(opt_name(n), OPTION_CASES[n].name),
               "option %zu is `%s` in the code, `%s` in OPTION_CASES", n, opt_name(n),
               n < OPTION_CASE_COUNT ? OPTION_CASES[n].name : "(none)");
-  cr_expect_eq(n, OPTION_CASE_COUNT, "the code has %zu options, OPTION_CASES %zu", n, OPTION_CASE_COUNT);
+  cr_expect_eq(n, OPTION_CASE_COUNT, "the code has %zu options, OPTION_CASES %zu", n,
+               OPTION_CASE_COUNT);
 }
 
 Test(options, every_option_good_bad_default) {
@@ -333,14 +370,17 @@ Test(options, help_lists_every_option_within_80_columns) {
     snprintf(line, sizeof line, "\n  %s", opt_name(i));
     const char *at = strstr(help, line);
     cr_expect(at, "help: no line for %s", opt_name(i));
-    if (at) cr_expect(strchr("=[ ", at[strlen(line)]), "help: %s is not followed by its value", opt_name(i));
+    if (at)
+      cr_expect(strchr("=[ ", at[strlen(line)]), "help: %s is not followed by its value",
+                opt_name(i));
   }
   cr_expect(strstr(help, "\n  interval=TIME ") && strstr(help, "\n  threads[=on|off] ") &&
                 strstr(help, "[default 10ms]") && strstr(help, "\n  help "),
             "%s", help);
   size_t len = strlen(help);
   const char *last = "The profile is also written on kill -3 (SIGQUIT: the profile so far).\n";
-  cr_expect(len > strlen(last) && !strcmp(help + len - strlen(last), last), "help ends with\n%s", help + len - 80);
+  cr_expect(len > strlen(last) && !strcmp(help + len - strlen(last), last), "help ends with\n%s",
+            help + len - 80);
   size_t col = 0, line = 1;
   for (const char *p = help; *p; p++) {
     if (*p == '\n') {
@@ -362,7 +402,8 @@ struct lines {
 
 static struct lines split_lines(char *text) {
   struct lines l = {NULL, 0};
-  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
     l.at = realloc(l.at, (l.n + 1) * sizeof *l.at);
     cr_assert(l.at);
     l.at[l.n++] = line;
@@ -393,11 +434,11 @@ static struct lines readme_table(struct lines all) {
   while (i < all.n && strcmp(all.at[i], "## Using the agent") != 0) i++;
   cr_assert(i < all.n, "%s: no section \"## Using the agent\"", SAMPLER_README);
   while (++i < all.n && strncmp(all.at[i], "## ", 3) != 0 &&
-         strncmp(all.at[i], "| option | values | default |", 29) != 0) {
-  }
-  cr_assert(i < all.n && all.at[i][0] == '|',
-            "%s: no options table (header `| option | values | default |`) under \"## Using the agent\"",
-            SAMPLER_README);
+         strncmp(all.at[i], "| option | values | default |", 29) != 0) {}
+  cr_assert(
+      i < all.n && all.at[i][0] == '|',
+      "%s: no options table (header `| option | values | default |`) under \"## Using the agent\"",
+      SAMPLER_README);
   table.at = all.at + i;
   while (i < all.n && all.at[i][0] == '|') i++, table.n++;
   return table;
@@ -438,28 +479,36 @@ Test(options, readme_table_is_the_code_table) {
     if (i < have.n) {
       snprintf(row, sizeof row, "%s", have.at[i]);
       cells(row, cell, 3);
-      snprintf(have_names + strlen(have_names), sizeof have_names - strlen(have_names), "%s ", cell[0]);
+      snprintf(have_names + strlen(have_names), sizeof have_names - strlen(have_names), "%s ",
+               cell[0]);
     }
     if (i < want.n) {
       snprintf(row, sizeof row, "%s", want.at[i]);
       cells(row, cell, 3);
-      snprintf(want_names + strlen(want_names), sizeof want_names - strlen(want_names), "%s ", cell[0]);
+      snprintf(want_names + strlen(want_names), sizeof want_names - strlen(want_names), "%s ",
+               cell[0]);
     }
   }
-  cr_assert_str_eq(have_names, want_names, "%s: the options table lists\n  %s\nthe code's table (agent/options.c) has\n  %s",
-                   SAMPLER_README, have_names, want_names);
+  cr_assert_str_eq(
+      have_names, want_names,
+      "%s: the options table lists\n  %s\nthe code's table (agent/options.c) has\n  %s",
+      SAMPLER_README, have_names, want_names);
 
   for (size_t i = 0; i < want.n; i++) {
     char hrow[4096], wrow[4096], *h[3] = {"", "", ""}, *w[3] = {"", "", ""};
     snprintf(hrow, sizeof hrow, "%s", have.at[i]);
     snprintf(wrow, sizeof wrow, "%s", want.at[i]);
     size_t hn = cells(hrow, h, 3), wn = cells(wrow, w, 3);
-    cr_expect_eq(hn, wn, "%s, line `%s`: %zu columns, want %zu", SAMPLER_README, have.at[i], hn, wn);
-    cr_expect_str_eq(h[2], w[2], "%s: option %s: the default column says\n  %s\nthe code's table says\n  %s",
+    cr_expect_eq(hn, wn, "%s, line `%s`: %zu columns, want %zu", SAMPLER_README, have.at[i], hn,
+                 wn);
+    cr_expect_str_eq(h[2], w[2],
+                     "%s: option %s: the default column says\n  %s\nthe code's table says\n  %s",
                      SAMPLER_README, w[0], h[2], w[2]);
-    cr_expect_str_eq(h[1], w[1], "%s: option %s: the values column says\n  %s\nthe code's table says\n  %s",
+    cr_expect_str_eq(h[1], w[1],
+                     "%s: option %s: the values column says\n  %s\nthe code's table says\n  %s",
                      SAMPLER_README, w[0], h[1], w[1]);
-    cr_expect_str_eq(have.at[i], want.at[i], "%s: the row should read\n%s", SAMPLER_README, want.at[i]);
+    cr_expect_str_eq(have.at[i], want.at[i], "%s: the row should read\n%s", SAMPLER_README,
+                     want.at[i]);
   }
   free(want.at);
   free(code);

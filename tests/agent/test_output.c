@@ -25,10 +25,12 @@ static char dir[] = "/tmp/sampler-test-output-XXXXXX";
 /* Two stacks: main;A 3 units and main;B c 2 units (a name with a space). */
 static void setup_profile(void) {
   cr_assert_not_null(mkdtemp(dir));
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .codemap = 0, .sig = SIGRTMIN + 4};
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .codemap = 0, .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  uint32_t root = traces_intern("main", 4), a = traces_intern("A.run", 5), b = traces_intern("B c.run", 7);
+  uint32_t root = traces_intern("main", 4), a = traces_intern("A.run", 5),
+           b = traces_intern("B c.run", 7);
   uint32_t s1[] = {root, a}, s2[] = {root, b};
   cr_assert_eq(traces_add(s1, 2, 3, 3000000), 0);
   cr_assert_eq(traces_add(s2, 2, 2, 2000000), 0);
@@ -78,7 +80,8 @@ Test(output, folded_holds_exactly_the_stacks) {
   cr_expect_eq(others_in_dir("p.folded"), 0, "no temporary file left beside it");
   options_for(&o, "p.folded", "weight=cpu");
   cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
-  cr_expect_str_eq(slurp(o.file), "main;A.run 3000000\nmain;B c.run 2000000\n", "weight=cpu: nanoseconds");
+  cr_expect_str_eq(slurp(o.file), "main;A.run 3000000\nmain;B c.run 2000000\n",
+                   "weight=cpu: nanoseconds");
 }
 
 Test(output, svg_html_and_text_are_complete) {

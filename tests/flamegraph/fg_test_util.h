@@ -14,14 +14,14 @@
 static inline fg_profile *profile_of(const char *folded) {
   fg_profile *p = fg_profile_new();
   cr_assert(p);
-  fg_read_error err = { 0 };
+  fg_read_error err = {0};
   cr_assert_eq(fg_read_buffer(p, folded, strlen(folded), FG_MAIN, &err), 0, "%s", err.msg);
   return p;
 }
 
 static inline fg_profile *diff_of(const char *base, const char *main_) {
   fg_profile *p = profile_of(main_);
-  fg_read_error err = { 0 };
+  fg_read_error err = {0};
   cr_assert_eq(fg_read_buffer(p, base, strlen(base), FG_BASE, &err), 0, "%s", err.msg);
   return p;
 }

@@ -42,12 +42,12 @@ Test(html, schema_v1_exact) {
   o.count_name = "ns";
   char *html = render(OUT_HTML, p, &o);
   char *json = data_of(html);
-  cr_expect_str_eq(json,
-    "{\"version\":1,\"title\":\"Flame Graph\",\"subtitle\":\"sub\",\"countName\":\"ns\","
-    "\"diff\":false,\"total\":6,\n"
-    "\"names\":[\"main\",\"alpha\",\"x\",\"zeta\"],\n"
-    "\"stride\":4,\"nodes\":[-1,0,6,0,0,1,6,1,1,2,3,0,2,3,3,3,3,2,2,2],\n"
-    "\"pruned\":{\"nodes\":0,\"samples\":0}}");
+  cr_expect_str_eq(
+      json, "{\"version\":1,\"title\":\"Flame Graph\",\"subtitle\":\"sub\",\"countName\":\"ns\","
+            "\"diff\":false,\"total\":6,\n"
+            "\"names\":[\"main\",\"alpha\",\"x\",\"zeta\"],\n"
+            "\"stride\":4,\"nodes\":[-1,0,6,0,0,1,6,1,1,2,3,0,2,3,3,3,3,2,2,2],\n"
+            "\"pruned\":{\"nodes\":0,\"samples\":0}}");
   free(json);
   free(html);
   fg_profile_free(p);
@@ -57,13 +57,13 @@ Test(html, schema_v1_differential) {
   fg_profile *p = diff_of("a;b 10\nold 5\n", "a;b 30\na 2\nnew 4\n");
   char *html = render(OUT_HTML, p, NULL);
   char *json = data_of(html);
-  cr_expect_str_eq(json,
-    "{\"version\":1,\"title\":\"Differential Flame Graph\",\"subtitle\":null,"
-    "\"countName\":\"samples\",\"diff\":true,\"total\":36,\"totalBase\":15,\n"
-    "\"names\":[\"a\",\"b\",\"new\",\"old\"],\n"
-    "\"stride\":6,\"nodes\":[-1,0,36,0,15,0,0,1,32,2,10,0,1,2,30,30,10,10,2,1,4,4,0,0,"
-    "3,1,0,0,5,5],\n"
-    "\"pruned\":{\"nodes\":0,\"samples\":0}}");
+  cr_expect_str_eq(
+      json, "{\"version\":1,\"title\":\"Differential Flame Graph\",\"subtitle\":null,"
+            "\"countName\":\"samples\",\"diff\":true,\"total\":36,\"totalBase\":15,\n"
+            "\"names\":[\"a\",\"b\",\"new\",\"old\"],\n"
+            "\"stride\":6,\"nodes\":[-1,0,36,0,15,0,0,1,32,2,10,0,1,2,30,30,10,10,2,1,4,4,0,0,"
+            "3,1,0,0,5,5],\n"
+            "\"pruned\":{\"nodes\":0,\"samples\":0}}");
   free(json);
   free(html);
   fg_profile_free(p);
@@ -71,7 +71,7 @@ Test(html, schema_v1_differential) {
 
 Test(html, escaping_inside_script) {
   fg_profile *p = fg_profile_new();
-  const char *fr[] = { "</script><b>&", "q\"u\\o\te\n", "\xc3\xa9\xe2\x82\xac", "bad\xff" };
+  const char *fr[] = {"</script><b>&", "q\"u\\o\te\n", "\xc3\xa9\xe2\x82\xac", "bad\xff"};
   cr_assert_eq(fg_profile_add(p, fr, 4, 1), 0);
   fg_options o;
   fg_options_init(&o);
@@ -130,7 +130,8 @@ Test(html, node_budget_keeps_the_largest) {
    * largest leaves (91..100) at most, and never a small one while a larger one is out */
   char buf[4096];
   size_t len = 0;
-  for (int i = 1; i <= 100; i++) len += (size_t)snprintf(buf + len, sizeof buf - len, "r;f%03d %d\n", i, i);
+  for (int i = 1; i <= 100; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "r;f%03d %d\n", i, i);
   fg_profile *p = profile_of(buf);
   fg_options o;
   fg_options_init(&o);

@@ -29,29 +29,31 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case k_bad[] = {
-  { "a;b 1\na;b\n", 2,
-    "missing sample count at the end of the line (expected 'frame;frame;... COUNT', got 'a;b')" },
-  { "a;b c\n", 1, "missing sample count at the end of the line (last word 'c' is not a number)" },
-  { "a;b 1.5\n", 1, "fractional count '1.5' (counts are whole numbers of samples)" },
-  { "a;b 3.\n", 1, "fractional count '3.' (counts are whole numbers of samples)" },
-  { "a;b -4\n", 1, "negative count '-4' (counts are whole numbers of samples, >= 0)" },
-  { "a;b -0.5\n", 1, "negative count '-0.5' (counts are whole numbers of samples, >= 0)" },
-  { "a;b 12abc\n", 1, "invalid count '12abc' (expected a whole number after the last space)" },
-  { "a;b 1e3\n", 1, "invalid count '1e3' (expected a whole number after the last space)" },
-  { "a;b +3\n", 1, "missing sample count at the end of the line (last word '+3' is not a number)" },
-  { "a;b 99999999999999999999\n", 1,
-    "count '99999999999999999999' is too large (at most 9223372036854775807)" },
-  { "a;b 9223372036854775807\nc 1\n", 2, "the sample total exceeds 9223372036854775807" },
-  { "\n\na;;b 1\n", 3, "empty frame name (frame 2; check for ';;' or a ';' at either end)" },
-  { ";a 1\n", 1, "empty frame name (frame 1; check for ';;' or a ';' at either end)" },
-  { "a; 1\n", 1, "empty frame name (frame 2; check for ';;' or a ';' at either end)" },
-  { " 7\n", 1, "no frames before the count" },
-  { "7\n", 1, "no frames before the count" },
-  { "a;\xff" "b 1\n", 1, "invalid UTF-8 (byte 0xff at column 3)" },
-  { "ok 1\nx\xc3(y 2\n", 2, "invalid UTF-8 (byte 0xc3 at column 2)" },
-  { "\xed\xa0\x80 1\n", 1, "invalid UTF-8 (byte 0xed at column 1)" },   /* surrogate */
-  { "\xc0\xaf 1\n", 1, "invalid UTF-8 (byte 0xc0 at column 1)" },       /* overlong */
-  { "a;b\xe2\x82 1\n", 1, "invalid UTF-8 (byte 0xe2 at column 4)" },    /* truncated */
+    {"a;b 1\na;b\n", 2,
+     "missing sample count at the end of the line (expected 'frame;frame;... COUNT', got 'a;b')"},
+    {"a;b c\n", 1, "missing sample count at the end of the line (last word 'c' is not a number)"},
+    {"a;b 1.5\n", 1, "fractional count '1.5' (counts are whole numbers of samples)"},
+    {"a;b 3.\n", 1, "fractional count '3.' (counts are whole numbers of samples)"},
+    {"a;b -4\n", 1, "negative count '-4' (counts are whole numbers of samples, >= 0)"},
+    {"a;b -0.5\n", 1, "negative count '-0.5' (counts are whole numbers of samples, >= 0)"},
+    {"a;b 12abc\n", 1, "invalid count '12abc' (expected a whole number after the last space)"},
+    {"a;b 1e3\n", 1, "invalid count '1e3' (expected a whole number after the last space)"},
+    {"a;b +3\n", 1, "missing sample count at the end of the line (last word '+3' is not a number)"},
+    {"a;b 99999999999999999999\n", 1,
+     "count '99999999999999999999' is too large (at most 9223372036854775807)"},
+    {"a;b 9223372036854775807\nc 1\n", 2, "the sample total exceeds 9223372036854775807"},
+    {"\n\na;;b 1\n", 3, "empty frame name (frame 2; check for ';;' or a ';' at either end)"},
+    {";a 1\n", 1, "empty frame name (frame 1; check for ';;' or a ';' at either end)"},
+    {"a; 1\n", 1, "empty frame name (frame 2; check for ';;' or a ';' at either end)"},
+    {" 7\n", 1, "no frames before the count"},
+    {"7\n", 1, "no frames before the count"},
+    {"a;\xff"
+     "b 1\n",
+     1, "invalid UTF-8 (byte 0xff at column 3)"},
+    {"ok 1\nx\xc3(y 2\n", 2, "invalid UTF-8 (byte 0xc3 at column 2)"},
+    {"\xed\xa0\x80 1\n", 1, "invalid UTF-8 (byte 0xed at column 1)"}, /* surrogate */
+    {"\xc0\xaf 1\n", 1, "invalid UTF-8 (byte 0xc0 at column 1)"},     /* overlong */
+    {"a;b\xe2\x82 1\n", 1, "invalid UTF-8 (byte 0xe2 at column 4)"},  /* truncated */
 };
 
 Test(read, malformed_lines_report_line_and_reason) {
@@ -82,32 +84,33 @@ typedef struct good_case {
 } good_case;
 
 static const good_case k_good[] = {
-  /* CRLF, blank and whitespace-only lines, no final LF */
-  { "a;b 1\r\n\r\n   \n\t\na;c 2", "a;b 1\na;c 2\n" },
-  /* trailing blanks after the count are ignored */
-  { "a;b 3 \t\n", "a;b 3\n" },
-  /* spaces inside frame names: the count is after the LAST space */
-  { "main;Foo bar(int x);baz 4\n", "main;Foo bar(int x);baz 4\n" },
-  /* leading spaces belong to the first frame's name */
-  { "  a 1\n", "  a 1\n" },
-  /* kind suffixes are part of the name */
-  { "java/X.y_[j];z_[i];q_[0];k_[k] 5\n", "java/X.y_[j];z_[i];q_[0];k_[k] 5\n" },
-  /* the same stack twice is merged; unsorted input comes out sorted */
-  { "b 1\na;x 2\nb 3\na 1\n", "a 1\na;x 2\nb 4\n" },
-  /* zero counts are accepted and contribute nothing */
-  { "a 0\nb 2\n", "b 2\n" },
-  /* leading zeros */
-  { "a 007\n", "a 7\n" },
-  /* UTF-8 names */
-  { "\xc3\xa9t\xc3\xa9;\xe2\x82\xac;\xf0\x9f\x94\xa5 2\n", "\xc3\xa9t\xc3\xa9;\xe2\x82\xac;\xf0\x9f\x94\xa5 2\n" },
-  /* only blank lines: an empty profile */
-  { "\n\r\n", "" },
+    /* CRLF, blank and whitespace-only lines, no final LF */
+    {"a;b 1\r\n\r\n   \n\t\na;c 2", "a;b 1\na;c 2\n"},
+    /* trailing blanks after the count are ignored */
+    {"a;b 3 \t\n", "a;b 3\n"},
+    /* spaces inside frame names: the count is after the LAST space */
+    {"main;Foo bar(int x);baz 4\n", "main;Foo bar(int x);baz 4\n"},
+    /* leading spaces belong to the first frame's name */
+    {"  a 1\n", "  a 1\n"},
+    /* kind suffixes are part of the name */
+    {"java/X.y_[j];z_[i];q_[0];k_[k] 5\n", "java/X.y_[j];z_[i];q_[0];k_[k] 5\n"},
+    /* the same stack twice is merged; unsorted input comes out sorted */
+    {"b 1\na;x 2\nb 3\na 1\n", "a 1\na;x 2\nb 4\n"},
+    /* zero counts are accepted and contribute nothing */
+    {"a 0\nb 2\n", "b 2\n"},
+    /* leading zeros */
+    {"a 007\n", "a 7\n"},
+    /* UTF-8 names */
+    {"\xc3\xa9t\xc3\xa9;\xe2\x82\xac;\xf0\x9f\x94\xa5 2\n",
+     "\xc3\xa9t\xc3\xa9;\xe2\x82\xac;\xf0\x9f\x94\xa5 2\n"},
+    /* only blank lines: an empty profile */
+    {"\n\r\n", ""},
 };
 
 Test(read, tolerated_forms) {
   for (size_t i = 0; i < sizeof k_good / sizeof k_good[0]; i++) {
     fg_profile *p = fg_profile_new();
-    fg_read_error err = { 0 };
+    fg_read_error err = {0};
     int rc = fg_read_buffer(p, k_good[i].input, strlen(k_good[i].input), FG_MAIN, &err);
     cr_expect_eq(rc, 0, "case %zu: %s", i, err.msg);
     char *out = folded_of(p);
@@ -120,7 +123,7 @@ Test(read, tolerated_forms) {
 Test(read, differential_two_count_lines) {
   fg_profile *p = fg_profile_new();
   const char *in = "a;b 10 30\nnew 0 4\nold 5 0\nplain 2\n";
-  fg_read_error err = { 0 };
+  fg_read_error err = {0};
   cr_assert_eq(fg_read_buffer(p, in, strlen(in), FG_MAIN, &err), 0, "%s", err.msg);
   cr_expect_eq(fg_profile_is_diff(p), 1);
   cr_expect_eq(fg_profile_total(p, FG_BASE), 15);
@@ -135,7 +138,8 @@ Test(read, differential_two_count_lines) {
   cr_expect_str_eq(err.msg, "a differential line (two counts) cannot be one side of a diff");
   /* the base count is checked like any count */
   cr_expect_eq(fg_read_buffer(q, "x 99999999999999999999 1\n", 25, FG_MAIN, &err), -EINVAL);
-  cr_expect_str_eq(err.msg, "count '99999999999999999999' is too large (at most 9223372036854775807)");
+  cr_expect_str_eq(err.msg,
+                   "count '99999999999999999999' is too large (at most 9223372036854775807)");
   fg_profile_free(q);
   fg_profile_free(p);
 }
@@ -254,7 +258,7 @@ Test(read, mapped_file_windows) {
   }
   len += (size_t)snprintf(buf + len, cap - len, "last;line 9"); /* no final LF */
   fg_profile *a = fg_profile_new(), *b = fg_profile_new();
-  fg_read_error err = { 0 };
+  fg_read_error err = {0};
   cr_assert_eq(fg_read_buffer(a, buf, len, FG_MAIN, &err), 0, "%s", err.msg);
   int fd = temp_file(buf, len);
   cr_assert_eq(fg_read_fd_window(b, fd, FG_MAIN, &err, 65536), 0, "%s", err.msg);

@@ -56,8 +56,11 @@ Test(svg, widths_add_up) {
   fg_options_init(&o);
   o.width = 820; /* 800 px for 8 samples: 100 px per sample */
   char *svg = render(OUT_SVG, p, &o);
-  struct { const char *name; double x, w; } want[] = {
-    { "all", 10, 800 }, { "m", 10, 800 }, { "a", 10, 100 }, { "b", 110, 500 }, { "c", 110, 200 },
+  struct {
+    const char *name;
+    double x, w;
+  } want[] = {
+      {"all", 10, 800}, {"m", 10, 800}, {"a", 10, 100}, {"b", 110, 500}, {"c", 110, 200},
   };
   for (size_t i = 0; i < 5; i++) {
     const char *g = frame_g(svg, want[i].name);
@@ -118,7 +121,7 @@ Test(svg, min_width_prunes_subtrees) {
 
 Test(svg, escaping) {
   fg_profile *p = fg_profile_new();
-  const char *fr[] = { "<a&b>\"q\"'s", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac", "bad\xff\001end" };
+  const char *fr[] = {"<a&b>\"q\"'s", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac", "bad\xff\001end"};
   cr_assert_eq(fg_profile_add(p, fr, 3, 1), 0);
   fg_options o;
   fg_options_init(&o);
@@ -128,7 +131,8 @@ Test(svg, escaping) {
   cr_expect(strstr(svg, ">&lt;a&amp;b&gt;&quot;q&quot;&#39;s</text>"));
   cr_expect(strstr(svg, "<title>\xc3\xa9t\xc3\xa9 \xe2\x82\xac (1 samples"));
   /* invalid UTF-8 and control bytes (possible through the API) become U+FFFD */
-  cr_expect(strstr(svg, "<title>bad\xef\xbf\xbd\xef\xbf\xbd" "end (1 samples"));
+  cr_expect(strstr(svg, "<title>bad\xef\xbf\xbd\xef\xbf\xbd"
+                        "end (1 samples"));
   cr_expect_null(strstr(svg, "\xff"));
   cr_expect_null(strstr(svg, "<a&"));
   free(svg);
@@ -156,26 +160,26 @@ typedef struct kind_case {
 
 Test(svg, frame_kinds) {
   static const kind_case k[] = {
-    { "java/lang/String.hashCode_[j]", FG_KIND_JIT, 25 },
-    { "Foo.bar_[i]", FG_KIND_INLINED, 7 },
-    { "Foo.bar_[0]", FG_KIND_INTERPRETED, 7 },
-    { "do_syscall_64_[k]", FG_KIND_KERNEL, 13 },
-    { "java/lang/String.hashCode", FG_KIND_JAVA, 25 },
-    { "com.example.Main.run", FG_KIND_JAVA, 20 },
-    { "[unknown Java]", FG_KIND_SYNTHETIC, 14 },
-    { "[main tid=123]", FG_KIND_THREAD, 14 },
-    { "[pool-1 worker tid=7]", FG_KIND_THREAD, 21 },
-    { "[tid=7]", FG_KIND_SYNTHETIC, 7 },
-    { "[main tid=]", FG_KIND_SYNTHETIC, 11 },
-    { "[GC active]", FG_KIND_SYNTHETIC, 11 },
-    { "memcpy", FG_KIND_NATIVE, 6 },
-    { "std::vector<int>::push_back", FG_KIND_CPP, 27 },
-    { "_ZN10JavaThread3runEv", FG_KIND_CPP, 21 },
-    { "_Z", FG_KIND_NATIVE, 2 },
-    { "/usr/lib/libc.so.6", FG_KIND_NATIVE, 18 },
-    { "libjvm.so.1", FG_KIND_NATIVE, 11 },
-    { "Interpreter", FG_KIND_NATIVE, 11 },
-    { "x_[z]", FG_KIND_NATIVE, 5 },
+      {"java/lang/String.hashCode_[j]", FG_KIND_JIT, 25},
+      {"Foo.bar_[i]", FG_KIND_INLINED, 7},
+      {"Foo.bar_[0]", FG_KIND_INTERPRETED, 7},
+      {"do_syscall_64_[k]", FG_KIND_KERNEL, 13},
+      {"java/lang/String.hashCode", FG_KIND_JAVA, 25},
+      {"com.example.Main.run", FG_KIND_JAVA, 20},
+      {"[unknown Java]", FG_KIND_SYNTHETIC, 14},
+      {"[main tid=123]", FG_KIND_THREAD, 14},
+      {"[pool-1 worker tid=7]", FG_KIND_THREAD, 21},
+      {"[tid=7]", FG_KIND_SYNTHETIC, 7},
+      {"[main tid=]", FG_KIND_SYNTHETIC, 11},
+      {"[GC active]", FG_KIND_SYNTHETIC, 11},
+      {"memcpy", FG_KIND_NATIVE, 6},
+      {"std::vector<int>::push_back", FG_KIND_CPP, 27},
+      {"_ZN10JavaThread3runEv", FG_KIND_CPP, 21},
+      {"_Z", FG_KIND_NATIVE, 2},
+      {"/usr/lib/libc.so.6", FG_KIND_NATIVE, 18},
+      {"libjvm.so.1", FG_KIND_NATIVE, 11},
+      {"Interpreter", FG_KIND_NATIVE, 11},
+      {"x_[z]", FG_KIND_NATIVE, 5},
   };
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
     size_t disp;
@@ -207,15 +211,15 @@ Test(svg, java_palette_by_kind) {
   cr_assert_eq(fg_palette_parse("JAVA", &o.palette), 0);
   char *svg = render(OUT_SVG, p, &o);
   static const kind_range k[] = {
-    { "a/B.d_[j]", "jit", { 80, 215, 80 }, { 30, 30, 30 } },            /* green */
-    { "a/B.n", "jit", { 80, 215, 80 }, { 30, 30, 30 } },                /* plain Java: green too */
-    { "a/B.e_[i]", "inlined", { 80, 200, 200 }, { 30, 30, 30 } },       /* aqua */
-    { "a/B.c_[0]", "interpreted", { 190, 225, 120 }, { 20, 20, 20 } },  /* pale lime */
-    { "JVM::run", "cpp", { 205, 190, 50 }, { 30, 30, 10 } },            /* yellow */
-    { "write", "native", { 225, 90, 90 }, { 30, 40, 40 } },             /* red */
-    { "sys_write_[k]", "kernel", { 225, 125, 0 }, { 30, 30, 0 } },      /* orange */
-    { "[GC active]", "pseudo", { 175, 150, 225 }, { 20, 20, 20 } },     /* lavender */
-    { "[main tid=1]", "thread", { 170, 178, 190 }, { 20, 20, 20 } },    /* grey-blue */
+      {"a/B.d_[j]", "jit", {80, 215, 80}, {30, 30, 30}},           /* green */
+      {"a/B.n", "jit", {80, 215, 80}, {30, 30, 30}},               /* plain Java: green too */
+      {"a/B.e_[i]", "inlined", {80, 200, 200}, {30, 30, 30}},      /* aqua */
+      {"a/B.c_[0]", "interpreted", {190, 225, 120}, {20, 20, 20}}, /* pale lime */
+      {"JVM::run", "cpp", {205, 190, 50}, {30, 30, 10}},           /* yellow */
+      {"write", "native", {225, 90, 90}, {30, 40, 40}},            /* red */
+      {"sys_write_[k]", "kernel", {225, 125, 0}, {30, 30, 0}},     /* orange */
+      {"[GC active]", "pseudo", {175, 150, 225}, {20, 20, 20}},    /* lavender */
+      {"[main tid=1]", "thread", {170, 178, 190}, {20, 20, 20}},   /* grey-blue */
   };
   const char *prev = strstr(svg, "<g id=\"legend\">");
   cr_assert(prev);
@@ -235,7 +239,8 @@ Test(svg, java_palette_by_kind) {
     prev = at;
     snprintf(mid, sizeof mid, "fill=\"rgb(%d,%d,%d)\"", k[i].base[0] + k[i].spread[0] / 2,
              k[i].base[1] + k[i].spread[1] / 2, k[i].base[2] + k[i].spread[2] / 2);
-    cr_expect(strstr(at, mid) && strstr(at, mid) < strstr(at, "</g>"), "legend colour of %s", k[i].key);
+    cr_expect(strstr(at, mid) && strstr(at, mid) < strstr(at, "</g>"), "legend colour of %s",
+              k[i].key);
   }
   cr_expect(strstr(svg, ">Java (JIT)</text>"));
   free(svg);

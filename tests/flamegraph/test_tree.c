@@ -9,9 +9,9 @@
 
 Test(tree, add_merges_identical_prefixes) {
   fg_profile *p = fg_profile_new();
-  const char *s1[] = { "main", "work", "hash" };
-  const char *s2[] = { "main", "work" };
-  const char *s3[] = { "main", "idle" };
+  const char *s1[] = {"main", "work", "hash"};
+  const char *s2[] = {"main", "work"};
+  const char *s3[] = {"main", "idle"};
   cr_assert_eq(fg_profile_add(p, s1, 3, 5), 0);
   cr_assert_eq(fg_profile_add(p, s2, 2, 2), 0);
   cr_assert_eq(fg_profile_add(p, s1, 3, 1), 0);
@@ -27,13 +27,13 @@ Test(tree, add_merges_identical_prefixes) {
 
 Test(tree, add_rejects_bad_input) {
   fg_profile *p = fg_profile_new();
-  const char *empty[] = { "a", "" };
-  const char *nul[] = { "a", NULL };
+  const char *empty[] = {"a", ""};
+  const char *nul[] = {"a", NULL};
   cr_expect_eq(fg_profile_add(p, empty, 2, 1), -EINVAL);
   cr_expect_eq(fg_profile_add(p, nul, 2, 1), -EINVAL);
   cr_expect_eq(fg_profile_add(p, empty, 0, 1), -EINVAL);
   cr_expect_eq(fg_profile_add(NULL, empty, 1, 1), -EINVAL);
-  size_t lens[] = { 1 };
+  size_t lens[] = {1};
   cr_expect_eq(fg_profile_add_n(p, empty, lens, 1, 1, 2), -EINVAL);
   cr_expect_eq(fg_profile_total(p, FG_MAIN), 0);
   fg_profile_free(p);
@@ -42,8 +42,8 @@ Test(tree, add_rejects_bad_input) {
 Test(tree, add_n_takes_unterminated_names) {
   fg_profile *p = fg_profile_new();
   const char *buf = "alphabeta";
-  const char *frames[] = { buf, buf + 5 };
-  size_t lens[] = { 5, 4 };
+  const char *frames[] = {buf, buf + 5};
+  size_t lens[] = {5, 4};
   cr_assert_eq(fg_profile_add_n(p, frames, lens, 2, 3, FG_MAIN), 0);
   char *out = render(OUT_FOLDED, p, NULL);
   cr_expect_str_eq(out, "alpha;beta 3\n");
@@ -57,7 +57,7 @@ Test(tree, many_children_and_names_grow_the_tables) {
   for (int i = 0; i < 50000; i++) {
     snprintf(name, sizeof name, "f%d", i % 7000);
     snprintf(name2, sizeof name2, "g%d", i);
-    const char *fr[] = { "root", name, name2 };
+    const char *fr[] = {"root", name, name2};
     cr_assert_eq(fg_profile_add(p, fr, 3, 1), 0);
   }
   cr_expect_eq(p->nnames, 1 + 7000 + 50000);
@@ -95,12 +95,12 @@ Test(tree, view_is_preorder_sorted_by_name_with_offsets) {
   fg_profile *p = profile_of("m;zeta 2\nm;alpha;x 3\nm 1\nm;B 4\nm;alpha 1\n");
   fg_tree t;
   cr_assert_eq(fg_tree_build(&t, p), 0);
-  seen s = { 0 };
+  seen s = {0};
   cr_assert_eq(fg_tree_walk(&t, record, &s), 0);
-  const char *names[] = { "all", "m", "B", "alpha", "x", "zeta" };
-  const uint32_t depth[] = { 0, 1, 2, 2, 3, 2 };
-  const uint64_t left[] = { 0, 0, 0, 4, 4, 8 };
-  const uint64_t total[] = { 11, 11, 4, 4, 3, 2 };
+  const char *names[] = {"all", "m", "B", "alpha", "x", "zeta"};
+  const uint32_t depth[] = {0, 1, 2, 2, 3, 2};
+  const uint64_t left[] = {0, 0, 0, 4, 4, 8};
+  const uint64_t total[] = {11, 11, 4, 4, 3, 2};
   cr_assert_eq(s.n, 6);
   for (int i = 0; i < 6; i++) {
     cr_expect_str_eq(name_of(p, s.node[i]), names[i], "node %d", i);
@@ -111,7 +111,8 @@ Test(tree, view_is_preorder_sorted_by_name_with_offsets) {
   /* widths add up: a node's total = its self + its children's totals */
   for (uint32_t n = 0; n < p->nnodes; n++) {
     uint64_t sum = fg_self(p, n, FG_MAIN);
-    for (uint32_t k = t.child_start[n]; k < t.child_start[n + 1]; k++) sum += t.total[t.child_list[k]];
+    for (uint32_t k = t.child_start[n]; k < t.child_start[n + 1]; k++)
+      sum += t.total[t.child_list[k]];
     cr_expect_eq(sum, t.total[n]);
   }
   fg_tree_free(&t);
@@ -157,8 +158,11 @@ Test(tree, diff_arithmetic) {
   fg_tree t;
   cr_assert_eq(fg_tree_build(&t, p), 0);
   /* per node: main total, base total */
-  struct { const char *name; uint64_t m, b; } want[] = {
-    { "a", 60, 40 }, { "b", 30, 10 }, { "c", 30, 30 }, { "new", 40, 0 }, { "old", 0, 10 },
+  struct {
+    const char *name;
+    uint64_t m, b;
+  } want[] = {
+      {"a", 60, 40}, {"b", 30, 10}, {"c", 30, 30}, {"new", 40, 0}, {"old", 0, 10},
   };
   for (size_t i = 0; i < 5; i++) {
     int found = 0;
@@ -210,9 +214,9 @@ Test(tree, trim_then_add_rebuilds_the_tables) {
   char *before = render(OUT_FOLDED, p, NULL);
   cr_expect_str_eq(before, "a;b 1\na;c 2\n");
   free(before);
-  const char *fr[] = { "a", "b" };
+  const char *fr[] = {"a", "b"};
   cr_assert_eq(fg_profile_add(p, fr, 2, 4), 0); /* merges into the existing node */
-  const char *fr2[] = { "a", "d" };
+  const char *fr2[] = {"a", "d"};
   cr_assert_eq(fg_profile_add(p, fr2, 2, 1), 0);
   cr_expect_eq(p->nnodes, 5);
   char *after = render(OUT_FOLDED, p, NULL);

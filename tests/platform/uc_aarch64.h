@@ -5,15 +5,19 @@
 #define REG_PC 0
 #define REG_SP 1
 #define REG_FP (3 + 29)
-#define REG_RET 3         /* x0 */
-#define REG_NR (3 + 8)    /* x8 */
+#define REG_RET 3                       /* x0 */
+#define REG_NR (3 + 8)                  /* x8 */
 #define SYSCALL_INSN "\x01\x00\x00\xd4" /* svc #0, little-endian */
 #define SYSCALL_LEN 4
 static void set_reg(ucontext_t *uc, int i, uint64_t v) {
-  if (i == 0) uc->uc_mcontext.pc = v;
-  else if (i == 1) uc->uc_mcontext.sp = v;
-  else if (i == 2) uc->uc_mcontext.pstate = v;
-  else uc->uc_mcontext.regs[i - 3] = v;
+  if (i == 0)
+    uc->uc_mcontext.pc = v;
+  else if (i == 1)
+    uc->uc_mcontext.sp = v;
+  else if (i == 2)
+    uc->uc_mcontext.pstate = v;
+  else
+    uc->uc_mcontext.regs[i - 3] = v;
 }
 #define RESTART_SYSCALL_NR 128 /* __NR_restart_syscall */
 /* DWARF register numbers -> set_reg indexes (plat_uc_dwarf_reg): x0-x30, sp, pc */

@@ -44,8 +44,7 @@ Test(codemap_noinit, lookup_before_init_finds_nothing) {
 Test(codemap, empty_map) {
   struct codemap_hit h;
   uintptr_t pcs[] = {0, 1, 0x1000, UINTPTR_MAX};
-  for (size_t i = 0; i < sizeof pcs / sizeof *pcs; i++)
-    cr_assert_eq(codemap_lookup(pcs[i], &h), 0);
+  for (size_t i = 0; i < sizeof pcs / sizeof *pcs; i++) cr_assert_eq(codemap_lookup(pcs[i], &h), 0);
   cr_assert_eq(codemap_count(), 0);
   cr_assert_eq(codemap_remove_method(MID(1), ADDR(0x1000)), -ENOENT);
   cr_assert_eq(codemap_init(), 0, "init is idempotent");
@@ -57,7 +56,8 @@ Test(codemap, invalid_arguments) {
     jint size;
   } cases[] = {{NULL, 16}, {ADDR(0x1000), 0}, {ADDR(0x1000), -5}, {ADDR(UINTPTR_MAX - 4), 16}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    cr_assert_eq(codemap_add_method(MID(1), cases[i].code, cases[i].size, NULL), -EINVAL, "case %zu", i);
+    cr_assert_eq(codemap_add_method(MID(1), cases[i].code, cases[i].size, NULL), -EINVAL,
+                 "case %zu", i);
     cr_assert_eq(codemap_add_stub("s", cases[i].code, cases[i].size, 0), -EINVAL, "case %zu", i);
   }
   cr_assert_eq(codemap_count(), 0);
@@ -71,7 +71,7 @@ Test(codemap, range_edges) {
     int found;
     uintptr_t method;
   } cases[] = {
-      {0xfff, 0, 0}, {0x1000, 1, 7}, {0x1080, 1, 7}, {0x10ff, 1, 7},
+      {0xfff, 0, 0},  {0x1000, 1, 7}, {0x1080, 1, 7}, {0x10ff, 1, 7},
       {0x1100, 1, 8}, {0x110f, 1, 8}, {0x1110, 0, 0}, {0, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -119,7 +119,8 @@ Test(codemap, stubs_by_name) {
   cr_assert_eq(codemap_lookup(0x60000, &h), 1);
   cr_assert_eq(h.name, sin);
   cr_assert_str_eq(sin, "libmSin");
-  cr_assert_eq(codemap_remove_method(NULL, ADDR(0x60000)), -ENOENT, "stubs are not unloaded as methods");
+  cr_assert_eq(codemap_remove_method(NULL, ADDR(0x60000)), -ENOENT,
+               "stubs are not unloaded as methods");
 }
 
 Test(codemap, stub_frame_size_and_interpreter_come_back_with_the_hit) {
@@ -262,7 +263,7 @@ Test(codemap, inline_chains) {
     uintptr_t m0;
     jint b0;
   } cases[] = {
-      {0x00, 2, 103, 5}, {0x0f, 2, 103, 5}, {0x10, 2, 103, 5}, {0x11, 3, 104, 7},
+      {0x00, 2, 103, 5}, {0x0f, 2, 103, 5},  {0x10, 2, 103, 5},  {0x11, 3, 104, 7},
       {0x20, 3, 104, 7}, {0x21, 1, 101, 40}, {0x30, 1, 101, 40}, {0x40, 1, 101, 40},
       {0x41, 0, 0, 0},   {0x7f, 0, 0, 0},
   };
@@ -272,9 +273,11 @@ Test(codemap, inline_chains) {
     cr_assert_eq((uintptr_t)h.method, 101);
     cr_assert_eq(h.ninline, cases[i].n, "pc +%#lx", (unsigned long)cases[i].off);
     if (cases[i].n) {
-      cr_assert_eq((uintptr_t)h.inl_method[0], cases[i].m0, "pc +%#lx", (unsigned long)cases[i].off);
+      cr_assert_eq((uintptr_t)h.inl_method[0], cases[i].m0, "pc +%#lx",
+                   (unsigned long)cases[i].off);
       cr_assert_eq(h.inl_bci[0], cases[i].b0, "pc +%#lx", (unsigned long)cases[i].off);
-      cr_assert_eq((uintptr_t)h.inl_method[cases[i].n - 1], 101, "outermost is the compiled method");
+      cr_assert_eq((uintptr_t)h.inl_method[cases[i].n - 1], 101,
+                   "outermost is the compiled method");
     }
   }
   struct codemap_hit h;
@@ -287,8 +290,7 @@ Test(codemap, inline_chains) {
 Test(codemap, inline_chain_deeper_than_max_keeps_innermost) {
   enum { D = CODEMAP_MAX_INLINE + 4 };
   jmethodID m[D];
-  for (int i = 0; i < D; i++)
-    m[i] = MID(500 + i);
+  for (int i = 0; i < D; i++) m[i] = MID(500 + i);
   PCStackInfo pc = {(void *)0xa0010, D, m, NULL}; /* no bcis: reported as -1 */
   jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 1, &pc};
   cr_assert_eq(codemap_add_method(MID(500 + D - 1), ADDR(0xa0000), 0x20, &inl), 0);
@@ -316,8 +318,7 @@ static const char *kinds_of(uintptr_t pc, const uintptr_t (*f)[2], int n) {
   static char out[32];
   asgct_frame frames[16];
   unsigned char k[16];
-  for (int i = 0; i < n; i++)
-    frames[i] = (asgct_frame){(jint)f[i][1], MID(f[i][0])};
+  for (int i = 0; i < n; i++) frames[i] = (asgct_frame){(jint)f[i][1], MID(f[i][0])};
   memset(k, 0xee, sizeof k);
   codemap_frame_kinds(pc, frames, n, k);
   for (int i = 0; i < n; i++)
@@ -330,7 +331,8 @@ static const char *kinds_of(uintptr_t pc, const uintptr_t (*f)[2], int n) {
 static void add_nmethod_201(void) {
   static jmethodID chain[] = {MID(203), MID(202), MID(201)};
   static jint bcis[] = {4, 7, 9};
-  PCStackInfo pcs[] = {{(void *)0xb0040, 3, chain, bcis}, {(void *)0xb0080, 1, chain + 2, bcis + 2}};
+  PCStackInfo pcs[] = {{(void *)0xb0040, 3, chain, bcis},
+                       {(void *)0xb0080, 1, chain + 2, bcis + 2}};
   jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 2, pcs};
   cr_assert_eq(codemap_add_method(MID(201), ADDR(0xb0000), 0x100, &inl), 0);
 }
@@ -413,13 +415,12 @@ struct model_ent {
   int live;
 };
 
-static uint32_t *owner;          /* cell -> entry id (0: none) */
-static struct model_ent *ents;   /* by id */
+static uint32_t *owner;        /* cell -> entry id (0: none) */
+static struct model_ent *ents; /* by id */
 static uint32_t nents;
 
 static void model_drop(uint32_t id) {
-  for (uintptr_t a = ents[id].start; a < ents[id].end; a += CELL)
-    owner[(a - BASE) / CELL] = 0;
+  for (uintptr_t a = ents[id].start; a < ents[id].end; a += CELL) owner[(a - BASE) / CELL] = 0;
   ents[id].live = 0;
 }
 
@@ -447,20 +448,16 @@ Test(codemap, fifty_thousand_entries_against_model, .timeout = 120) {
     uint32_t cell = (uint32_t)(rng_next(&seed) % (NCELLS - 64));
     uint32_t len = 1 + (uint32_t)(rng_next(&seed) % 48);
     int free_ = 1;
-    for (uint32_t c = cell; c < cell + len && free_; c++)
-      free_ = owner[c] == 0;
-    if (!free_)
-      continue;
+    for (uint32_t c = cell; c < cell + len && free_; c++) free_ = owner[c] == 0;
+    if (!free_) continue;
     uint32_t id = ++nents;
     ents[id] = (struct model_ent){BASE + cell * CELL, BASE + (cell + len) * CELL, 1};
-    for (uint32_t c = cell; c < cell + len; c++)
-      owner[c] = id;
+    for (uint32_t c = cell; c < cell + len; c++) owner[c] = id;
     cr_assert_eq(codemap_add_method(MID(id), ADDR(ents[id].start), (jint)(len * CELL), NULL), 0);
     live++;
   }
   cr_assert_eq(codemap_count(), 50000);
-  for (int i = 0; i < 100000; i++)
-    model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
+  for (int i = 0; i < 100000; i++) model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
   for (uint32_t id = 1; id <= nents; id += 97) { /* edges of some */
     model_check(ents[id].start);
     model_check(ents[id].end - 1);
@@ -487,17 +484,14 @@ Test(codemap, fifty_thousand_entries_against_model, .timeout = 120) {
         }
       uint32_t id = ++nents;
       ents[id] = (struct model_ent){BASE + cell * CELL, BASE + (cell + len) * CELL, 1};
-      for (uint32_t c = cell; c < cell + len; c++)
-        owner[c] = id;
+      for (uint32_t c = cell; c < cell + len; c++) owner[c] = id;
       cr_assert_eq(codemap_add_method(MID(id), ADDR(ents[id].start), (jint)(len * CELL), NULL), 0);
       live++;
     }
-    if (op % 16 == 0)
-      model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
+    if (op % 16 == 0) model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
   }
   cr_assert_eq(codemap_count(), live);
-  for (int i = 0; i < 100000; i++)
-    model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
+  for (int i = 0; i < 100000; i++) model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
   for (uint32_t id = 1; id <= nents; id += 31)
     if (ents[id].live) {
       model_check(ents[id].start);
@@ -510,8 +504,7 @@ Test(codemap, fifty_thousand_entries_against_model, .timeout = 120) {
       model_drop(id);
     }
   cr_assert_eq(codemap_count(), 0);
-  for (int i = 0; i < 10000; i++)
-    model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
+  for (int i = 0; i < 10000; i++) model_check(BASE + rng_next(&seed) % ((uint64_t)NCELLS * CELL));
   free(owner);
   free(ents);
 }
@@ -535,8 +528,12 @@ static atomic_uint_fast64_t retired[NWRITER * NSLOT];
 static atomic_int stop;
 static atomic_long lookups, hits, bad;
 
-static uintptr_t slot_base(unsigned k) { return CBASE + (k / NSLOT) * REGION + (k % NSLOT) * STRIDE; }
-static uintptr_t ver_off(unsigned k, uint64_t v) { return ((k * 7919u + v * 104729u) % 32) * (STRIDE / 64); }
+static uintptr_t slot_base(unsigned k) {
+  return CBASE + (k / NSLOT) * REGION + (k % NSLOT) * STRIDE;
+}
+static uintptr_t ver_off(unsigned k, uint64_t v) {
+  return ((k * 7919u + v * 104729u) % 32) * (STRIDE / 64);
+}
 static uintptr_t ver_size(unsigned k, uint64_t v) {
   return STRIDE / 4 + ((k * 31u + v * 131u) % 64) * (STRIDE / 64); /* may cross into k+1 */
 }
@@ -547,8 +544,7 @@ static void *writer(void *arg) {
   uint64_t seed = 0x9e3779b97f4a7c15ull * (w + 1);
   uint64_t ver[NSLOT] = {0}; /* live version per slot, 0 = none */
   uint64_t next[NSLOT];
-  for (unsigned i = 0; i < NSLOT; i++)
-    next[i] = 1;
+  for (unsigned i = 0; i < NSLOT; i++) next[i] = 1;
   while (!atomic_load(&stop)) {
     unsigned i = (unsigned)(rng_next(&seed) % NSLOT), k = w * NSLOT + i;
     if (ver[i] && rng_next(&seed) % 2) {
@@ -594,15 +590,14 @@ static void *reader(void *arg) {
     uint64_t before_prev = k % NSLOT ? atomic_load(&retired[k - 1]) : 0;
     struct codemap_hit h;
     atomic_fetch_add(&lookups, 1);
-    if (!codemap_lookup(pc, &h))
-      continue;
+    if (!codemap_lookup(pc, &h)) continue;
     atomic_fetch_add(&hits, 1);
     unsigned hk = (unsigned)((uintptr_t)h.method & 0xffff);
     uint64_t hv = (uintptr_t)h.method >> 16;
     uintptr_t s = slot_base(hk) + ver_off(hk, hv);
-    int ok = (hk == k || (hk + 1 == k && k % NSLOT)) && h.start == s && h.end == s + ver_size(hk, hv) &&
-             pc >= h.start && pc < h.end && h.kind == CODEMAP_NMETHOD &&
-             hv > (hk == k ? before_k : before_prev);
+    int ok = (hk == k || (hk + 1 == k && k % NSLOT)) && h.start == s &&
+             h.end == s + ver_size(hk, hv) && pc >= h.start && pc < h.end &&
+             h.kind == CODEMAP_NMETHOD && hv > (hk == k ? before_k : before_prev);
     if (!ok && atomic_fetch_add(&bad, 1) == 0)
       fprintf(stderr, "bad hit: pc %#lx slot %u (retired %lu/%lu) -> [%#lx,%#lx) slot %u v%lu\n",
               (unsigned long)pc, k, (unsigned long)before_k, (unsigned long)before_prev,
@@ -620,10 +615,13 @@ static void *kinds_reader(void *arg) {
     asgct_frame f[4];
     unsigned char k[4];
     for (int i = 0; i < 4; i++)
-      f[i] = (asgct_frame){(jint)(rng_next(&seed) % 8), ver_id((unsigned)(rng_next(&seed) % (NWRITER * NSLOT)), 1 + rng_next(&seed) % 4)};
+      f[i] = (asgct_frame){
+          (jint)(rng_next(&seed) % 8),
+          ver_id((unsigned)(rng_next(&seed) % (NWRITER * NSLOT)), 1 + rng_next(&seed) % 4)};
     codemap_frame_kinds(slot_base((unsigned)(rng_next(&seed) % (NWRITER * NSLOT))), f, 4, k);
     for (int i = 0; i < 4; i++)
-      if (k[i] != CODEMAP_FRAME_JIT && k[i] != CODEMAP_FRAME_INTERPRETED && k[i] != CODEMAP_FRAME_INLINED)
+      if (k[i] != CODEMAP_FRAME_JIT && k[i] != CODEMAP_FRAME_INTERPRETED &&
+          k[i] != CODEMAP_FRAME_INLINED)
         atomic_fetch_add(&bad, 1);
   }
   return NULL;
@@ -631,18 +629,14 @@ static void *kinds_reader(void *arg) {
 
 Test(codemap, lookups_race_loads_unloads_and_reuse, .timeout = 60) {
   pthread_t wt[NWRITER], rt[3];
-  for (unsigned i = 0; i < NWRITER; i++)
-    pthread_create(&wt[i], NULL, writer, (void *)(uintptr_t)i);
-  for (unsigned i = 0; i < 2; i++)
-    pthread_create(&rt[i], NULL, reader, (void *)(uintptr_t)i);
+  for (unsigned i = 0; i < NWRITER; i++) pthread_create(&wt[i], NULL, writer, (void *)(uintptr_t)i);
+  for (unsigned i = 0; i < 2; i++) pthread_create(&rt[i], NULL, reader, (void *)(uintptr_t)i);
   pthread_create(&rt[2], NULL, kinds_reader, NULL);
   struct timespec d = {1, 500000000};
   nanosleep(&d, NULL);
   atomic_store(&stop, 1);
-  for (unsigned i = 0; i < NWRITER; i++)
-    pthread_join(wt[i], NULL);
-  for (unsigned i = 0; i < 3; i++)
-    pthread_join(rt[i], NULL);
+  for (unsigned i = 0; i < NWRITER; i++) pthread_join(wt[i], NULL);
+  for (unsigned i = 0; i < 3; i++) pthread_join(rt[i], NULL);
   struct codemap_stats st;
   codemap_stats(&st);
   cr_log_info("%ld lookups, %ld hits, %lu adds, %lu removes, %lu replaced, %lu grace periods",
@@ -664,8 +658,7 @@ static double now_ns(void) {
 }
 
 Test(codemap, costs, .timeout = 120) {
-  if (!getenv("CODEMAP_BENCH"))
-    return;
+  if (!getenv("CODEMAP_BENCH")) return;
   size_t sizes[] = {1000, 50000};
   for (size_t si = 0; si < 2; si++) {
     codemap_fini();
@@ -682,21 +675,17 @@ Test(codemap, costs, .timeout = 120) {
       starts[j] = t;
     }
     double t0 = now_ns();
-    for (size_t i = 0; i < n; i++)
-      codemap_add_method(MID(i + 1), ADDR(starts[i]), 0x300, NULL);
+    for (size_t i = 0; i < n; i++) codemap_add_method(MID(i + 1), ADDR(starts[i]), 0x300, NULL);
     double t1 = now_ns();
     enum { L = 2000000 };
     uintptr_t *pcs = malloc(L / 100 * sizeof *pcs);
-    for (size_t i = 0; i < L / 100; i++)
-      pcs[i] = 0x40000000u + rng_next(&seed) % (n * 0x400);
+    for (size_t i = 0; i < L / 100; i++) pcs[i] = 0x40000000u + rng_next(&seed) % (n * 0x400);
     long found = 0;
     struct codemap_hit h;
     double t2 = now_ns();
-    for (size_t i = 0; i < L; i++)
-      found += codemap_lookup(pcs[i % (L / 100)], &h);
+    for (size_t i = 0; i < L; i++) found += codemap_lookup(pcs[i % (L / 100)], &h);
     double t3 = now_ns();
-    for (size_t i = 0; i < n; i++)
-      codemap_remove_method(MID(i + 1), ADDR(starts[i]));
+    for (size_t i = 0; i < n; i++) codemap_remove_method(MID(i + 1), ADDR(starts[i]));
     double t4 = now_ns();
     printf("codemap %6zu entries: add %.0f ns, lookup %.1f ns (%.0f%% hits), remove %.0f ns\n", n,
            (t1 - t0) / n, (t3 - t2) / L, 100.0 * found / L, (t4 - t3) / n);

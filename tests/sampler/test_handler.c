@@ -7,11 +7,11 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +42,8 @@ struct worker_args {
 static void *worker(void *arg) {
   const struct worker_args *a = arg;
   fake_jvm_set_role(a->role);
-  struct sampler_thread t = {.tid = plat_gettid(), .name = "worker", .env = a->with_env ? fake_jvm_env() : NULL};
+  struct sampler_thread t = {
+      .tid = plat_gettid(), .name = "worker", .env = a->with_env ? fake_jvm_env() : NULL};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   atomic_store(&worker_slot, registry_add(&t));
   atomic_store(&worker_tid, t.tid);
@@ -91,7 +92,8 @@ static const struct sample_record *ask(int mode) {
     cr_assert_lt(spins, 20000, "no answer within 2 s");
     usleep(100);
   }
-  cr_assert_eq(handshake_seq(atomic_load(&s->handshake)), seq, "the answer carries the request's sequence");
+  cr_assert_eq(handshake_seq(atomic_load(&s->handshake)), seq,
+               "the answer carries the request's sequence");
   atomic_store(&s->handshake, handshake_word(seq, SAMPLE_IDLE));
   return s->record;
 }
@@ -138,7 +140,8 @@ Test(handler, a_thread_without_a_jnienv_is_not_walked) {
   const struct sample_record *r = ask(SAMPLE_CAPTURE);
   cr_expect_eq(r->walked, 1);
   cr_expect_eq(r->num_frames, ASGCT_NOT_JAVA_THREAD);
-  cr_expect_eq(fake_jvm_walks(), walks, "AsyncGetCallTrace is not called without the thread's JNIEnv");
+  cr_expect_eq(fake_jvm_walks(), walks,
+               "AsyncGetCallTrace is not called without the thread's JNIEnv");
   stop_worker(th);
 }
 
@@ -159,7 +162,9 @@ Test(handler, a_failed_walk_in_a_stub_is_named_through_the_code_map) {
   cr_assert_eq(registry_init(8), 0);
   cr_assert_eq(codemap_init(), 0);
   /* the worker's loop "is" a stub: the code map says so */
-  cr_assert_eq(codemap_add_stub("StubRoutines::test", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0), 0);
+  cr_assert_eq(codemap_add_stub("StubRoutines::test",
+                                (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0),
+               0);
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(handler_install(SIG, jvm.asgct, 8), 0);
   handler_set_active(1);
@@ -179,9 +184,11 @@ Test(handler, signals_that_are_not_expected_are_counted_and_ignored) {
   struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
   pthread_t th = start_worker(&a);
   const struct handler_counters *c = handler_counters();
-  uint64_t stray = atomic_load(&c->stray), foreign = atomic_load(&c->foreign), acks = atomic_load(&c->acks);
+  uint64_t stray = atomic_load(&c->stray), foreign = atomic_load(&c->foreign),
+           acks = atomic_load(&c->acks);
   pid_t tid = atomic_load(&worker_tid);
-  cr_assert_eq(plat_signal_thread(tid, SIG, atomic_load(&worker_slot)), 0, "ours, but nothing is pending");
+  cr_assert_eq(plat_signal_thread(tid, SIG, atomic_load(&worker_slot)), 0,
+               "ours, but nothing is pending");
   cr_assert_eq(syscall(SYS_tgkill, getpid(), tid, SIG), 0, "someone else's (SI_TKILL)");
   cr_assert_eq(plat_signal_thread(tid, SIG, 100000), 0, "a slot that does not exist");
   usleep(50000);
@@ -194,7 +201,8 @@ Test(handler, signals_that_are_not_expected_are_counted_and_ignored) {
   atomic_store(&s->handshake, handshake_word(1000, SAMPLE_PENDING));
   cr_assert_eq(plat_signal_thread(tid, SIG, atomic_load(&worker_slot)), 0);
   usleep(50000);
-  cr_expect_eq(handshake_state(atomic_load(&s->handshake)), SAMPLE_PENDING, "an inactive handler takes nothing");
+  cr_expect_eq(handshake_state(atomic_load(&s->handshake)), SAMPLE_PENDING,
+               "an inactive handler takes nothing");
   cr_expect_eq(atomic_load(&c->stray), stray + 3);
   atomic_store(&s->handshake, handshake_word(1000, SAMPLE_IDLE));
   stop_worker(th);
@@ -236,7 +244,8 @@ Test(handler, a_fault_during_a_sample_is_contained_and_others_are_passed_on) {
     (void)x;
     cr_expect_fail("the read of address 8 did not fault");
   }
-  cr_expect_eq(atomic_load(&previous_calls), 1, "a fault outside a sample goes to the previous handler");
+  cr_expect_eq(atomic_load(&previous_calls), 1,
+               "a fault outside a sample goes to the previous handler");
   cr_expect_eq(guard_faults(), faults + 3);
   stop_worker(th);
   guard_uninstall();

@@ -89,7 +89,8 @@ static unsigned long sample_worker(jmethodID role, int n) {
     if (plat_signal_thread(s->tid, SIG, atomic_load(&slot)) != 0) break;
     while (handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE) sched_yield();
     if (s->record->walked) native_frames += (unsigned long)s->record->nnative;
-    atomic_store(&s->handshake, handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
+    atomic_store(&s->handshake,
+                 handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
   }
   atomic_store(&stop, 1);
   pthread_join(th, NULL);
@@ -105,13 +106,15 @@ int main(void) {
   handler_set_active(1);
   unsigned long walked = sample_worker(FAKE_ROLE_BUSY, 2000); /* native frames up to main */
   /* then the worker's loop lies in a "stub": failed walks are recovered through the code map */
-  codemap_add_stub("StubRoutines::spin", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095), 8192, 0);
+  codemap_add_stub("StubRoutines::spin", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095),
+                   8192, 0);
   unsigned long recovered = sample_worker(NULL, 2000);
   unsigned long acks = (unsigned long)atomic_load(&handler_counters()->acks);
   int ok = walked == 0 && recovered == 0 && acks == 4000 && native_frames > 0;
-  printf("handler answered %lu requests (native frames walked: %lu); allocations on the sampled thread: %lu "
-         "while walking, %lu while recovering failed walks\n",
-         acks, native_frames, walked, recovered);
+  printf(
+      "handler answered %lu requests (native frames walked: %lu); allocations on the sampled thread: %lu "
+      "while walking, %lu while recovering failed walks\n",
+      acks, native_frames, walked, recovered);
   printf("%d passed, %d failed\n", ok, !ok);
   return ok ? 0 : 1;
 }

@@ -44,9 +44,11 @@ static void *fields_ptr = fields, *ints_ptr = ints, *types_ptr = types;
 static uint64_t t_stride = sizeof(struct fake_type), t_name = offsetof(struct fake_type, name),
                 t_super = offsetof(struct fake_type, super);
 static uint64_t f_stride = sizeof(struct fake_field), f_type = offsetof(struct fake_field, type),
-                f_name = offsetof(struct fake_field, field), f_static = offsetof(struct fake_field, is_static),
+                f_name = offsetof(struct fake_field, field),
+                f_static = offsetof(struct fake_field, is_static),
                 f_off = offsetof(struct fake_field, offset), i_stride = sizeof(struct fake_int),
-                i_name = offsetof(struct fake_int, name), i_value = offsetof(struct fake_int, value);
+                i_name = offsetof(struct fake_int, name),
+                i_value = offsetof(struct fake_int, value);
 static int no_tables, no_types;
 
 static void *fake_sym(const char *name, void *ctx) {
@@ -79,7 +81,8 @@ static void *fake_sym(const char *name, void *ctx) {
 
 static int nfields;
 static void add_field(const char *type, const char *field, uint64_t off, int is_static) {
-  fields[nfields++] = (struct fake_field){.type = type, .field = field, .offset = off, .is_static = is_static};
+  fields[nfields++] =
+      (struct fake_field){.type = type, .field = field, .offset = off, .is_static = is_static};
 }
 
 static void full_table(void) {
@@ -114,7 +117,8 @@ static void full_table(void) {
 
 static void drop_field(const char *type, const char *field) {
   for (int i = 0; i < nfields; i++)
-    if (strcmp(fields[i].type, type) == 0 && strcmp(fields[i].field, field) == 0) fields[i].field = "gone";
+    if (strcmp(fields[i].type, type) == 0 && strcmp(fields[i].field, field) == 0)
+      fields[i].field = "gone";
 }
 
 Test(hotspot, layout_from_the_tables) {
@@ -126,14 +130,21 @@ Test(hotspot, layout_from_the_tables) {
   const struct {
     const char *what;
     long got, want;
-  } expect[] = {{"last_sp", l.last_sp, 0},       {"last_pc", l.last_pc, 8},
-                {"last_fp", l.last_fp, 16},      {"state", l.state, 824},
-                {"stack_base", l.stack_base, 592}, {"stack_size", l.stack_size, 600},
-                {"osthread", l.osthread, 560},   {"os_tid", l.os_tid, 208},
-                {"in_vm", l.in_vm, 6},           {"blob_frame_size", l.blob_frame_size, 28},
-                {"blob_code_begin", l.blob_code_begin, 32}, {"blob_code_end", l.blob_code_end, 40}};
+  } expect[] = {{"last_sp", l.last_sp, 0},
+                {"last_pc", l.last_pc, 8},
+                {"last_fp", l.last_fp, 16},
+                {"state", l.state, 824},
+                {"stack_base", l.stack_base, 592},
+                {"stack_size", l.stack_size, 600},
+                {"osthread", l.osthread, 560},
+                {"os_tid", l.os_tid, 208},
+                {"in_vm", l.in_vm, 6},
+                {"blob_frame_size", l.blob_frame_size, 28},
+                {"blob_code_begin", l.blob_code_begin, 32},
+                {"blob_code_end", l.blob_code_end, 40}};
   for (size_t i = 0; i < sizeof expect / sizeof *expect; i++)
-    cr_assert_eq(expect[i].got, expect[i].want, "%s: %ld, not %ld", expect[i].what, expect[i].got, expect[i].want);
+    cr_assert_eq(expect[i].got, expect[i].want, "%s: %ld, not %ld", expect[i].what, expect[i].got,
+                 expect[i].want);
 }
 
 Test(hotspot, a_missing_field_is_named) {
@@ -163,7 +174,8 @@ Test(hotspot, optional_fields_may_be_missing) {
   cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
   cr_assert_eq(l.last_fp, -1);
   cr_assert_eq(l.blob_frame_size, -1);
-  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)0x100000, 64), 0, "no frame size without the field");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)0x100000, 64), 0,
+               "no frame size without the field");
 }
 
 Test(hotspot, a_field_of_a_superclass) {
@@ -192,7 +204,8 @@ Test(hotspot, a_field_of_a_superclass) {
 }
 
 /* A blob header at `h` for code [code, code + size). */
-static void put_blob(unsigned char *h, uintptr_t code, size_t size, int32_t header, int32_t total, int32_t frame) {
+static void put_blob(unsigned char *h, uintptr_t code, size_t size, int32_t header, int32_t total,
+                     int32_t frame) {
   memcpy(h + 12, &total, 4);
   memcpy(h + 16, &header, 4);
   memcpy(h + 28, &frame, 4);
@@ -209,7 +222,8 @@ Test(hotspot, blob_frame_size_is_found_before_the_code) {
   long page = sysconf(_SC_PAGESIZE);
   /* an unmapped page, then the blob at the start of the next: the search window below the
    * code reaches into the unmapped page and must shrink instead of faulting */
-  unsigned char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char *m =
+      mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(m, MAP_FAILED);
   cr_assert_eq(mprotect(m, page, PROT_NONE), 0);
   unsigned char *blob = m + page;
@@ -226,14 +240,16 @@ Test(hotspot, blob_frame_size_is_found_before_the_code) {
   put_blob(blob, code, 96, 104, 208, 100000);
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "an implausible frame size");
   put_blob(blob, code, 96, 120, 208, 2);
-  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "a header that would overlap the code");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0,
+               "a header that would overlap the code");
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(m + 64), 16), 0, "code in an unreadable page");
   munmap(m, 2 * page);
 }
 
 /* JDK 25: a blob header at `h` states its code as offsets from itself (JDK 25's layout: _size
  * 24, _code_offset 36, _data_offset 40, _frame_size 44, a 16-bit _header_size at 52). */
-static void put_blob_offsets(unsigned char *h, int32_t code_off, int32_t size, int32_t total, int32_t frame) {
+static void put_blob_offsets(unsigned char *h, int32_t code_off, int32_t size, int32_t total,
+                             int32_t frame) {
   int32_t data_off = code_off + size;
   uint16_t header = 64;
   memcpy(h + 24, &total, 4);
@@ -260,7 +276,8 @@ Test(hotspot, blob_frame_size_from_code_offsets) {
   cr_assert_eq(l.blob_code_begin, -1);
   cr_assert_eq(l.blob_code_offset, 36);
   long page = sysconf(_SC_PAGESIZE);
-  unsigned char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char *m =
+      mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(m, MAP_FAILED);
   cr_assert_eq(mprotect(m, page, PROT_NONE), 0);
   unsigned char *blob = m + page;
@@ -273,7 +290,8 @@ Test(hotspot, blob_frame_size_from_code_offsets) {
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 95), 0, "another size: not this blob");
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(code + 8), 88), 0, "no header for that code");
   put_blob_offsets(blob, 160, 96, 200, 4);
-  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "a blob size that does not cover the code");
+  cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0,
+               "a blob size that does not cover the code");
   put_blob_offsets(blob, 160, 96, 256, 0);
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)code, 96), 0, "no frame");
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)(m + 64), 16), 0, "code in an unreadable page");
@@ -327,6 +345,7 @@ Test(hotspot, another_threads_ids_from_its_java_thread) {
   long page = sysconf(_SC_PAGESIZE);
   unsigned char *gone = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(gone, MAP_FAILED);
-  cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)gone, &tid, &env), -EFAULT, "unreadable JavaThread");
+  cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)gone, &tid, &env), -EFAULT,
+               "unreadable JavaThread");
   munmap(gone, (size_t)page);
 }

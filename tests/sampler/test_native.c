@@ -103,7 +103,8 @@ Test(native, the_walk_stops_where_the_jvms_code_begins) {
   int n = walk_worker();
   char a[128], b[128];
   cr_expect_eq(n, 2, "native_inner and native_outer, then Java code (%d frames)", n);
-  cr_expect_eq(stop_reason, NATIVE_STOP_JAVA, "stopped at the JVM's code (%s)", native_stop_name(stop_reason));
+  cr_expect_eq(stop_reason, NATIVE_STOP_JAVA, "stopped at the JVM's code (%s)",
+               native_stop_name(stop_reason));
   if (n >= 2) {
     cr_expect_str_eq(name_of(0, a, sizeof a), "native_inner");
     cr_expect_str_eq(name_of(1, b, sizeof b), "native_outer");
@@ -116,12 +117,16 @@ Test(native, without_java_code_the_walk_reaches_the_threads_start) {
   int n = walk_worker();
   char buf[128];
   cr_expect_geq(n, 4, "native_inner, native_outer, java_like, worker, ...: %d frames", n);
-  cr_expect_eq(stop_reason, NATIVE_STOP_END, "reached the thread's first frame (%s)", native_stop_name(stop_reason));
+  cr_expect_eq(stop_reason, NATIVE_STOP_END, "reached the thread's first frame (%s)",
+               native_stop_name(stop_reason));
   const char *want[] = {"native_inner", "native_outer", "java_like", "worker"};
-  for (int i = 0; i < 4 && i < n; i++) cr_expect_str_eq(name_of(i, buf, sizeof buf), want[i], "frame %d", i);
+  for (int i = 0; i < 4 && i < n; i++)
+    cr_expect_str_eq(name_of(i, buf, sizeof buf), want[i], "frame %d", i);
   int libc = 0;
   for (int i = 4; i < n; i++)
-    if (!strcmp(name_of(i, buf, sizeof buf), "start_thread") || !strcmp(buf, "clone3") || !strcmp(buf, "clone")) libc++;
+    if (!strcmp(name_of(i, buf, sizeof buf), "start_thread") || !strcmp(buf, "clone3") ||
+        !strcmp(buf, "clone"))
+      libc++;
   cr_expect_gt(libc, 0, "libc's thread start frames are walked too");
   finish(th);
 }
@@ -137,8 +142,9 @@ Test(native, a_walk_limited_to_the_page_of_sp_is_a_prefix_of_the_whole) {
   stack_lo = lo, stack_hi = hi;
   cr_expect_geq(n, 1, "the leaf is known without reading the stack");
   cr_expect_leq(n, whole);
-  for (int i = 0; i < n && i < whole; i++) cr_expect_eq(pcs[i], all[i], "frame %d is the whole walk's", i);
-  cr_expect(stop_reason == NATIVE_STOP_BAD_READ || stop_reason == NATIVE_STOP_END, "%d frames, %s", n,
-            native_stop_name(stop_reason));
+  for (int i = 0; i < n && i < whole; i++)
+    cr_expect_eq(pcs[i], all[i], "frame %d is the whole walk's", i);
+  cr_expect(stop_reason == NATIVE_STOP_BAD_READ || stop_reason == NATIVE_STOP_END, "%d frames, %s",
+            n, native_stop_name(stop_reason));
   finish(th);
 }

@@ -62,7 +62,8 @@ Test(registry, add_rename_remove_reuse) {
 Test(registry, the_registration_is_kept_and_updated) {
   cr_assert_eq(registry_init(4), 0);
   JNIEnv *env = (JNIEnv *)0x1234;
-  struct sampler_thread t = {.tid = 77, .name = "found at start", .env = env, .stack_lo = 0x1000, .stack_hi = 0x9000};
+  struct sampler_thread t = {
+      .tid = 77, .name = "found at start", .env = env, .stack_lo = 0x1000, .stack_hi = 0x9000};
   int i = registry_add(&t);
   cr_assert_geq(i, 0);
   struct thread_slot *s = registry_slot(i);

@@ -49,7 +49,7 @@ static void *burst_main(void *arg) {
   fake_jvm_register_self("burst");
   while (!atomic_load(&stop_workers)) {
     uint64_t end = plat_mono_ns() + 100000; /* ~100us of work, then 5ms asleep */
-    while (plat_mono_ns() < end) { }
+    while (plat_mono_ns() < end) {}
     struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
@@ -82,8 +82,13 @@ static void count(void *ctx, const struct sampler_stack *t) {
 }
 
 /* Runs nbusy/nidle/nburst threads for `ms` under `hasrun`; returns per-role totals. */
-static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms, struct sampler_counters *st) {
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = hasrun, .thread_roots = 1, .sig = SIGRTMIN + 4};
+static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms,
+                        struct sampler_counters *st) {
+  struct sampler_config c = {.interval_ns = 1000000,
+                             .depth = 16,
+                             .hasrun = hasrun,
+                             .thread_roots = 1,
+                             .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t th[64], sam;
@@ -114,11 +119,13 @@ Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 20, 0, 600, &st);
   cr_log_info("ticks %lu requests %lu busy units %lu idle %lu skipped_cpu %lu idle-backoff %lu",
               (unsigned long)st.ticks, (unsigned long)st.requests, (unsigned long)t.units[0],
-              (unsigned long)t.units[1], (unsigned long)st.skipped_cpu, (unsigned long)st.skipped_idle);
+              (unsigned long)t.units[1], (unsigned long)st.skipped_cpu,
+              (unsigned long)st.skipped_idle);
   cr_expect_gt(st.ticks, 300u);
   cr_expect_gt(t.units[0], st.ticks / 2, "the busy thread earns about one unit per tick");
   cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
-  cr_expect_lt(st.requests, t.samples[0] + 20, "signals go to the thread that ran, not to idle ones");
+  cr_expect_lt(st.requests, t.samples[0] + 20,
+               "signals go to the thread that ran, not to idle ones");
   cr_expect_gt(st.skipped_idle, 0u, "idle threads are looked at less often");
   cr_expect_eq(st.lost_send, 0u);
   cr_expect_eq(st.units, t.units[0] + t.units[1] + t.units[2] + t.units[3], "totals add up");
@@ -137,7 +144,8 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
   struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 0, 4, 1000, &st);
   double share = (double)t.units[2] / (double)(t.units[0] + t.units[2]);
-  cr_log_info("burst units %lu busy units %lu share %.3f", (unsigned long)t.units[2], (unsigned long)t.units[0], share);
+  cr_log_info("burst units %lu busy units %lu share %.3f", (unsigned long)t.units[2],
+              (unsigned long)t.units[0], share);
   /* 4 x (100us per ~5.1ms) ~= 0.08 of a core beside one busy core: ~7% of all units */
   cr_expect(share > 0.02 && share < 0.15, "burst share %.3f", share);
 }
@@ -160,7 +168,11 @@ static void *blocked_signal_main(void *arg) {
 }
 
 Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 4};
+  struct sampler_config c = {.interval_ns = 1000000,
+                             .depth = 16,
+                             .hasrun = SAMPLER_HASRUN_AUTO,
+                             .thread_roots = 0,
+                             .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t w, sam;
@@ -175,18 +187,23 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
   struct sampler_report r;
   sampler_report(&r);
   struct sampler_counters st = r.n;
-  cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding, (unsigned long)st.late,
-              (unsigned long)st.samples);
+  cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding,
+              (unsigned long)st.late, (unsigned long)st.samples);
   cr_expect_gt(st.outstanding, 50u, "while blocked, the open request is not re-sent");
   cr_expect_geq(st.late, 1u, "the answer came after its round and was recorded");
   cr_expect_gt(st.samples, 100u, "sampling resumes");
 }
 
 Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_REGS, .thread_roots = 0, .sig = SIGRTMIN + 4};
+  struct sampler_config c = {.interval_ns = 1000000,
+                             .depth = 16,
+                             .hasrun = SAMPLER_HASRUN_REGS,
+                             .thread_roots = 0,
+                             .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  struct sampler_thread ghost = {.tid = 999999, .name = "ghost", .env = fake_jvm_env()}; /* no such thread */
+  struct sampler_thread ghost = {
+      .tid = 999999, .name = "ghost", .env = fake_jvm_env()}; /* no such thread */
   sampler_thread_started(&ghost);
   pthread_t sam;
   pthread_create(&sam, NULL, sampler_main, NULL);
@@ -211,7 +228,11 @@ Test(sampler, signal_in_use_is_refused) {
   memset(&mine, 0, sizeof mine);
   mine.sa_handler = someone_elses_handler;
   sigaction(SIGRTMIN + 7, &mine, NULL);
-  struct sampler_config c = {.interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .thread_roots = 0, .sig = SIGRTMIN + 7};
+  struct sampler_config c = {.interval_ns = 1000000,
+                             .depth = 16,
+                             .hasrun = SAMPLER_HASRUN_AUTO,
+                             .thread_roots = 0,
+                             .sig = SIGRTMIN + 7};
   struct sampler_jvm jvm = fake_jvm();
   cr_expect_eq(sampler_init(&c, &jvm), -EBUSY);
   c.sig = SIGRTMIN + 6; /* ignored: free to take */

@@ -138,8 +138,10 @@ static int find_id_cb(struct dl_phdr_info *info, size_t size, void *arg) {
       ElfW(Nhdr) nh;
       memcpy(&nh, p + off, sizeof nh);
       size_t desc = off + sizeof nh + ((nh.n_namesz + align - 1) & ~(align - 1));
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + off + sizeof nh, "GNU", 4) == 0) {
-        for (size_t k = 0; k < nh.n_descsz && k < 64; k++) sprintf(f->hex + 2 * k, "%02x", p[desc + k]);
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+          memcmp(p + off + sizeof nh, "GNU", 4) == 0) {
+        for (size_t k = 0; k < nh.n_descsz && k < 64; k++)
+          sprintf(f->hex + 2 * k, "%02x", p[desc + k]);
         return 1;
       }
       off = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
@@ -271,8 +273,10 @@ Test(symbols, no_stale_name_for_another_library_at_the_same_address) {
   cr_assert_eq(dlclose(l.handle), 0);
   /* Another library of the same layout: the loader puts it in the hole the first one left. */
   struct lib s = lib_open(LIB("libsymlib-stripped.so"));
-  cr_assert_eq(s.base, l.base, "the stripped library loaded at %#" PRIxPTR ", not %#" PRIxPTR
-               ": the case this test is about did not happen", s.base, l.base);
+  cr_assert_eq(s.base, l.base,
+               "the stripped library loaded at %#" PRIxPTR ", not %#" PRIxPTR
+               ": the case this test is about did not happen",
+               s.base, l.base);
   expect_fallback(&s, "libsymlib-stripped.so", l.t.leaf, "same address, other library");
   cr_assert_eq(dlclose(s.handle), 0);
   expect_name(l.t.leaf, "[unknown native]", -ENOENT, "both unloaded");
@@ -286,7 +290,8 @@ Test(symbols, libc_functions_are_named) {
   char buf[256];
   for (int off = 0; off <= 2; off += 2) {
     cr_expect_eq(symbols_name(pc + (uintptr_t)off, buf, sizeof buf), 0);
-    cr_expect(strcmp(buf, "getpid") == 0 || strcmp(buf, "__getpid") == 0, "getpid+%d: \"%s\"", off, buf);
+    cr_expect(strcmp(buf, "getpid") == 0 || strcmp(buf, "__getpid") == 0, "getpid+%d: \"%s\"", off,
+              buf);
   }
 }
 
@@ -299,8 +304,10 @@ __attribute__((noinline)) static int test_symbols_own_function(int n) {
 
 Test(symbols, the_executables_own_functions_are_named) {
   cr_assert_eq(test_symbols_own_function(3), 3);
-  expect_name((uintptr_t)test_symbols_own_function, "test_symbols_own_function", 0, "static function");
-  expect_name((uintptr_t)test_symbols_own_function + 4, "test_symbols_own_function", 0, "static function+4");
+  expect_name((uintptr_t)test_symbols_own_function, "test_symbols_own_function", 0,
+              "static function");
+  expect_name((uintptr_t)test_symbols_own_function + 4, "test_symbols_own_function", 0,
+              "static function+4");
 }
 
 /* The vDSO has no file: its symbols are read from its image in memory. Every address its
@@ -315,7 +322,8 @@ Test(symbols, the_vdso_is_named_from_memory) {
   for (int i = 0; i < eh->e_phnum; i++)
     if (ph[i].p_type == PT_LOAD) bias = base - (ph[i].p_vaddr & ~(uintptr_t)4095);
   for (int i = 0; i < eh->e_phnum; i++)
-    if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) lo = bias + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
+    if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+      lo = bias + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
   cr_assert_lt(lo, hi);
   int named = 0;
   for (uintptr_t pc = lo; pc < hi; pc += 4) {
@@ -338,7 +346,8 @@ Test(symbols, addresses_in_no_object_are_unknown) {
   int on_stack = 0;
   void *on_heap = malloc(16);
   uintptr_t pcs[] = {0, 16, (uintptr_t)&on_stack, (uintptr_t)on_heap, UINTPTR_MAX};
-  for (size_t i = 0; i < sizeof pcs / sizeof *pcs; i++) expect_name(pcs[i], "[unknown native]", -ENOENT, "no object");
+  for (size_t i = 0; i < sizeof pcs / sizeof *pcs; i++)
+    expect_name(pcs[i], "[unknown native]", -ENOENT, "no object");
   free(on_heap);
   struct symbols_stats st;
   symbols_stats(&st);
@@ -414,33 +423,34 @@ Test(symbols, demangled_names_read_like_flame_graphs_show_them) {
   } cases[] = {
       {"_ZN2os13javaTimeNanosEv", "os::javaTimeNanos"},
       {"_ZN20G1ParScanThreadState10trim_queueEv", "G1ParScanThreadState::trim_queue"},
-      {"_ZNK6Method4nameEv", "Method::name"},                  /* "() const" */
-      {"_Z3maxIiET_S0_S0_", "max<int>"},                        /* "int max<int>(int, int)" */
-      {"_Z4makeIiESt6vectorIT_SaIS1_EEv", "make<int>"},         /* return type with spaces */
-      {"_ZN5ArrayIiE3getEi", "Array<int>::get"},                /* template arguments kept */
+      {"_ZNK6Method4nameEv", "Method::name"},           /* "() const" */
+      {"_Z3maxIiET_S0_S0_", "max<int>"},                /* "int max<int>(int, int)" */
+      {"_Z4makeIiESt6vectorIT_SaIS1_EEv", "make<int>"}, /* return type with spaces */
+      {"_ZN5ArrayIiE3getEi", "Array<int>::get"},        /* template arguments kept */
       {"_ZN3FooclEv", "Foo::operator()"},
       {"_ZNSt8functionIFviEEclEi", "std::function<void (int)>::operator()"},
       {"_ZN3FooltERKS_", "Foo::operator<"},
       {"_ZN3FoolsEi", "Foo::operator<<"},
-      {"_ZltI3FooEbRKT_S3_", "operator< <Foo>"},                /* "bool operator< <Foo>(...)" */
+      {"_ZltI3FooEbRKT_S3_", "operator< <Foo>"}, /* "bool operator< <Foo>(...)" */
       {"_ZlsI3FooERSoS1_RKT_", "operator<< <Foo>"},
       {"_ZN3FoocviEv", "Foo::operator int"},
       {"_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo"},
-      {"_ZN2os13javaTimeNanosEv.cold", "os::javaTimeNanos"},   /* "() [clone .cold]" */
+      {"_ZN2os13javaTimeNanosEv.cold", "os::javaTimeNanos"}, /* "() [clone .cold]" */
       {"_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()"},
       {"_ZThn8_N3Foo3barEv", "non-virtual thunk to Foo::bar"},
       {"_ZN7Foo_barB5cxx11Ev", "Foo_bar[abi:cxx11]"},
       {"deflate", "deflate"},
       {"inflate_fast", "inflate_fast"},
-      {"_Zfoo", "_Zfoo"},                                       /* not a valid mangled name */
+      {"_Zfoo", "_Zfoo"}, /* not a valid mangled name */
       {"_Z", "_Z"},
       {"", ""},
-      {"a;b\nc\x7f", "a:b?c?"},                                  /* flame graph separators */
+      {"a;b\nc\x7f", "a:b?c?"}, /* flame graph separators */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char buf[256];
     cr_expect_eq(symbols_demangle(cases[i].raw, buf, sizeof buf), 0, "case %zu", i);
-    cr_expect_str_eq(buf, cases[i].want, "case %zu: %s -> \"%s\", want \"%s\"", i, cases[i].raw, buf, cases[i].want);
+    cr_expect_str_eq(buf, cases[i].want, "case %zu: %s -> \"%s\", want \"%s\"", i, cases[i].raw,
+                     buf, cases[i].want);
   }
   struct symbols_stats st;
   symbols_stats(&st);
@@ -488,8 +498,8 @@ static void bench_cold(const char *what, uintptr_t pc) {
     symbols_stats(&st);
     if (dt < best) best = dt, best_read = st.read_ns;
   }
-  printf("cold  %-10s %8.2f ms (reading %.2f ms)  %7" PRIu64 " symbols, %6.2f MB, debug files %" PRIu64
-         "  e.g. %s\n",
+  printf("cold  %-10s %8.2f ms (reading %.2f ms)  %7" PRIu64
+         " symbols, %6.2f MB, debug files %" PRIu64 "  e.g. %s\n",
          what, best / 1e6, best_read / 1e6, st.symbols, st.bytes / 1048576.0, st.debug_files, buf);
 }
 
@@ -503,10 +513,13 @@ Test(symbols_bench, costs, .timeout = 120) {
   uintptr_t jvm_pc = jvm ? (uintptr_t)dlsym(jvm, "JNI_CreateJavaVM") : 0;
   bench_cold("libc", libc_pc);
   bench_cold("libstdc++", cxx_pc);
-  if (jvm_pc) bench_cold("libjvm", jvm_pc);
-  else printf("libjvm: %s\n", dlerror());
+  if (jvm_pc)
+    bench_cold("libjvm", jvm_pc);
+  else
+    printf("libjvm: %s\n", dlerror());
 
-  uintptr_t pcs[] = {libc_pc, cxx_pc + 8, jvm_pc ? jvm_pc + 16 : libc_pc + 2, (uintptr_t)test_symbols_own_function};
+  uintptr_t pcs[] = {libc_pc, cxx_pc + 8, jvm_pc ? jvm_pc + 16 : libc_pc + 2,
+                     (uintptr_t)test_symbols_own_function};
   char buf[256];
   for (size_t i = 0; i < 4; i++) symbols_name(pcs[i], buf, sizeof buf);
   enum { N = 1000000 };
@@ -519,6 +532,6 @@ Test(symbols_bench, costs, .timeout = 120) {
   printf("idle  symbols_refresh %.1f ns/call\n", (double)(now_ns() - t0) / N);
   struct symbols_stats st;
   symbols_stats(&st);
-  printf("held  %" PRIu64 " objects, %" PRIu64 " read, %" PRIu64 " symbols, %.2f MB\n", st.objects, st.objects_read,
-         st.symbols, st.bytes / 1048576.0);
+  printf("held  %" PRIu64 " objects, %" PRIu64 " read, %" PRIu64 " symbols, %.2f MB\n", st.objects,
+         st.objects_read, st.symbols, st.bytes / 1048576.0);
 }

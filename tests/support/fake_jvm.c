@@ -30,7 +30,10 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
 
 static int fake_method_name(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
   (void)ctx, (void)bci;
-  const char *name = m == FAKE_ROLE_BUSY ? "Busy.run" : m == FAKE_ROLE_IDLE ? "Idle.run" : m == FAKE_ROLE_BURST ? "Burst.run" : NULL;
+  const char *name = m == FAKE_ROLE_BUSY    ? "Busy.run"
+                     : m == FAKE_ROLE_IDLE  ? "Idle.run"
+                     : m == FAKE_ROLE_BURST ? "Burst.run"
+                                            : NULL;
   if (!name) return -1;
   snprintf(buf, len, "%s", name);
   return 0;

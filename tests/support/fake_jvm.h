@@ -12,8 +12,8 @@
 #include "sampler.h"
 
 /* What the calling thread "runs": the method id the fake AsyncGetCallTrace reports for it. */
-#define FAKE_ROLE_BUSY ((jmethodID)0x1000) /* "Busy.run" */
-#define FAKE_ROLE_IDLE ((jmethodID)0x2000) /* "Idle.run" */
+#define FAKE_ROLE_BUSY ((jmethodID)0x1000)  /* "Busy.run" */
+#define FAKE_ROLE_IDLE ((jmethodID)0x2000)  /* "Idle.run" */
 #define FAKE_ROLE_BURST ((jmethodID)0x3000) /* "Burst.run" */
 #define FAKE_ROLE_FAULT ((jmethodID)0xdead) /* its walk faults: reads address 8 (SIGSEGV) */
 

@@ -21,7 +21,8 @@ static uint64_t now_ns(void) {
 }
 
 EXPORT uint64_t nw_leaf(uint64_t x) {
-  for (int i = 0; i < 20000; i++) x = (x * 6364136223846793005ull + 1442695040888963407ull) ^ (x >> 29);
+  for (int i = 0; i < 20000; i++)
+    x = (x * 6364136223846793005ull + 1442695040888963407ull) ^ (x >> 29);
   return x;
 }
 
@@ -42,7 +43,8 @@ JNIEXPORT jlong JNICALL Java_Scenarios_nativeSpin(JNIEnv *env, jclass cls, jlong
   return (jlong)x;
 }
 
-JNIEXPORT jlong JNICALL Java_Scenarios_dlopenStorm(JNIEnv *env, jclass cls, jstring path, jlong millis) {
+JNIEXPORT jlong JNICALL Java_Scenarios_dlopenStorm(JNIEnv *env, jclass cls, jstring path,
+                                                   jlong millis) {
   (void)cls;
   const char *lib = (*env)->GetStringUTFChars(env, path, NULL);
   if (!lib) return -1;

@@ -32,7 +32,8 @@ HIDDEN long symlib_java_time_nanos(void) {
 /* One function, two names at the same address: the module names it by the one without leading
  * underscores, as libc's getpid (weak) over __getpid (global). */
 HIDDEN int __symlib_alias_target(int n) { return symlib_leaf(n) + symlib_leaf(2 * n) * sink; }
-extern int symlib_alias(int n) __attribute__((weak, alias("__symlib_alias_target"), visibility("hidden")));
+extern int symlib_alias(int n)
+    __attribute__((weak, alias("__symlib_alias_target"), visibility("hidden")));
 
 /* At the start of a section of its own, 64 bytes no symbol covers (an assembler-local label
  * leaves no symbol; its address reaches C through symlib_gap_start), then symlib_nosize: a
