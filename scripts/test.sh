@@ -13,6 +13,9 @@ cd "$root"
 bash scripts/deps.sh
 jobs=$(nproc)
 
+echo "== formatting (.clang-format; scripts/format.sh reformats)"
+bash scripts/format.sh --check
+
 echo "== JDK 21 and 25 for the integration tests (scripts/jdks.sh: Debian 13's, in a private cache, not the system)"
 bash scripts/jdks.sh
 extra_jdks=$(bash scripts/jdks.sh --list)
