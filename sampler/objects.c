@@ -17,7 +17,6 @@
 static struct {
   pthread_mutex_t mu;
   unsigned long long adds, subs; /* the loader's counters at the last snapshot */
-  uint64_t generation;
   int inited;
 } writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -171,7 +170,6 @@ static int publish(void) {
   s->nseg = m;
   s->obj = obj;
   s->seg = seg;
-  s->generation = ++writer.generation;
   writer.adds = c.adds;
   writer.subs = c.subs;
   struct objects_snapshot *old = atomic_exchange(&objects_published.current, s);
@@ -206,20 +204,4 @@ int objects_refresh(void) {
   if (!writer.inited || ab[0] != writer.adds || ab[1] != writer.subs) rc = publish();
   pthread_mutex_unlock(&writer.mu);
   return rc;
-}
-
-size_t objects_count(void) {
-  unsigned t = objects_enter();
-  const struct objects_snapshot *s = atomic_load(&objects_published.current);
-  size_t n = s ? s->n : 0;
-  objects_exit(t);
-  return n;
-}
-
-uint64_t objects_generation(void) {
-  unsigned t = objects_enter();
-  const struct objects_snapshot *s = atomic_load(&objects_published.current);
-  uint64_t g = s ? s->generation : 0;
-  objects_exit(t);
-  return g;
 }

@@ -51,8 +51,4 @@ const struct object *objects_find(uintptr_t pc);
  * enter and exit. */
 int objects_readable(uintptr_t addr, size_t len);
 
-/* Objects in the current snapshot, and snapshots published so far. Any thread. */
-size_t objects_count(void);
-uint64_t objects_generation(void);
-
 #endif

@@ -11,7 +11,6 @@
 struct objects_snapshot {
   size_t n;    /* objects */
   size_t nseg; /* segments of all objects */
-  uint64_t generation;
   const struct object *obj;         /* sorted by text_start; executable ranges do not overlap */
   const struct object_segment *seg; /* every object's segments, sorted by start, merged where
                                        they touch */

@@ -375,33 +375,32 @@ def case_jni():
     check(in_chain >= 0.8 * total, f"only {in_chain} of {total} samples show the C call chain above the Java caller")
 
 
-def jvm_thread_stacks(stacks, root):
-    return {k: n for k, n in stacks.items() if k.startswith(root)}
+def jvm_threads_case(what, scenario, seconds, root, function, extra_jvm=(), extra_args=()):
+    """Runs a scenario with a root per thread: the threads whose root matches `root` (a
+    regex) must have at least 50 samples, half of them with a frame matching `function`."""
+    p, stacks = run_all(scenario, seconds, extra_jvm=extra_jvm, extra_args=extra_args)
+    mine = {k: n for k, n in stacks.items() if re.match(root, k)}
+    total, all_total = sum(mine.values()), sum(stacks.values())
+    named = sum(n for k, n in mine.items() if re.search(function, k))
+    print(f"{what}: {total} of {all_total} samples, {100*named/max(total,1):.1f}% with a frame "
+          f"matching {function}; top: {top(mine)}")
+    check(total >= 50, f"only {total} samples of {what}")
+    check(named >= 0.5 * total, f"only {named} of {total} samples of {what} match {function}")
 
 
 def case_gcthreads():
     """(b) A program allocating under a small heap: the GC's worker threads appear, under their
     own names, with G1's function names from libjvm."""
-    p, stacks = run_all("gc", 4, extra_jvm=["-Xmx64m", "-XX:+UseG1GC"])
-    gc = jvm_thread_stacks(stacks, "[GC Thread")
-    total, all_total = sum(gc.values()), sum(stacks.values())
-    named = sum(n for k, n in gc.items() if re.search(r";G1[A-Za-z]*::", k))
-    print(f"GC worker threads: {total} of {all_total} samples, {100*named/max(total,1):.1f}% with a G1 function; top: {top(gc)}")
-    check(total >= 50, f"only {total} samples of GC worker threads")
-    check(named >= 0.5 * total, f"only {named} of {total} GC-thread samples name a G1 function")
+    jvm_threads_case("GC worker threads", "gc", 4, r"\[GC Thread", r";G1[A-Za-z]*::",
+                     extra_jvm=["-Xmx64m", "-XX:+UseG1GC"])
 
 
 def case_jitthreads():
     """(c) A program that compiles fresh code all the time: the compiler threads appear with
     the compilers' function names."""
     payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
-    p, stacks = run_all("jit", 5, extra_args=[payload])
-    jit = {k: n for k, n in stacks.items() if re.match(r"\[C[12] CompilerThre", k)}
-    total, all_total = sum(jit.values()), sum(stacks.values())
-    named = sum(n for k, n in jit.items() if re.search(r";(Compile|Compilation|C2Compiler|Compiler|CompileBroker)::", k))
-    print(f"compiler threads: {total} of {all_total} samples, {100*named/max(total,1):.1f}% with a compiler function; top: {top(jit)}")
-    check(total >= 50, f"only {total} samples of compiler threads")
-    check(named >= 0.5 * total, f"only {named} of {total} compiler-thread samples name a compiler function")
+    jvm_threads_case("compiler threads", "jit", 5, r"\[C[12] CompilerThre",
+                     r";(Compile|Compilation|C2Compiler|Compiler|CompileBroker)::", extra_args=[payload])
 
 
 def case_dlopen():

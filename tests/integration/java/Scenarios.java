@@ -101,7 +101,9 @@ public class Scenarios {
         return h;
     }
 
-    static long loadRunUnload(String dir) {
+    // Loads Payload0..7 from dir through fresh class loaders, one after the other, and runs each
+    // for `nanos`; with gcEvery > 0, System.gc() after every gcEvery loads unloads the old ones.
+    static long loadAndRun(String dir, long nanos, int gcEvery) {
         long h = 0;
         int n = 0;
         try {
@@ -109,16 +111,18 @@ public class Scenarios {
             while (!stop) {
                 try (java.net.URLClassLoader loader = new java.net.URLClassLoader(path, ClassLoader.getPlatformClassLoader())) {
                     Object p = loader.loadClass("Payload" + (n % 8)).getDeclaredConstructor().newInstance();
-                    h += ((java.util.function.LongUnaryOperator) p).applyAsLong(30_000_000L);
+                    h += ((java.util.function.LongUnaryOperator) p).applyAsLong(nanos);
                 }
-                if (++n % 8 == 0) System.gc();
+                if (++n % Math.max(gcEvery, 1) == 0 && gcEvery > 0) System.gc();
             }
         } catch (Exception e) {
             throw new RuntimeException(e);
         }
-        System.gc();
-        System.out.println("loaded " + n);
-        System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
+        if (gcEvery > 0) {
+            System.gc();
+            System.out.println("loaded " + n);
+            System.out.println("unloaded " + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
+        }
         return h;
     }
 
@@ -151,24 +155,6 @@ public class Scenarios {
             }
         }
         return n;
-    }
-
-    // Fresh classes, each run only briefly: the JIT compiles them again and again.
-    static long compileFresh(String dir) {
-        long h = 0;
-        int n = 0;
-        try {
-            java.net.URL[] path = {new java.io.File(dir).toURI().toURL()};
-            while (!stop) {
-                try (java.net.URLClassLoader loader = new java.net.URLClassLoader(path, ClassLoader.getPlatformClassLoader())) {
-                    Object p = loader.loadClass("Payload" + (n++ % 8)).getDeclaredConstructor().newInstance();
-                    h += ((java.util.function.LongUnaryOperator) p).applyAsLong(3_000_000L);
-                }
-            }
-        } catch (Exception e) {
-            throw new RuntimeException(e);
-        }
-        return h;
     }
 
     static void spinOnFlag() {
@@ -244,7 +230,7 @@ public class Scenarios {
                 worker("alloc", () -> sink += allocLoop());
                 break;
             case "unload":
-                worker("unload", () -> sink += loadRunUnload(args[2]));
+                worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
                 break;
             case "lines":
                 worker("lines", () -> sink += twoLoops());
@@ -263,7 +249,7 @@ public class Scenarios {
                 worker("churn-1", () -> sink += churn());
                 break;
             case "jit":
-                worker("jit", () -> sink += compileFresh(args[2]));
+                worker("jit", () -> sink += loadAndRun(args[2], 3_000_000L, 0)); // fresh code, compiled again and again
                 break;
             case "mixed":
                 System.load(args[2]);
