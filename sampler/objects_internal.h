@@ -9,8 +9,8 @@
 #include "objects.h"
 
 struct objects_snapshot {
-  size_t n;    /* objects */
-  size_t nseg; /* segments of all objects */
+  size_t n;                         /* objects */
+  size_t nseg;                      /* segments of all objects */
   const struct object *obj;         /* sorted by text_start; executable ranges do not overlap */
   const struct object_segment *seg; /* every object's segments, sorted by start, merged where
                                        they touch */
