@@ -153,6 +153,15 @@ int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
   return rc;
 }
 
+const char *plat_self_exe_path(void) { return "/proc/self/exe"; }
+
+int plat_self_exe_name(char *buf, size_t len) {
+  if (!len) return -EINVAL;
+  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  return n > 0 ? 0 : -errno;
+}
+
 int plat_read_memory(uintptr_t addr, void *buf, size_t len) {
   struct iovec local = {buf, len}, remote = {(void *)addr, len};
   int e = errno;

@@ -117,6 +117,11 @@ int plat_thread_name(pid_t tid, char *buf, size_t len);
  * thread's stack, learnt once). Not signal-safe. */
 int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
+/* A path that opens the running executable (whatever it was started as), and its real path
+ * into buf (plat_self_exe_name: 0, or -errno with buf empty). Not signal-safe. */
+const char *plat_self_exe_path(void);
+int plat_self_exe_name(char *buf, size_t len);
+
 /* Copies len bytes at addr of this process into buf without faulting, whatever addr is
  * (process_vm_readv). Returns 0, or -EFAULT (or another -errno) when any byte is not
  * readable. Not signal-safe in spirit (a system call per read); use at set-up. */

@@ -53,6 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
+
 #define BUILD_ID_MAX 64
 #define UNKNOWN_NATIVE "[unknown native]"
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
@@ -363,10 +365,8 @@ static struct obj *obj_new(const struct seen *s, bool program) {
   if (!s->vdso && s->name[0]) {
     o->path = strdup(s->name);
   } else if (!s->vdso && program) { /* the main program's name is "" */
-    o->path = strdup("/proc/self/exe");
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    shown = n > 0 ? exe : "[exe]";
+    o->path = strdup(plat_self_exe_path());
+    shown = plat_self_exe_name(exe, sizeof exe) == 0 ? exe : "[exe]";
   }
   if (!shown[0]) shown = s->vdso ? "[vdso]" : "[anonymous]";
   const char *slash = strrchr(shown, '/');
