@@ -109,7 +109,7 @@ def case_busyidle():
     idle = sum(n for s, n in stacks.items() if re.match(r"^\[idle-", s))
     s = summary(p.stderr)
     print(f"total={total} busy={busy} ({100*busy/max(total,1):.2f}%) idle={idle} ({100*idle/max(total,1):.3f}%)")
-    print("summary:", {k: s[k] for k in ("samples", "units", "requests", "skipped_cpu", "skipped_idle", "cost_median_us", "sampler_cpu_ms") if k in s})
+    print("summary:", {k: s[k] for k in ("samples", "captures", "requests", "skipped_cpu", "skipped_idle", "cost_median_us", "sampler_cpu_ms") if k in s})
     check(total > 1000, f"too few samples: {total}")
     check(busy >= 0.95 * total, f"busy methods got {100*busy/total:.2f}% < 95%")
     check(idle <= 0.001 * total, f"idle threads got {100*idle/total:.3f}% > 0.1%")
