@@ -7,7 +7,8 @@
  * Loaded at start (Agent_OnLoad: -agentlib/-agentpath) or into a running JVM (Agent_OnAttach:
  * jcmd JVMTI.agent_load). Hazards: callbacks can run concurrently on any thread and after VMDeath has begun; every one
  * checks `dead` first. The agent never calls exit(): on a bad option Agent_OnLoad returns an
- * error and the JVM stops itself.
+ * error and the JVM stops itself; `help` prints the options and returns JNI_OK with nothing
+ * installed, so the program runs unprofiled.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -342,7 +343,13 @@ static void undo_setup(jvmtiEnv *jvmti) {
 }
 
 /* Everything that can fail comes before the first callback or handler is installed; what is
- * installed is undone when a later step fails. Returns 0 or -1 (said why). */
+ * installed is undone when a later step fails. Returns 0 (sampling set up, or `help` printed:
+ * agent.opt.help says which) or a negative errno-style code (said why).
+ *
+ * `help` goes to stdout, the stream asked-for help normally goes to (`java --help` and
+ * `--help-extra` use it too): nothing of the JVM's is written there before the agent loads
+ * (-version and its warnings go to stderr), and it is flushed at once, so the program's own
+ * output follows the help and never lands inside it. */
 static int setup(JavaVM *vm, const char *options) {
   char err[1024];
   int rc = opt_parse(options, &agent.opt, err, sizeof err);
@@ -351,9 +358,10 @@ static int setup(JavaVM *vm, const char *options) {
     say("%s", "-agentlib:sampler=help lists the options");
     return rc;
   }
-  if (agent.opt.help) {
-    fputs(opt_help(), stderr);
-    return -EINVAL;
+  if (agent.opt.help) { /* nothing installed: no callbacks, no signal handler, no sampling */
+    fputs(opt_help(), stdout);
+    fflush(stdout);
+    return 0;
   }
   rc = output_check_writable(&agent.opt, err, sizeof err);
   if (rc) {
@@ -442,6 +450,10 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     return JNI_ERR;
   }
   if (setup(vm, options) != 0) return JNI_ERR;
+  if (agent.opt.help) { /* printed on the JVM's stdout; a later load may still sample */
+    atomic_store(&attached, 0);
+    return JNI_OK;
+  }
   JNIEnv *jni = NULL;
   jthread self = NULL;
   if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||

@@ -389,7 +389,8 @@ static const struct opt_spec OPTIONS[] = {
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
      "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
-    {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL, "print the options and stop"},
+    {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL,
+     "print the options; the program then runs without sampling"},
 };
 
 #define OPTION_COUNT (sizeof OPTIONS / sizeof *OPTIONS)

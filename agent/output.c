@@ -2,6 +2,11 @@
  * output.c — the profile on disk (see output.h). Runs at VM death, on kill -3, or when
  * `duration` ends, on whichever thread that is; the tables are read under traces_lock and
  * copied into a flamegraph profile, so the file is written without holding the lock.
+ *
+ * The words users read, the same in every output (and the README): a *sample* is one cost
+ * unit — one interval of a thread's CPU — as counted in the folded file, the flame graph and
+ * the text report; a *capture* is one stack the signal handler took (the sampler's
+ * `samples` counter), which can carry several samples, or none when the thread had not run.
  */
 #include "output.h"
 
@@ -70,6 +75,7 @@ struct build_ctx {
   const char **frames;
   int cap;
   int err;
+  uint64_t total; /* of the counts added: the flame graph's whole width */
 };
 
 static void add_trace(void *vctx, const struct sampler_stack *t) {
@@ -87,6 +93,20 @@ static void add_trace(void *vctx, const struct sampler_stack *t) {
   }
   for (int i = 0; i < t->n; i++) c->frames[i] = sampler_frame_name(t->frames[i]);
   c->err = fg_profile_add(c->p, c->frames, (size_t)t->n, count);
+  if (!c->err) c->total += count;
+}
+
+/* v with a ',' between thousands ("1,234,567") into buf, as the flame graph page shows its
+ * numbers. */
+static void grouped(uint64_t v, char *buf, size_t len) {
+  char digits[24];
+  int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+  size_t o = 0;
+  for (int i = 0; i < n && o + 1 < len; i++) {
+    if (i > 0 && (n - i) % 3 == 0 && o + 2 < len) buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
 }
 
 /* ---- the text report ---- */
@@ -167,9 +187,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           (double)n->wall_ns / 1e9, n->ticks, n->overruns);
   fprintf(f, "  threads               %d registered in all, %d live now\n", r->threads_registered,
           r->threads_live);
-  fprintf(f, "  stacks captured       %" PRIu64 "\n", n->samples);
-  fprintf(f, "  cost units written    %" PRIu64 " (one per %s of CPU%s)\n", n->units, ival,
-          o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per stack captured" : "");
+  fprintf(f, "  samples               %" PRIu64 " (one per %s of a thread's CPU%s)\n", n->units,
+          ival, o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per capture" : "");
+  fprintf(f, "  captures              %" PRIu64 " (stacks taken by the signal handler)\n",
+          n->samples);
   fprintf(f, "  CPU time attributed   %.3f s\n", (double)n->cpu_ns / 1e9);
   fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n",
           n->blocked);
@@ -198,7 +219,7 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f,
           "  threads found in /proc (the JVM's own) %" PRIu64 ", ended and dropped %" PRIu64 "\n",
           n->threads_found, n->threads_gone);
-  fprintf(f, "  stacks of threads without Java frames  %" PRIu64 "\n", n->jvm_thread_samples);
+  fprintf(f, "  captures of threads without Java frames %" PRIu64 "\n", n->jvm_thread_samples);
   if (!o->cstack) {
     fprintf(f, "  native frames         off (cstack=no)\n\n");
   } else {
@@ -243,14 +264,15 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  signals sent          %" PRIu64 "\n", n->requests);
   fprintf(f,
           "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64
-          " units kept under [sample lost]\n",
+          " samples kept under [sample lost]\n",
           n->lost_send, n->lost_units);
   fprintf(f,
           "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n",
           n->late);
-  fprintf(
-      f, "  never answered        %" PRIu64 " (at the end; their units kept under [sample lost])\n",
-      n->unanswered);
+  fprintf(f,
+          "  never answered        %" PRIu64
+          " (at the end; their samples kept under [sample lost])\n",
+          n->unanswered);
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
   fprintf(f, "  not stored (no memory) %" PRIu64 "\n", n->store_failed);
   fprintf(f,
@@ -264,7 +286,7 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid);
 
   fprintf(f, "Cost\n");
-  fprintf(f, "  one sample (handler)  median %.1f us, p99 %.1f us, max %.1f us\n",
+  fprintf(f, "  one capture (handler) median %.1f us, p99 %.1f us, max %.1f us\n",
           us(r->cost_median_ns), us(r->cost_p99_ns), us(r->cost_max_ns));
   fprintf(f, "  signal -> handler     median %.1f us, p99 %.1f us\n", us(r->latency_median_ns),
           us(r->latency_p99_ns));
@@ -337,19 +359,24 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
       sampler_foreach_stack(add_trace, &c);
       struct sampler_report r;
       sampler_report(&r);
-      uint64_t samples = r.n.samples;
       rc = c.err;
       if (!rc && o->format == FORMAT_FOLDED) {
         rc = fg_write_folded(f, c.p);
       } else if (!rc) {
         fg_options fo;
-        char title[600], sub[256], ival[32];
+        char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
         fg_options_init(&fo);
         opt_format_duration(o->interval_ns, ival, sizeof ival);
         snprintf(title, sizeof title, "CPU profile: %s", program);
-        snprintf(sub, sizeof sub,
-                 "sampler, pid %d, interval %s, hasrun %s, %" PRIu64 " stacks captured",
-                 (int)getpid(), ival, hasrun_name(o->hasrun), samples);
+        grouped(r.n.samples, captures, sizeof captures);
+        grouped(c.total, total, sizeof total);
+        /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
+         * none, so its subtitle says it */
+        if (o->format == FORMAT_SVG)
+          snprintf(weighed, sizeof weighed, "%s %s from ", total,
+                   o->weight == WEIGHT_CPU ? "ns of CPU" : "samples");
+        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
+                 (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
         fo.title = title;
         fo.subtitle = sub;
         fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
@@ -379,14 +406,14 @@ void output_summary(FILE *out, const struct agent_options *o) {
   const struct sampler_counters *n = &r.n;
   fprintf(out,
           "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64
-          " units=%" PRIu64 " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64
+          " captures=%" PRIu64 " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64
           " skipped_idle=%" PRIu64 " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64
           " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " recovered=%" PRIu64 " lost=%" PRIu64
-          " lost_units=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64
+          " lost_samples=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64
           " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 "\n",
-          o->file, opt_format_name(o->format), n->ticks, n->overruns, n->samples, n->units,
+          o->file, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
           n->lost_units, n->late, n->unanswered, n->outstanding, us(r.cost_median_ns),

@@ -23,7 +23,8 @@ void output_set_program(const char *program);
  * any, is then left as it was). */
 int output_write(const struct agent_options *o, char *err, size_t errlen);
 
-/* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f. */
+/* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f: samples= is
+ * cost units (the folded counts), captures= the stacks the signal handler took. */
 void output_summary(FILE *f, const struct agent_options *o);
 
 #endif

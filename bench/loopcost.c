@@ -5,7 +5,7 @@
  *
  *   build/bench/loopcost BUSY IDLE      e.g. loopcost 0 0  (an empty round: the wake-up alone)
  *
- * Prints the rounds, the stacks captured and the sampler thread's CPU per round (µs).
+ * Prints the rounds, the captures (stacks taken) and the sampler thread's CPU per round (µs).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   atomic_store(&stop, 1);
   struct sampler_report r;
   sampler_report(&r);
-  printf("busy=%d idle=%d rounds=%llu stacks=%llu sampler_cpu_per_round_us=%.1f\n", nbusy, nidle,
+  printf("busy=%d idle=%d rounds=%llu captures=%llu sampler_cpu_per_round_us=%.1f\n", nbusy, nidle,
          (unsigned long long)r.n.ticks, (unsigned long long)r.n.samples,
          (double)r.n.sampler_cpu_ns / 1e3 / (double)(r.n.ticks ? r.n.ticks : 1));
   return 0;

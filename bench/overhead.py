@@ -72,6 +72,12 @@ def run_one(args, name, tmp):
     return row
 
 
+def captures(row):
+    """Stacks the agent captured in a run: the summary's captures= (before it was named so, an
+    agent's samples= counted them; --agent-of may run such a build)."""
+    return row.get("s_captures", row.get("s_samples"))
+
+
 def child_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -97,7 +103,7 @@ def overhead(args):
                 row["round"] = r
                 rows.append(row)
                 print(f"round {r} {n:12s} ops/s {float(row['ops_per_s']):10.1f} cpu {row['proc_cpu_s']:7.2f}s"
-                      + (f" samples {row.get('s_samples')} sampler_cpu_ms {row.get('s_sampler_cpu_ms')}" if "s_samples" in row else ""),
+                      + (f" captures {captures(row)} sampler_cpu_ms {row.get('s_sampler_cpu_ms')}" if captures(row) else ""),
                       file=sys.stderr, flush=True)
     checks = {row["checksum"] for row in rows}
     base = {row["round"]: row for row in rows if row["config"] == "none"}
@@ -105,7 +111,7 @@ def overhead(args):
              f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, {args.rounds} interleaved rounds, "
              f"JVM {' '.join(JVM)}; checksums identical across all runs: {'yes' if len(checks) == 1 else 'NO'}",
              "",
-             "| config | throughput (ops/s, median) | spread (min-max) | loss vs no agent (median of per-round ratios, min..max) | process CPU s (median) | samples per CPU-second | one sample: median / p99 µs | sampler thread CPU (% of one core) | coverage of process CPU (median) |",
+             "| config | throughput (ops/s, median) | spread (min-max) | loss vs no agent (median of per-round ratios, min..max) | process CPU s (median) | captures per CPU-second | one capture: median / p99 µs | sampler thread CPU (% of one core) | coverage of process CPU (median) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for n in names:
         rs = [row for row in rows if row["config"] == n]
@@ -113,8 +119,8 @@ def overhead(args):
         losses = [100 * (1 - float(row["ops_per_s"]) / float(base[row["round"]]["ops_per_s"])) for row in rs if row["round"] in base]
         cpu = [row["proc_cpu_s"] for row in rs]
         sps, cost, sam, cov = "", "", "", ""
-        if "s_samples" in rs[0]:
-            per_cpu = [float(r['s_samples']) / (float(r['s_cpu_ms']) / 1000) for r in rs if float(r['s_cpu_ms']) > 0]
+        if captures(rs[0]):
+            per_cpu = [float(captures(r)) / (float(r['s_cpu_ms']) / 1000) for r in rs if float(r['s_cpu_ms']) > 0]
             sps = f"{med(per_cpu):.0f}" if per_cpu else "n/a (regs measures no CPU)"
             cost = f"{med([float(r['s_cost_median_us']) for r in rs]):.1f} / {med([float(r['s_cost_p99_us']) for r in rs]):.1f}"
             sam = f"{med([100 * float(r['s_sampler_cpu_ms']) / 1000 / float(r['s_wall_s']) for r in rs]):.2f}"

@@ -15,7 +15,7 @@ case "${1:-}" in
   *) echo "usage: scripts/format.sh [--check]" >&2; exit 2 ;;
 esac
 
-command -v clang-format >/dev/null || { echo "format: clang-format missing (scripts/deps.sh installs it)" >&2; exit 2; }
+command -v clang-format >/dev/null || { echo "format: clang-format missing (scripts/deps.sh test installs it)" >&2; exit 2; }
 mapfile -t files < <(git ls-files '*.c' '*.h' '*.inc')
 
 if [ "$check" -eq 0 ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs missing packages, then builds every build type with warnings
+# The whole test suite: installs the missing packages of scripts/packages.txt and
+# packages-test.txt, then builds every build type with warnings
 # as errors (SAMPLER_WERROR=ON) and runs ctest:
 #   build-san/     Debug + ASan/UBSan (gcc): the unit tests
 #   build-rel/     Release (-O3): everything built, the unit tests
@@ -10,7 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash scripts/deps.sh
+bash scripts/deps.sh build test
 jobs=$(nproc)
 
 echo "== formatting (.clang-format; scripts/format.sh reformats)"

@@ -2,7 +2,8 @@
  * Tests of writing the profile (agent/output.c): the folded file holds exactly the recorded
  * stacks; SVG, HTML and text files are complete; the target is replaced whole or not at all
  * (no temporary file is left behind); an unwritable target is an error that names the path;
- * the one-line summary carries the counters. Stacks are put into the trace table directly,
+ * the one-line summary carries the counters; samples (cost units) and captures (stacks taken)
+ * are named so everywhere. Stacks are put into the trace table directly,
  * with the fake JVM behind sampler_init.
  */
 #include <criterion/criterion.h>
@@ -102,6 +103,30 @@ Test(output, svg_html_and_text_are_complete) {
   cr_expect(strstr(txt, "Hot frames by self"), "the hot frames table");
   cr_expect(strstr(txt, "     3  60.00%  A.run"), "A.run has 3 of 5 by self:\n%s", txt);
   cr_expect(strstr(txt, "AsyncGetCallTrace"), "the report");
+  cr_expect(strstr(txt, "\n  samples   ") && strstr(txt, "\n  captures  "),
+            "the report names samples and captures:\n%s", txt);
+  cr_expect(!strstr(txt, "units") && !strstr(txt, "stacks captured"), "the old words:\n%s", txt);
+}
+
+/* The subtitle of a flame graph: captures, and (the SVG has no total of its own) the samples,
+ * with thousands separators like the page's numbers. */
+Test(output, flame_graph_subtitles_count_with_thousands_separators) {
+  uint32_t s3[] = {traces_intern("main", 4), traces_intern("C.run", 5)};
+  cr_assert_eq(traces_add(s3, 2, 1234560, 1234560000000ull), 0);
+  struct agent_options o;
+  char err[512];
+  options_for(&o, "p.svg", NULL);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  char *svg = slurp(o.file);
+  cr_expect(strstr(svg, "hasrun auto, 1,234,565 samples from 0 captures</text>"), "%s", svg);
+  options_for(&o, "p.html", NULL);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  char *html = slurp(o.file);
+  cr_expect(strstr(html, "hasrun auto, 0 captures\""), "the page adds its own total");
+  options_for(&o, "p.svg", "weight=cpu");
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  svg = slurp(o.file);
+  cr_expect(strstr(svg, "1,234,565,000,000 ns of CPU from 0 captures</text>"), "weight=cpu");
 }
 
 Test(output, an_unwritable_target_is_an_error_and_changes_nothing) {
@@ -132,6 +157,9 @@ Test(output, summary_line_carries_the_counters) {
   fclose(f);
   cr_expect(strncmp(buf, "[sampler] file=", 15) == 0, "%s", buf);
   cr_expect(strstr(buf, " stacks=2 "), "%s", buf);
+  cr_expect(strstr(buf, " samples=0 captures=0 ") && strstr(buf, " lost_samples=0 "),
+            "samples (cost units) and captures (stacks taken): %s", buf);
+  cr_expect(!strstr(buf, "units="), "no key says units: %s", buf);
   cr_expect(buf[len - 1] == '\n');
   free(buf);
 }
