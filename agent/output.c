@@ -288,6 +288,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "Cost\n");
   fprintf(f, "  one capture (handler) median %.1f us, p99 %.1f us, max %.1f us\n",
           us(r->cost_median_ns), us(r->cost_p99_ns), us(r->cost_max_ns));
+  fprintf(f, "  its native walk       median %.1f us, p99 %.1f us (captures with native frames)\n",
+          us(r->native_median_ns), us(r->native_p99_ns));
   fprintf(f, "  signal -> handler     median %.1f us, p99 %.1f us\n", us(r->latency_median_ns),
           us(r->latency_p99_ns));
   fprintf(
@@ -410,15 +412,17 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " skipped_idle=%" PRIu64 " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64
           " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " recovered=%" PRIu64 " lost=%" PRIu64
           " lost_samples=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64
-          " cost_median_us=%.1f cost_p99_us=%.1f latency_median_us=%.1f sampler_cpu_ms=%.1f"
+          " cost_median_us=%.1f cost_p99_us=%.1f native_median_us=%.1f native_p99_us=%.1f"
+          " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 "\n",
           o->file, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
           n->lost_units, n->late, n->unanswered, n->outstanding, us(r.cost_median_ns),
-          us(r.cost_p99_ns), us(r.latency_median_ns), ms(n->sampler_cpu_ns),
-          (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray, r.handler_foreign,
-          n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0, r.faults);
+          us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
+          ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
+          r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
+          r.faults);
   fflush(out);
 }

@@ -47,6 +47,7 @@ struct loop_state {
   struct hist cost;          /* handler entry -> exit */
   struct hist latency;       /* signal sent -> handler entry */
   struct hist tick_cost;     /* sampler thread CPU per round */
+  struct hist native_cost;   /* the native walk of one capture, when it walked frames */
   uint32_t *fbuf;            /* frame ids of one capture: depth + root + stub/label frames */
   unsigned char *kinds;      /* with ann: the kind of each frame of one capture */
   struct thread_book *books; /* per slot index */

@@ -47,8 +47,9 @@ void objects_exit(unsigned token);
 /* The object whose executable range contains pc, or NULL. Call between enter and exit. */
 const struct object *objects_find(uintptr_t pc);
 
-/* 1 when [addr, addr + len) lies inside one mapped segment of a loaded object. Call between
- * enter and exit. */
-int objects_readable(uintptr_t addr, size_t len);
+/* 1 when [addr, addr + len) lies inside one mapped segment of a loaded object, and that segment
+ * in *hit (a walk's reads come in runs from one segment: pass the previous hit, or a zeroed one,
+ * and it is checked first). Call between enter and exit. */
+int objects_readable(uintptr_t addr, size_t len, struct object_segment *hit);
 
 #endif

@@ -79,6 +79,7 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
 static int native_frames(const struct sample_record *r, int n, int max) {
   if (r->native_stop != NATIVE_STOP_OFF) loop.st.native_stops[r->native_stop]++;
   if (r->nnative <= 0) return n;
+  hist_add(&loop.native_cost, r->native_ns);
   if (r->native_stop != NATIVE_STOP_JAVA && r->native_stop != NATIVE_STOP_END) {
     const char *why = native_stop_name(r->native_stop);
     loop.fbuf[n++] = traces_intern(why, strlen(why));

@@ -69,6 +69,7 @@ struct sample_record {
   asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
   int32_t nnative;        /* native frames walked (native.h), 0 when none or off */
   int32_t native_stop;    /* why the native walk ended: enum native_stop */
+  uint64_t native_ns;     /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */
   uintptr_t *native_pcs;  /* `depth` entries: the interrupted pc, then return addresses */
 };
 

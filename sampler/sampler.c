@@ -140,6 +140,8 @@ void sampler_report(struct sampler_report *r) {
   r->latency_p99_ns = hist_quantile(&loop.latency, 0.99);
   r->round_median_ns = hist_quantile(&loop.tick_cost, 0.5);
   r->round_p99_ns = hist_quantile(&loop.tick_cost, 0.99);
+  r->native_median_ns = hist_quantile(&loop.native_cost, 0.5);
+  r->native_p99_ns = hist_quantile(&loop.native_cost, 0.99);
   traces_unlock();
   for (int i = 1; i <= ASGCT_NCODES; i++) r->asgct_failed += r->n.asgct[i];
   r->recovered = r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code;

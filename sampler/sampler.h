@@ -176,10 +176,11 @@ struct sampler_report {
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
-  uint64_t round_median_ns, round_p99_ns;            /* the sampler thread's CPU per round */
-  const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
-  uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
-  uint64_t unguarded;          /* samples taken without a guard (its table was full) */
+  uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */
+  uint64_t round_median_ns, round_p99_ns;   /* the sampler thread's CPU per round */
+  const char *anchor_walk_off;              /* NULL when the anchor walk is on, else why not */
+  uint64_t faults;    /* samples a fault interrupted (contained: the JVM went on) */
+  uint64_t unguarded; /* samples taken without a guard (its table was full) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille; /* CPU in the profile (n.cpu_ns) */
   int lost_permille;     /* of which under [sample lost] or a failure frame (not walked) */

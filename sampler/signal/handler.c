@@ -166,6 +166,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
   int fault = guard_enter(&g, s->tid);
   if (!fault) {
     if (atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {
+      uint64_t t0 = plat_mono_ns();
       u.token = objects_enter();
       u.objects = 1;
       int stop;
@@ -174,6 +175,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       r->nnative = n;
       u.objects = 0;
       objects_exit(u.token);
+      r->native_ns = plat_mono_ns() - t0;
     }
     if (!s->env) {
       r->num_frames = ASGCT_NOT_JAVA_THREAD;
@@ -239,6 +241,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->sp = plat_uc_sp(uc);
     r->nnative = 0;
     r->native_stop = NATIVE_STOP_OFF;
+    r->native_ns = 0;
     if (r->walked) take_sample(s, r, uc);
   }
   r->start_ns = t0;

@@ -24,8 +24,9 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 struct walk {
   const ucontext_t *uc;
   uintptr_t stack_lo, stack_hi;
-  int bad_read; /* a read outside the stack and the objects was refused */
-  int no_info;  /* a pc had no unwind information */
+  int bad_read;               /* a read outside the stack and the objects was refused */
+  struct object_segment last; /* the segment of the last read from an object */
+  int no_info;                /* a pc had no unwind information */
 };
 
 unw_addr_space_t native_space; /* created by native_init (native.c) */
@@ -65,7 +66,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
   if (write) return -UNW_EREADONLYREG;
   uintptr_t a = (uintptr_t)addr;
   int ok = (a >= w->stack_lo && a + sizeof *val <= w->stack_hi && a + sizeof *val > a) ||
-           objects_readable(a, sizeof *val);
+           objects_readable(a, sizeof *val, &w->last);
   if (!ok) {
     w->bad_read = 1;
     return -UNW_EINVAL;
@@ -110,7 +111,8 @@ static int in_jvm_code(uintptr_t pc) {
 int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
                 int max, int *stop) {
   uintptr_t sp = plat_uc_sp(uc), pc = plat_uc_pc(uc);
-  struct walk w = {uc, stack_lo > sp || !stack_lo ? sp : stack_lo, stack_hi, 0, 0};
+  struct walk w = {
+      .uc = uc, .stack_lo = stack_lo > sp || !stack_lo ? sp : stack_lo, .stack_hi = stack_hi};
   if (!native_space) {
     *stop = NATIVE_STOP_OFF;
     return 0;

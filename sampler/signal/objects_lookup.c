@@ -28,10 +28,12 @@ const struct object *objects_find(uintptr_t pc) {
   return pc < o->text_end ? o : NULL;
 }
 
-int objects_readable(uintptr_t addr, size_t len) {
+int objects_readable(uintptr_t addr, size_t len, struct object_segment *hit) {
+  if (addr + len < addr) return 0;
+  if (addr >= hit->start && addr + len <= hit->end) return 1; /* the previous read's segment */
   const struct objects_snapshot *s =
       atomic_load_explicit(&objects_published.current, memory_order_acquire);
-  if (!s || addr + len < addr) return 0;
+  if (!s) return 0;
   size_t lo = 0, hi = s->nseg;
   while (lo < hi) { /* the first segment that starts after addr */
     size_t mid = lo + (hi - lo) / 2;
@@ -40,5 +42,7 @@ int objects_readable(uintptr_t addr, size_t len) {
     else
       hi = mid;
   }
-  return lo > 0 && addr + len <= s->seg[lo - 1].end;
+  if (lo == 0 || addr + len > s->seg[lo - 1].end) return 0;
+  *hit = s->seg[lo - 1];
+  return 1;
 }
