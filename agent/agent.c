@@ -220,18 +220,20 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
 
 /* ---- writing the profile ---- */
 
-static void dump(const char *why) {
+/* Writes the profile; says why not when it cannot. Returns 0 or a negative errno-style code. */
+static int dump(const char *why) {
   char err[512];
   pthread_mutex_lock(&agent.dump_lock);
-  if (output_write(&agent.opt, err, sizeof err) != 0) say("%s (%s)", err, why);
+  int rc = output_write(&agent.opt, err, sizeof err);
+  if (rc != 0) say("%s (%s)", err, why);
   pthread_mutex_unlock(&agent.dump_lock);
+  return rc;
 }
 
 static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   (void)jvmti;
   if (atomic_load(&agent.dead)) return;
-  dump("kill -3");
-  fprintf(stderr, "sampler: profile so far written to %s\n", agent.opt.file);
+  if (dump("kill -3") == 0) say("profile so far written to %s", agent.opt.file);
 }
 
 /* ---- the sampler thread ---- */

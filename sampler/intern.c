@@ -32,6 +32,8 @@ const char *intern_name(uint32_t id) {
 
 size_t intern_count(void) { return atomic_load_explicit(&interner.count, memory_order_acquire); }
 
+static uint32_t intern_clean(const char *s, size_t len);
+
 struct probe {
   const char *s;
   size_t len;
@@ -43,7 +45,29 @@ static bool same(const void *ctx, uint32_t id) {
   return strncmp(name, p->s, p->len) == 0 && name[p->len] == '\0';
 }
 
-uint32_t intern_string(const char *s, size_t len) {
+/* Writes s cleaned for the outputs (intern.h) into out (len bytes). */
+static void clean(const char *s, size_t len, char *out) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    out[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+  }
+  size_t d = len;
+  while (d > 0 && out[d - 1] >= '0' && out[d - 1] <= '9') d--;
+  if (d < len && d > 0 && out[d - 1] == ' ') out[d - 1] = '_';
+}
+
+uint32_t intern_string(const char *raw, size_t len) {
+  char small[512];
+  char *s = len <= sizeof small ? small : malloc(len);
+  if (!s) return INTERN_NO_ID;
+  clean(raw, len, s);
+  uint32_t id = intern_clean(s, len);
+  if (s != small) free(s);
+  return id;
+}
+
+/* intern_string for a name already cleaned. */
+static uint32_t intern_clean(const char *s, size_t len) {
   struct probe probe = {s, len};
   uint64_t h = itab_hash_bytes(s, len);
   uint32_t id = INTERN_NO_ID;

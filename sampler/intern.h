@@ -3,6 +3,12 @@
  * code map) get a dense id and a copy that is never moved or freed, so a name's pointer stays
  * valid for the life of the process, also after the code it names was unloaded.
  *
+ * A name is written into every output as it is here, and the folded format has no escapes: so
+ * the interner cleans what it is given — ';' (the frame separator) becomes ':', a control
+ * character (a newline would end the line) '?', and a name that ends in a space and digits gets
+ * '_' for that space (a leaf "x 12" would read as a count) — and two names that clean alike are
+ * one name.
+ *
  * Thread-safe: intern_string takes the interner's mutex (never call it from a signal
  * handler); intern_name and intern_count take no lock.
  */

@@ -272,6 +272,21 @@ def case_kill3():
     check(n2 > n1, "the final profile should have more samples than the kill -3 one")
     check("profile so far written" in err, "no kill -3 message on stderr")
     no_temp_left(out)
+    # a kill -3 whose profile cannot be written says so, and does not say "written"
+    gone = os.path.join(ARGS.tmp, "gone")
+    os.mkdir(gone)
+    out = os.path.join(gone, "p.folded")
+    proc = start_forever(out)
+    time.sleep(2)
+    os.rmdir(gone)
+    proc.send_signal(signal.SIGQUIT)
+    time.sleep(1.5)
+    check(proc.poll() is None, "the JVM died on a kill -3 it could not write")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    print("unwritable kill -3: " + " | ".join(l for l in err.splitlines() if l.startswith("sampler:")))
+    check(f"cannot write {out}" in err and "(kill -3)" in err, "a failed kill -3 write was not reported")
+    check("profile so far written" not in err, "a failed kill -3 write was reported as written")
 
 
 def case_duration():

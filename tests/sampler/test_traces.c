@@ -115,3 +115,27 @@ Test(intern, concurrent_interning_agrees_and_reads_without_a_lock) {
   cr_expect_eq(intern_count(), 5000u);
   cr_expect_str_eq(intern_name(5000), "[bad frame id]");
 }
+
+/* Names reach the folded file as interned: a ';' would split a frame, a newline end the line,
+ * and a leaf "x 12" read as a count; the interner cleans them, and names that clean alike are
+ * one. */
+Test(intern, names_are_cleaned_for_the_outputs) {
+  struct {
+    const char *raw, *clean;
+  } cases[] = {
+      {"a;b", "a:b"},
+      {"line\nbreak\r", "line?break?"},
+      {"tab\there", "tab?here"},
+      {"pool 12", "pool_12"},
+      {"12", "12"},
+      {"x  7", "x _7"},
+      {"version 1.2", "version 1.2"},
+      {"[main tid=42]", "[main tid=42]"},
+      {"operator new(unsigned long)", "operator new(unsigned long)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint32_t id = intern_string(cases[i].raw, strlen(cases[i].raw));
+    cr_expect_str_eq(intern_name(id), cases[i].clean, "%s", cases[i].raw);
+  }
+  cr_expect_eq(intern_string("a;b", 3), intern_string("a:b", 3), "names that clean alike are one");
+}
