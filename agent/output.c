@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "flamegraph.h"
+#include "platform.h"
 #include "sampler.h"
 
 static char program[512] = "java";
@@ -36,7 +37,7 @@ static FILE *open_temp(const char *path, char *tmp, size_t len) {
   }
   int fd = mkstemp(tmp);
   if (fd < 0) return NULL;
-  fchmod(fd, 0644);
+  fchmod(fd, 0666 & ~plat_umask()); /* as any file the program creates (mkstemp makes 0600) */
   FILE *f = fdopen(fd, "w");
   if (!f) {
     int e = errno;

@@ -153,6 +153,17 @@ int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
   return rc;
 }
 
+unsigned plat_umask(void) {
+  /* umask() itself sets the mask: reading it that way races with other threads */
+  FILE *f = fopen("/proc/self/status", "re");
+  unsigned mask = 022;
+  char line[128];
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Umask: %o", &mask) == 1) break;
+  if (f) fclose(f);
+  return mask & 0777;
+}
+
 const char *plat_self_exe_path(void) { return "/proc/self/exe"; }
 
 int plat_self_exe_name(char *buf, size_t len) {

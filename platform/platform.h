@@ -117,6 +117,10 @@ int plat_thread_name(pid_t tid, char *buf, size_t len);
  * thread's stack, learnt once). Not signal-safe. */
 int plat_mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
+/* The process's file-mode creation mask, read without changing it (/proc/self/status; 022 when
+ * the kernel does not say). Not signal-safe. */
+unsigned plat_umask(void);
+
 /* A path that opens the running executable (whatever it was started as), and its real path
  * into buf (plat_self_exe_name: 0, or -errno with buf empty). Not signal-safe. */
 const char *plat_self_exe_path(void);

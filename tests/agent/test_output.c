@@ -163,3 +163,21 @@ Test(output, summary_line_carries_the_counters) {
   cr_expect(buf[len - 1] == '\n');
   free(buf);
 }
+
+/* The profile is created as any file of the program: 0666 less the process's umask (not a fixed
+ * mode that would expose it, or hide it, against the user's choice). */
+Test(output, the_file_mode_follows_the_umask) {
+  struct agent_options o;
+  char err[512];
+  options_for(&o, "p.folded", NULL);
+  mode_t old = umask(077);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  struct stat st;
+  cr_assert_eq(stat(o.file, &st), 0);
+  cr_expect_eq(st.st_mode & 0777, 0600u, "umask 077: %o", st.st_mode & 0777);
+  umask(022);
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(stat(o.file, &st), 0);
+  cr_expect_eq(st.st_mode & 0777, 0644u, "umask 022: %o", st.st_mode & 0777);
+  umask(old);
+}
