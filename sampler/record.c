@@ -38,16 +38,11 @@ int record_init(void) {
 static uint32_t method_frame(jmethodID m, jint bci, int kind) {
   static const char *const suffix[] = {"", "_[j]", "_[i]", "_[0]"};
   if (!m) return loop.id_unknown_method;
-  uint64_t key = (uint64_t)(uintptr_t)m;
-  /* jmethodIDs are aligned user-space pointers (< 2^48): the kind goes in the low two bits;
-   * with lines, a bytecode index (16 bits) below them — anything else (native frames: -3)
-   * gets no line */
-  if (!loop.cfg.ann || (key & 3)) kind = CODEMAP_FRAME_NATIVE;
-  key |= (uint64_t)kind;
-  if (!loop.cfg.lines || bci < 0 || bci > 0xffff || key >> 48)
-    bci = -1;
-  else
-    key = key << 16 | (uint64_t)bci;
+  if (!loop.cfg.ann) kind = CODEMAP_FRAME_NATIVE;
+  if (!loop.cfg.lines || bci < 0) bci = -1; /* a native method's -3: no line */
+  /* the key: the jmethodID, whatever its bits (JDK 26 makes them small counters), with the
+   * kind and the bytecode index beside it */
+  struct traces_key key = {(uint64_t)(uintptr_t)m, (uint64_t)kind << 32 | (uint32_t)(bci + 1)};
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
   if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0)
@@ -64,8 +59,7 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
  * call) returns past its end. */
 static uint32_t native_frame(uintptr_t pc, int is_return) {
   uintptr_t at = is_return ? pc - 1 : pc;
-  uint64_t key =
-      (uint64_t)at | 1ull << 63; /* method keys stay below 2^63 (record.c, method_frame) */
+  struct traces_key key = {(uint64_t)at, 1ull << 63}; /* the tag: no method key has it */
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
   symbols_name(at, loop.namebuf, NAMEBUF_LEN);

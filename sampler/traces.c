@@ -30,7 +30,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct key_entry {
-  uint64_t key;
+  struct traces_key key;
   uint32_t id;
 };
 static struct itab key_tab;
@@ -60,22 +60,25 @@ void traces_unlock(void) { pthread_mutex_unlock(&lock); }
 /* ---- key -> frame ---- */
 
 static bool key_eq(const void *ctx, uint32_t idx) {
-  return keys[idx].key == *(const uint64_t *)ctx;
+  const struct traces_key *k = ctx;
+  return keys[idx].key.what == k->what && keys[idx].key.how == k->how;
 }
 
-uint32_t traces_key_get(uint64_t key) {
-  uint32_t i = itab_find(&key_tab, itab_mix64(key), key_eq, &key);
+static uint64_t key_hash(struct traces_key k) { return itab_mix64(k.what ^ itab_mix64(k.how)); }
+
+uint32_t traces_key_get(struct traces_key key) {
+  uint32_t i = itab_find(&key_tab, key_hash(key), key_eq, &key);
   return i == ITAB_EMPTY ? TRACES_NO_ID : keys[i].id;
 }
 
-int traces_key_put(uint64_t key, uint32_t id) {
-  uint32_t i = itab_find(&key_tab, itab_mix64(key), key_eq, &key);
+int traces_key_put(struct traces_key key, uint32_t id) {
+  uint32_t i = itab_find(&key_tab, key_hash(key), key_eq, &key);
   if (i != ITAB_EMPTY) {
     keys[i].id = id;
     return 0;
   }
   if (grow((void **)&keys, &keys_cap, nkeys + 1, sizeof *keys)) return -ENOMEM;
-  if (itab_insert(&key_tab, itab_mix64(key), (uint32_t)nkeys)) return -ENOMEM;
+  if (itab_insert(&key_tab, key_hash(key), (uint32_t)nkeys)) return -ENOMEM;
   keys[nkeys++] = (struct key_entry){key, id};
   return 0;
 }

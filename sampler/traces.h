@@ -25,13 +25,19 @@ uint32_t traces_intern(const char *s, size_t len);
 /* The name with this id (NUL-terminated, valid until the process ends). */
 const char *traces_str(uint32_t id);
 
-/* The frame id cached for a key (a jmethodID, or any pointer-sized key), or TRACES_NO_ID. */
-uint32_t traces_key_get(uint64_t key);
+/* A frame's cache key: what it is (a jmethodID, a pc) and how it is shown (kind, line, a tag
+ * that keeps kinds of keys apart). Two words: nothing is assumed of either's bits. */
+struct traces_key {
+  uint64_t what, how;
+};
+
+/* The frame id cached for a key, or TRACES_NO_ID. */
+uint32_t traces_key_get(struct traces_key key);
 /* Number of interned names: ids are 0 .. traces_nstrings()-1. */
 size_t traces_nstrings(void);
 
 /* Caches id for key. Returns 0 or -ENOMEM. */
-int traces_key_put(uint64_t key, uint32_t id);
+int traces_key_put(struct traces_key key, uint32_t id);
 
 /* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
  * CPU nanoseconds. Returns 0 or -ENOMEM (the capture is then not stored; the caller counts it). */

@@ -27,13 +27,37 @@ Test(traces, intern_dedupes_and_survives_growth) {
   cr_expect_str_eq(traces_str(999999), "[bad frame id]");
 }
 
+static struct traces_key key(uint64_t what, uint64_t how) {
+  struct traces_key k = {what, how};
+  return k;
+}
+
 Test(traces, key_cache) {
   cr_assert_eq(traces_init(), 0);
-  cr_expect_eq(traces_key_get(42), TRACES_NO_ID);
-  for (uint64_t k = 1; k < 50000; k++) cr_assert_eq(traces_key_put(k * 4096, (uint32_t)k), 0);
-  for (uint64_t k = 1; k < 50000; k++) cr_assert_eq(traces_key_get(k * 4096), (uint32_t)k);
-  traces_key_put(4096, 7);
-  cr_expect_eq(traces_key_get(4096), 7u);
+  cr_expect_eq(traces_key_get(key(42, 0)), TRACES_NO_ID);
+  for (uint64_t k = 1; k < 50000; k++)
+    cr_assert_eq(traces_key_put(key(k * 4096, 0), (uint32_t)k), 0);
+  for (uint64_t k = 1; k < 50000; k++) cr_assert_eq(traces_key_get(key(k * 4096, 0)), (uint32_t)k);
+  traces_key_put(key(4096, 0), 7);
+  cr_expect_eq(traces_key_get(key(4096, 0)), 7u);
+}
+
+/* jmethodIDs that are small counters (JDK 26) rather than aligned pointers: method 4 running
+ * JIT-compiled and method 5 interpreted, at any bytecode index, are distinct keys (the kind and
+ * line were packed into a pointer's low bits before, where 4|1 == 5|0). */
+Test(traces, keys_assume_nothing_of_the_method_ids_bits) {
+  cr_assert_eq(traces_init(), 0);
+  for (uint64_t m = 1; m <= 64; m++)
+    for (uint64_t kind = 0; kind < 4; kind++)
+      for (uint64_t bci = 0; bci < 3; bci++)
+        cr_assert_eq(
+            traces_key_put(key(m, kind << 32 | bci), (uint32_t)(m * 100 + kind * 10 + bci)), 0);
+  for (uint64_t m = 1; m <= 64; m++)
+    for (uint64_t kind = 0; kind < 4; kind++)
+      for (uint64_t bci = 0; bci < 3; bci++)
+        cr_assert_eq(traces_key_get(key(m, kind << 32 | bci)),
+                     (uint32_t)(m * 100 + kind * 10 + bci), "method %lu kind %lu bci %lu",
+                     (unsigned long)m, (unsigned long)kind, (unsigned long)bci);
 }
 
 struct seen {
