@@ -271,9 +271,13 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n",
           n->late);
   fprintf(f,
-          "  never answered        %" PRIu64
-          " (at the end; their samples kept under [sample lost])\n",
-          n->unanswered);
+          "  never answered        %" PRIu64 " (withdrawn: %" PRIu64
+          " after 1 s while sampling — the signal lost or blocked —, the rest at the end; their"
+          " samples kept under [sample lost])\n",
+          n->unanswered, n->timed_out);
+  if (r->handler_replaced)
+    fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
+               " (choose another signal=)\n");
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
   fprintf(f, "  not stored (no memory) %" PRIu64 "\n", n->store_failed);
   fprintf(f,
@@ -412,7 +416,8 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " captures=%" PRIu64 " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64
           " skipped_idle=%" PRIu64 " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64
           " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " recovered=%" PRIu64 " lost=%" PRIu64
-          " lost_samples=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " outstanding=%" PRIu64
+          " lost_samples=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " timed_out=%" PRIu64
+          " outstanding=%" PRIu64
           " cost_median_us=%.1f cost_p99_us=%.1f native_median_us=%.1f native_p99_us=%.1f"
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
@@ -420,7 +425,7 @@ void output_summary(FILE *out, const struct agent_options *o) {
           o->file, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
-          n->lost_units, n->late, n->unanswered, n->outstanding, us(r.cost_median_ns),
+          n->lost_units, n->late, n->unanswered, n->timed_out, n->outstanding, us(r.cost_median_ns),
           us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,

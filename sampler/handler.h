@@ -32,6 +32,9 @@ struct handler_counters {
  * Call before sampling; not signal-safe. */
 int handler_install(int sig, asgct_fn asgct, int depth);
 
+/* 1 while the sampling signal's handler is still ours (nobody replaced it). Not signal-safe. */
+int handler_installed(void);
+
 /* Restores the disposition the signal had before handler_install (no-op when not installed).
  * Not signal-safe. */
 void handler_uninstall(void);

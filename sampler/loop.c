@@ -22,6 +22,11 @@
 #include "platform.h"
 #include "traces.h"
 
+/* An open request older than this is withdrawn (and the thread asked again later): its signal
+ * was lost (a non-realtime signal merged with another) or stays blocked, or our handler was
+ * replaced. A thread runnable but not on a CPU answers within tens of ms even on a busy host. */
+#define REQUEST_TIMEOUT_NS 1000000000ull
+
 struct loop_state loop;
 
 int loop_reserve(int limit) {
@@ -128,6 +133,12 @@ static void tick(void) {
       /* left: nothing to send */
     } else if (handshake_open(w)) {
       loop.st.outstanding++;
+      if (plat_mono_ns() - b->sent_ns > REQUEST_TIMEOUT_NS && withdraw(s, b, w)) {
+        loop.st.timed_out++; /* the signal was lost, or stays blocked: ask again later */
+        if (!handler_installed()) loop.handler_replaced = 1;
+      }
+    } else if (loop.handler_replaced) {
+      /* the sampling signal goes to someone else's handler now: send no more */
     } else if (schedule_decide(i, s, b, &mode)) {
       request(i, s, b, w, mode);
     }

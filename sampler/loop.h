@@ -59,6 +59,7 @@ struct loop_state {
   uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
   pid_t self;              /* the sampler thread's own tid: never sampled */
+  int handler_replaced;    /* the sampling signal's handler is not ours any more: no signals */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */

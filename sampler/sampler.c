@@ -155,6 +155,7 @@ void sampler_report(struct sampler_report *r) {
   r->handler_wrong_tid = atomic_load(&h->wrong_tid);
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
   r->faults = guard_faults();
+  r->handler_replaced = loop.handler_replaced;
   r->unguarded = guard_unguarded();
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {

@@ -274,6 +274,12 @@ int handler_install(int sig, asgct_fn asgct, int depth) {
   return 0;
 }
 
+int handler_installed(void) {
+  struct sigaction cur;
+  if (!handler.sig || sigaction(handler.sig, NULL, &cur) != 0) return 0;
+  return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sample_handler;
+}
+
 void handler_uninstall(void) {
   if (!handler.sig) return;
   sigaction(handler.sig, &handler.previous, NULL);

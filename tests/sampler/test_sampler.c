@@ -150,6 +150,8 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
   cr_expect(share > 0.02 && share < 0.15, "burst share %.3f", share);
 }
 
+static atomic_ulong blocked_ns = 150000000; /* how long blocked_signal_main blocks the signal */
+
 static void *blocked_signal_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_BUSY);
@@ -158,7 +160,7 @@ static void *blocked_signal_main(void *arg) {
   sigaddset(&set, SIGRTMIN + 4);
   pthread_sigmask(SIG_BLOCK, &set, NULL); /* requests cannot be answered for a while */
   fake_jvm_register_self("blocked");
-  uint64_t end = plat_mono_ns() + 150000000;
+  uint64_t end = plat_mono_ns() + atomic_load(&blocked_ns);
   volatile uint64_t x = 0;
   while (plat_mono_ns() < end) x++;
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
@@ -242,4 +244,66 @@ Test(sampler, signal_in_use_is_refused) {
   struct sigaction now;
   sigaction(SIGRTMIN + 6, NULL, &now);
   cr_expect_eq(now.sa_handler, SIG_IGN, "the previous disposition is restored");
+}
+
+/* A request nobody answers for a second — the signal lost, or blocked for good — is withdrawn
+ * and counted, and the thread is asked again later: it is not silenced for the rest of the run. */
+Test(sampler, a_request_unanswered_for_a_second_is_withdrawn_and_asked_again) {
+  atomic_store(&blocked_ns, 2500000000u);
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  pthread_t w, sam;
+  pthread_create(&w, NULL, blocked_signal_main, NULL);
+  usleep(10000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep(3200000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  atomic_store(&stop_workers, 1);
+  pthread_join(w, NULL);
+  struct sampler_report r;
+  sampler_report(&r);
+  cr_log_info("timed out %lu, captures %lu", (unsigned long)r.n.timed_out,
+              (unsigned long)r.n.samples);
+  cr_expect_geq(r.n.timed_out, 1u, "the blocked request was withdrawn after a second");
+  cr_expect_leq(r.n.timed_out, 3u, "once a second at most");
+  cr_expect_gt(r.n.samples, 300u, "the thread is sampled again once it answers");
+  cr_expect_eq(r.handler_replaced, 0);
+}
+
+static void someone_elses_sigaction(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+}
+
+/* Another library installs its handler for our signal: the requests it swallows time out, the
+ * sampler finds its handler gone and sends no more signals (the report says so). */
+Test(sampler, a_replaced_handler_stops_the_signals) {
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  pthread_t w, sam;
+  pthread_create(&w, NULL, busy_main, NULL);
+  usleep(10000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep(300000);
+  struct sigaction other;
+  memset(&other, 0, sizeof other);
+  other.sa_sigaction = someone_elses_sigaction;
+  other.sa_flags = SA_SIGINFO;
+  sigaction(SIGRTMIN + 4, &other, NULL);
+  usleep(1500000);
+  struct sampler_report r1, r2;
+  sampler_report(&r1);
+  usleep(300000);
+  sampler_report(&r2);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  atomic_store(&stop_workers, 1);
+  pthread_join(w, NULL);
+  cr_expect_eq(r1.handler_replaced, 1, "the replaced handler was noticed");
+  cr_expect_geq(r1.n.timed_out, 1u);
+  cr_expect_eq(r2.n.requests, r1.n.requests, "no signal sent after it was noticed");
 }
