@@ -451,7 +451,14 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     say("%s", "already loaded in this JVM: one sampler per JVM");
     return JNI_ERR;
   }
-  if (setup(vm, options) != 0) return JNI_ERR;
+  if (setup(vm, options) != 0) {
+    /* nothing of ours stays behind (setup installs nothing before its last failure point, and
+     * the environment goes with its capabilities), and a corrected attach may come */
+    if (agent.jvmti) (*agent.jvmti)->DisposeEnvironment(agent.jvmti);
+    agent.jvmti = NULL;
+    atomic_store(&attached, 0);
+    return JNI_ERR;
+  }
   if (agent.opt.help) { /* printed on the JVM's stdout; a later load may still sample */
     atomic_store(&attached, 0);
     return JNI_OK;

@@ -378,6 +378,35 @@ def case_attach():
     summary(err)
 
 
+def case_attach_failed():
+    """A failed attach leaves the JVM as it was: another library holds SIGPROF, so
+    signal=PROF is refused; the JVM goes on starting and ending threads (events a callback left
+    behind by the failed attach would crash on, once its library is unloaded), and a corrected
+    attach then profiles it."""
+    out = tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(None, "sigprof", 0, extra_args=[ARGS.jnilib]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        p = jcmd_load(proc.pid, "interval=1ms,signal=PROF")
+        check("return code: 0" not in p.stdout, f"signal=PROF was accepted though SIGPROF is taken: {p.stdout}")
+        time.sleep(2.5)  # threads start and end meanwhile
+        check(proc.poll() is None, "the JVM died after the failed attach")
+        p = jcmd_load(proc.pid, f"interval=1ms,threads,file={out}")
+        check("return code: 0" in p.stdout, f"the corrected attach failed: {p.stdout} {p.stderr}")
+        time.sleep(2.5)
+        check(proc.poll() is None, "the JVM died after the corrected attach")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    check("signal=SIGPROF: the JVM or a library already handles this signal" in err,
+          "no message for the refused signal: " + err[-500:])
+    stacks = parse_folded(out)
+    busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st)
+    print(f"after a failed attach: {sum(stacks.values())} samples, {busy} in busyAlpha")
+    check(busy > 500, "the corrected attach did not profile the program")
+
+
 def run_all(scenario, seconds, opts="interval=1ms,threads", extra_jvm=(), extra_args=(), timeout=120):
     """Runs a scenario; returns the process and all its stacks ({stack: count})."""
     out = tmpfile(".folded")

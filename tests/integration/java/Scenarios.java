@@ -127,6 +127,7 @@ public class Scenarios {
     }
 
     static native long nativeSpin(long millis);
+    static native void holdSigprof();
     static native long dlopenStorm(String path, long millis);
 
     static long nativeLoop() {
@@ -256,6 +257,19 @@ public class Scenarios {
                 worker("busy-alpha", () -> sink += busyAlpha());
                 worker("jni", () -> sink += nativeLoop());
                 worker("churn-0", () -> sink += churn());
+                break;
+            case "sigprof": // another library holds SIGPROF; threads start and end all the time
+                System.load(args[2]);
+                holdSigprof();
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("churn-threads", () -> {
+                    while (!stop) {
+                        Thread t = new Thread(() -> sink += 1);
+                        t.start();
+                        try { t.join(); Thread.sleep(5); } catch (InterruptedException e) { return; }
+                    }
+                });
+                millis = Long.MAX_VALUE / 2;
                 break;
             case "exit":
             case "forever":

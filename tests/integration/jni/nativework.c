@@ -9,7 +9,9 @@
  */
 #include <dlfcn.h>
 #include <jni.h>
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define EXPORT __attribute__((visibility("default"), noinline))
@@ -41,6 +43,17 @@ JNIEXPORT jlong JNICALL Java_Scenarios_nativeSpin(JNIEnv *env, jclass cls, jlong
   uint64_t end = now_ns() + (uint64_t)millis * 1000000u, x = 1;
   while (now_ns() < end) x = nw_outer(x) + 1;
   return (jlong)x;
+}
+
+static void someone_elses_handler(int sig) { (void)sig; }
+
+/* Another library's SIGPROF handler, as a library that profiles with setitimer would install. */
+JNIEXPORT void JNICALL Java_Scenarios_holdSigprof(JNIEnv *env, jclass cls) {
+  (void)env, (void)cls;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = someone_elses_handler;
+  sigaction(SIGPROF, &sa, NULL);
 }
 
 JNIEXPORT jlong JNICALL Java_Scenarios_dlopenStorm(JNIEnv *env, jclass cls, jstring path,
