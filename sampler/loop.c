@@ -17,43 +17,15 @@
 #include <time.h>
 
 #include "handler.h"
-#include "loop.h"
 #include "objects.h"
 #include "platform.h"
+#include "sampler_thread.h"
 #include "traces.h"
 
 /* An open request older than this is withdrawn (and the thread asked again later): its signal
  * was lost (a non-realtime signal merged with another) or stays blocked, or our handler was
  * replaced. A thread runnable but not on a CPU answers within tens of ms even on a busy host. */
 #define REQUEST_TIMEOUT_NS 1000000000ull
-
-struct loop_state loop;
-
-int loop_reserve(int limit) {
-  if (limit <= loop.cap) return 0;
-  int cap = limit * 2;
-  struct thread_book *books = realloc(loop.books, (size_t)cap * sizeof *books);
-  if (!books) return -ENOMEM;
-  loop.books = books;
-  uint64_t *look = realloc(loop.look, (size_t)cap * sizeof *look);
-  if (!look) return -ENOMEM; /* books grew; cap stays: both are only used below cap */
-  loop.look = look;
-  memset(loop.books + loop.cap, 0, (size_t)(cap - loop.cap) * sizeof *books);
-  memset(loop.look + loop.cap, 0, (size_t)(cap - loop.cap) * sizeof *look);
-  for (int i = loop.cap; i < cap; i++) loop.books[i].gen = UINT32_MAX; /* reset at first sight */
-  loop.cap = cap;
-  return 0;
-}
-
-struct thread_book *loop_book(int i, const struct thread_slot *s) {
-  struct thread_book *b = &loop.books[i];
-  if (b->gen != s->gen) {
-    memset(b, 0, sizeof *b);
-    b->gen = s->gen;
-    b->root_id = TRACES_NO_ID;
-  }
-  return b;
-}
 
 /* Asks thread s (slot i) for a sample in `mode`. Slot lock held. */
 static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_t w, int mode) {
@@ -150,13 +122,6 @@ static void tick(void) {
     pthread_mutex_unlock(&s->lock);
   }
   traces_unlock();
-}
-
-void loop_note_gone(int i, uint32_t gen) {
-  if (loop.ngone == (int)(sizeof loop.gone / sizeof *loop.gone)) return; /* the next round */
-  loop.gone[loop.ngone].slot = i;
-  loop.gone[loop.ngone].gen = gen;
-  loop.ngone++;
 }
 
 /* Registers a thread of the process that nobody registered (the JVM's own: GC, JIT compilers,

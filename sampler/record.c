@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loop.h"
 #include "native.h"
 #include "platform.h"
+#include "sampler_thread.h"
 #include "symbols.h"
 #include "traces.h"
 

@@ -14,10 +14,10 @@
 #include "handler.h"
 #include "hotspot.h"
 #include "intern.h"
-#include "loop.h"
 #include "native.h"
 #include "objects.h"
 #include "registry.h"
+#include "sampler_thread.h"
 #include "traces.h"
 
 /* Longest idle back-off between two looks at a thread's CPU clock. */

@@ -5,8 +5,8 @@
  */
 #include <errno.h>
 
-#include "loop.h"
 #include "platform.h"
+#include "sampler_thread.h"
 
 /* CPU deltas at most this large, right after we signalled a thread that was blocked, may be
  * our own doing (sigreturn, re-entering the system call); the checksum decides (auto). */

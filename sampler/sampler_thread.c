@@ -1,0 +1,47 @@
+/*
+ * sampler_thread.c — the sampler thread's own state (sampler_thread.h) and its small
+ * operations: the per-slot bookkeeping arrays and the threads found to have ended. The rounds
+ * are in loop.c, the decisions in schedule.c, the recording in record.c.
+ */
+#include "sampler_thread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces.h"
+
+struct loop_state loop;
+
+int loop_reserve(int limit) {
+  if (limit <= loop.cap) return 0;
+  int cap = limit * 2;
+  struct thread_book *books = realloc(loop.books, (size_t)cap * sizeof *books);
+  if (!books) return -ENOMEM;
+  loop.books = books;
+  uint64_t *look = realloc(loop.look, (size_t)cap * sizeof *look);
+  if (!look) return -ENOMEM; /* books grew; cap stays: both are only used below cap */
+  loop.look = look;
+  memset(loop.books + loop.cap, 0, (size_t)(cap - loop.cap) * sizeof *books);
+  memset(loop.look + loop.cap, 0, (size_t)(cap - loop.cap) * sizeof *look);
+  for (int i = loop.cap; i < cap; i++) loop.books[i].gen = UINT32_MAX; /* reset at first sight */
+  loop.cap = cap;
+  return 0;
+}
+
+struct thread_book *loop_book(int i, const struct thread_slot *s) {
+  struct thread_book *b = &loop.books[i];
+  if (b->gen != s->gen) {
+    memset(b, 0, sizeof *b);
+    b->gen = s->gen;
+    b->root_id = TRACES_NO_ID;
+  }
+  return b;
+}
+
+void loop_note_gone(int i, uint32_t gen) {
+  if (loop.ngone == (int)(sizeof loop.gone / sizeof *loop.gone)) return; /* the next round */
+  loop.gone[loop.ngone].slot = i;
+  loop.gone[loop.ngone].gen = gen;
+  loop.ngone++;
+}
