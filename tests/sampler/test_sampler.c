@@ -169,25 +169,32 @@ static void *blocked_signal_main(void *arg) {
   return NULL;
 }
 
-Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
-  struct sampler_config c = {.interval_ns = 1000000,
-                             .depth = 16,
-                             .hasrun = SAMPLER_HASRUN_AUTO,
-                             .thread_roots = 0,
-                             .sig = SIGRTMIN + 4};
+/* Runs one worker under the sampler (1 ms, hasrun=auto) while `during` runs on the test's thread
+ * (it sleeps as long as the run should last); returns the report at the end. */
+static struct sampler_report sample_one(void *(*worker)(void *), void (*during)(void *),
+                                        void *ctx) {
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t w, sam;
-  pthread_create(&w, NULL, blocked_signal_main, NULL);
+  pthread_create(&w, NULL, worker, NULL);
   usleep(10000);
   pthread_create(&sam, NULL, sampler_main, NULL);
-  usleep(400000);
+  during(ctx);
   sampler_stop();
   pthread_join(sam, NULL);
   atomic_store(&stop_workers, 1);
   pthread_join(w, NULL);
   struct sampler_report r;
   sampler_report(&r);
+  return r;
+}
+
+static void sleep_us(void *us) { usleep((useconds_t)(uintptr_t)us); }
+
+Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
+  struct sampler_report r = sample_one(blocked_signal_main, sleep_us, (void *)400000);
   struct sampler_counters st = r.n;
   cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding,
               (unsigned long)st.late, (unsigned long)st.samples);
@@ -250,21 +257,7 @@ Test(sampler, signal_in_use_is_refused) {
  * and counted, and the thread is asked again later: it is not silenced for the rest of the run. */
 Test(sampler, a_request_unanswered_for_a_second_is_withdrawn_and_asked_again) {
   atomic_store(&blocked_ns, 2500000000u);
-  struct sampler_config c = {
-      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
-  struct sampler_jvm jvm = fake_jvm();
-  cr_assert_eq(sampler_init(&c, &jvm), 0);
-  pthread_t w, sam;
-  pthread_create(&w, NULL, blocked_signal_main, NULL);
-  usleep(10000);
-  pthread_create(&sam, NULL, sampler_main, NULL);
-  usleep(3200000);
-  sampler_stop();
-  pthread_join(sam, NULL);
-  atomic_store(&stop_workers, 1);
-  pthread_join(w, NULL);
-  struct sampler_report r;
-  sampler_report(&r);
+  struct sampler_report r = sample_one(blocked_signal_main, sleep_us, (void *)3200000);
   cr_log_info("timed out %lu, captures %lu", (unsigned long)r.n.timed_out,
               (unsigned long)r.n.samples);
   cr_expect_geq(r.n.timed_out, 1u, "the blocked request was withdrawn after a second");
@@ -277,17 +270,9 @@ static void someone_elses_sigaction(int sig, siginfo_t *si, void *uc) {
   (void)sig, (void)si, (void)uc;
 }
 
-/* Another library installs its handler for our signal: the requests it swallows time out, the
- * sampler finds its handler gone and sends no more signals (the report says so). */
-Test(sampler, a_replaced_handler_stops_the_signals) {
-  struct sampler_config c = {
-      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
-  struct sampler_jvm jvm = fake_jvm();
-  cr_assert_eq(sampler_init(&c, &jvm), 0);
-  pthread_t w, sam;
-  pthread_create(&w, NULL, busy_main, NULL);
-  usleep(10000);
-  pthread_create(&sam, NULL, sampler_main, NULL);
+/* Replaces the sampling signal's handler 0.3 s into the run, and reports 1.5 s and 1.8 s in. */
+static void replace_handler(void *reports) {
+  struct sampler_report *r = reports;
   usleep(300000);
   struct sigaction other;
   memset(&other, 0, sizeof other);
@@ -295,15 +280,17 @@ Test(sampler, a_replaced_handler_stops_the_signals) {
   other.sa_flags = SA_SIGINFO;
   sigaction(SIGRTMIN + 4, &other, NULL);
   usleep(1500000);
-  struct sampler_report r1, r2;
-  sampler_report(&r1);
+  sampler_report(&r[0]);
   usleep(300000);
-  sampler_report(&r2);
-  sampler_stop();
-  pthread_join(sam, NULL);
-  atomic_store(&stop_workers, 1);
-  pthread_join(w, NULL);
-  cr_expect_eq(r1.handler_replaced, 1, "the replaced handler was noticed");
-  cr_expect_geq(r1.n.timed_out, 1u);
-  cr_expect_eq(r2.n.requests, r1.n.requests, "no signal sent after it was noticed");
+  sampler_report(&r[1]);
+}
+
+/* Another library installs its handler for our signal: the requests it swallows time out, the
+ * sampler finds its handler gone and sends no more signals (the report says so). */
+Test(sampler, a_replaced_handler_stops_the_signals) {
+  struct sampler_report r[2];
+  sample_one(busy_main, replace_handler, r);
+  cr_expect_eq(r[0].handler_replaced, 1, "the replaced handler was noticed");
+  cr_expect_geq(r[0].n.timed_out, 1u);
+  cr_expect_eq(r[1].n.requests, r[0].n.requests, "no signal sent after it was noticed");
 }
