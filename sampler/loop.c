@@ -133,16 +133,17 @@ static int discover_one(void *ctx, pid_t tid) {
   char name[32];
   if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
   struct sampler_thread t = {.tid = tid, .name = name};
-  if (registry_add(&t) >= 0) loop.st.threads_found++;
+  if (registry_add(&t) >= 0)
+    loop.st.threads_found++;
+  else
+    loop.st.threads_refused++; /* the registry is full (or out of memory): not sampled */
   return 0;
 }
 
-/* Between rounds, now and then: threads that ended are dropped, new ones of the JVM found,
- * objects loaded or unloaded since the last look noticed. */
+/* After each round, with the round's statistics (traces_lock held: the counters it touches are
+ * the report's): threads that ended are dropped; now and then new threads of the JVM are found
+ * and objects loaded or unloaded since the last look noticed. */
 static void housekeeping(void) {
-  traces_lock();
-  record_self(loop.st.sampler_cpu_ns);
-  traces_unlock();
   for (int k = 0; k < loop.ngone; k++) {
     registry_remove_slot(loop.gone[k].slot, loop.gone[k].gen);
     loop.st.threads_gone++;
@@ -226,14 +227,15 @@ int sampler_run(void) {
     }
     uint64_t c0 = plat_self_cpu_ns();
     tick();
+    traces_lock();
     housekeeping();
     uint64_t c1 = plat_self_cpu_ns();
-    traces_lock();
     loop.st.ticks++;
     hist_add(&loop.tick_cost, c1 - c0);
     loop.st.sampler_cpu_ns = c1 - cpu0;
     loop.st.wall_ns = plat_mono_ns() - start;
     loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
+    record_self(loop.st.sampler_cpu_ns);
     traces_unlock();
     next += interval;
     now = plat_mono_ns();

@@ -196,9 +196,11 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     if (!s->env)
       st->jvm_thread_samples++; /* nothing for AsyncGetCallTrace to walk */
     else
-      st->asgct[code > 0 ? 0 : 1 - code]++; /* what AsyncGetCallTrace answered first */
-    if (!s->stack_hi && r->sp) /* learnt once: the walk reads only on the thread's stack */
+      st->asgct[code > 0 ? 0 : 1 - code]++;         /* what AsyncGetCallTrace answered first */
+    if (!s->stack_hi && r->sp && !b->stack_asked) { /* once: the walk reads only on its stack */
+      b->stack_asked = 1;
       plat_mapping_of(r->sp, &s->stack_lo, &s->stack_hi);
+    }
     int n = walked_frames(r, begin_stack(s, b), code);
     if (r->in_syscall) {
       loop.fbuf[n++] = loop.id_blocked;

@@ -159,6 +159,7 @@ struct sampler_counters {
   uint64_t native_stops[9];    /* native walks by how they ended (enum native_stop in native.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
   uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
+  uint64_t threads_refused;    /* of those, not registered: the registry was full */
   uint64_t threads_gone;       /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */
   uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */

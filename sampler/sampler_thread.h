@@ -30,6 +30,7 @@ struct thread_book {
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
   uint64_t next_look;    /* tick number of the next look (idle back-off) */
+  int stack_asked;       /* the thread's stack was looked up in /proc/self/maps (once) */
   /* the outstanding request */
   uint64_t req_units;
   uint64_t req_cpu;
