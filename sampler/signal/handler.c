@@ -37,6 +37,16 @@ static struct {
   struct sigaction previous; /* what the signal did before */
 } handler;
 
+/* What the handler must undo when a fault interrupts a sample: the frame anchor it rewrote,
+ * the objects table it entered. */
+struct undo {
+  volatile uintptr_t *last_sp, *last_pc, *last_fp;
+  uintptr_t sp, fp;
+  int anchor;     /* the anchor is rewritten */
+  int objects;    /* inside objects_enter */
+  unsigned token; /* objects_enter's */
+};
+
 /* AsyncGetCallTrace answered -3 (unknown not Java): the thread may be running VM code that
  * Java called — then its frame anchor has the last Java sp but no pc (see hotspot.h). The
  * handler fills the pc in as the VM itself would (the return address at sp[-1], which must
@@ -48,16 +58,6 @@ static struct {
  * above the interrupted sp. The thread is in the VM and interrupted by us, so nobody else
  * reads or writes its anchor meanwhile (a safepoint or handshake waits for a thread in the
  * VM). Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
-/* What the handler must undo when a fault interrupts a sample: the frame anchor it rewrote,
- * the objects table it entered. */
-struct undo {
-  volatile uintptr_t *last_sp, *last_pc, *last_fp;
-  uintptr_t sp, fp;
-  int anchor;     /* the anchor is rewritten */
-  int objects;    /* inside objects_enter */
-  unsigned token; /* objects_enter's */
-};
-
 static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env,
                             volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
