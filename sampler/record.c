@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "intern.h"
 #include "native.h"
 #include "platform.h"
 #include "sampler_thread.h"
@@ -20,12 +21,12 @@ _Static_assert(NATIVE_STOPS ==
                "sampler_counters.native_stops has a counter per enum native_stop");
 
 int record_init(void) {
-  loop.id_lost = traces_intern("[sample lost]", 13);
-  loop.id_blocked = traces_intern("[cpu before wait]", 17);
-  loop.id_unknown_method = traces_intern("[unknown method]", 16);
-  loop.id_truncated = traces_intern("[callers not walked]", 20);
-  loop.id_jvm = traces_intern("[JVM runtime]", 13);
-  loop.id_self = traces_intern("[sampler thread (this profiler)]", 32);
+  loop.id_lost = intern_string("[sample lost]", 13);
+  loop.id_blocked = intern_string("[cpu before wait]", 17);
+  loop.id_unknown_method = intern_string("[unknown method]", 16);
+  loop.id_truncated = intern_string("[callers not walked]", 20);
+  loop.id_jvm = intern_string("[JVM runtime]", 13);
+  loop.id_self = intern_string("[sampler thread (this profiler)]", 32);
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
                  loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
                  loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID
@@ -48,7 +49,7 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
   if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0)
     return loop.id_unknown_method;
   strcat(loop.namebuf, suffix[kind]);
-  id = traces_intern(loop.namebuf, strlen(loop.namebuf));
+  id = intern_string(loop.namebuf, strlen(loop.namebuf));
   if (id == TRACES_NO_ID) return loop.id_unknown_method;
   traces_key_put(key, id);
   return id;
@@ -63,7 +64,7 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
   symbols_name(at, loop.namebuf, NAMEBUF_LEN);
-  id = traces_intern(loop.namebuf, strlen(loop.namebuf));
+  id = intern_string(loop.namebuf, strlen(loop.namebuf));
   if (id != TRACES_NO_ID) traces_key_put(key, id);
   return id;
 }
@@ -76,7 +77,7 @@ static int native_frames(const struct sample_record *r, int n, int max) {
   hist_add(&loop.native_cost, r->native_ns);
   if (r->native_stop != NATIVE_STOP_JAVA && r->native_stop != NATIVE_STOP_END) {
     const char *why = native_stop_name(r->native_stop);
-    loop.fbuf[n++] = traces_intern(why, strlen(why));
+    loop.fbuf[n++] = intern_string(why, strlen(why));
     if (r->native_stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
   }
   for (int i = r->nnative - 1; i >= 0 && n < max; i--)
@@ -91,7 +92,7 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   if (b->root_id == TRACES_NO_ID) {
     char buf[REG_NAME_MAX + 32];
     int n = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
-    b->root_id = traces_intern(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    b->root_id = intern_string(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
   }
   loop.fbuf[0] = b->root_id;
   return 1;
@@ -114,7 +115,7 @@ void record_self(uint64_t sampler_cpu_ns) {
   if (loop.cfg.thread_roots) { /* like every thread's: "[sampler tid=N]" */
     char root[48];
     int len = snprintf(root, sizeof root, "[sampler tid=%d]", (int)loop.self);
-    loop.fbuf[n++] = traces_intern(root, (size_t)len);
+    loop.fbuf[n++] = intern_string(root, (size_t)len);
   }
   loop.fbuf[n++] = loop.id_self;
   uint64_t cpu = sampler_cpu_ns - loop.self_cpu_recorded;
@@ -167,7 +168,7 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
     /* a thread with no Java frames (the JVM's own): its native frames are its stack */
   } else {
     const char *f = asgct_code_frame(code);
-    loop.fbuf[n++] = traces_intern(f, strlen(f));
+    loop.fbuf[n++] = intern_string(f, strlen(f));
     if (r->hit.kind == CODEMAP_STUB) { /* at least which stub */
       st->named_stub++;
       loop.fbuf[n++] = r->hit.name_id;

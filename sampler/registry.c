@@ -28,8 +28,6 @@ int registry_init(int depth) {
   return 0;
 }
 
-int registry_depth(void) { return registry.depth; }
-
 /* Allocates chunk c with its records and their frame buffers. Caller holds registry.mu. */
 static int alloc_chunk(int c) {
   struct thread_slot *chunk = calloc(REG_CHUNK_SLOTS, sizeof *chunk);

@@ -88,7 +88,4 @@ int registry_live(void);
  * Thread-safe. */
 int registry_registered(void);
 
-/* Frames per record (the depth given to registry_init). */
-int registry_depth(void);
-
 #endif

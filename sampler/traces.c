@@ -126,9 +126,3 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 }
 
 size_t traces_count(void) { return ntraces; }
-
-uint32_t traces_intern(const char *s, size_t len) { return intern_string(s, len); }
-
-const char *traces_str(uint32_t id) { return intern_name(id); }
-
-size_t traces_nstrings(void) { return intern_count(); }

@@ -11,19 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACES_NO_ID UINT32_MAX /* == INTERN_NO_ID */
+#include "intern.h"
+
+#define TRACES_NO_ID INTERN_NO_ID /* a frame id is an interned name's (intern.h) */
 
 /* Initializes the tables. Returns 0 or -ENOMEM. */
 int traces_init(void);
 
 void traces_lock(void);
 void traces_unlock(void);
-
-/* Interns `len` bytes as a frame name; returns its id, or TRACES_NO_ID when out of memory. */
-uint32_t traces_intern(const char *s, size_t len);
-
-/* The name with this id (NUL-terminated, valid until the process ends). */
-const char *traces_str(uint32_t id);
 
 /* A frame's cache key: what it is (a jmethodID, a pc) and how it is shown (kind, line, a tag
  * that keeps kinds of keys apart). Two words: nothing is assumed of either's bits. */
@@ -33,8 +29,6 @@ struct traces_key {
 
 /* The frame id cached for a key, or TRACES_NO_ID. */
 uint32_t traces_key_get(struct traces_key key);
-/* Number of interned names: ids are 0 .. traces_nstrings()-1. */
-size_t traces_nstrings(void);
 
 /* Caches id for key. Returns 0 or -ENOMEM. */
 int traces_key_put(struct traces_key key, uint32_t id);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fake_jvm.h"
+#include "intern.h"
 #include "options.h"
 #include "output.h"
 #include "traces.h"
@@ -30,8 +31,8 @@ static void setup_profile(void) {
       .interval_ns = 1000000, .depth = 16, .codemap = 0, .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  uint32_t root = traces_intern("main", 4), a = traces_intern("A.run", 5),
-           b = traces_intern("B c.run", 7);
+  uint32_t root = intern_string("main", 4), a = intern_string("A.run", 5),
+           b = intern_string("B c.run", 7);
   uint32_t s1[] = {root, a}, s2[] = {root, b};
   cr_assert_eq(traces_add(s1, 2, 3, 3000000), 0);
   cr_assert_eq(traces_add(s2, 2, 2, 2000000), 0);
@@ -111,7 +112,7 @@ Test(output, svg_html_and_text_are_complete) {
 /* The subtitle of a flame graph: captures, and (the SVG has no total of its own) the samples,
  * with thousands separators like the page's numbers. */
 Test(output, flame_graph_subtitles_count_with_thousands_separators) {
-  uint32_t s3[] = {traces_intern("main", 4), traces_intern("C.run", 5)};
+  uint32_t s3[] = {intern_string("main", 4), intern_string("C.run", 5)};
   cr_assert_eq(traces_add(s3, 2, 1234560, 1234560000000ull), 0);
   struct agent_options o;
   char err[512];

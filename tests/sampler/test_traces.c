@@ -8,23 +8,23 @@
 
 Test(traces, intern_dedupes_and_survives_growth) {
   cr_assert_eq(traces_init(), 0);
-  uint32_t a = traces_intern("java/lang/String.hashCode", 25);
-  uint32_t b = traces_intern("java/lang/String.hashCodeXX", 25); /* same 25 bytes */
+  uint32_t a = intern_string("java/lang/String.hashCode", 25);
+  uint32_t b = intern_string("java/lang/String.hashCodeXX", 25); /* same 25 bytes */
   cr_expect_eq(a, b);
-  cr_expect_str_eq(traces_str(a), "java/lang/String.hashCode");
+  cr_expect_str_eq(intern_name(a), "java/lang/String.hashCode");
   char buf[32];
   uint32_t ids[20000];
   for (int i = 0; i < 20000; i++) {
     int n = snprintf(buf, sizeof buf, "m%d", i);
-    ids[i] = traces_intern(buf, (size_t)n);
+    ids[i] = intern_string(buf, (size_t)n);
   }
   for (int i = 0; i < 20000; i++) {
     snprintf(buf, sizeof buf, "m%d", i);
-    cr_assert_str_eq(traces_str(ids[i]), buf);
-    cr_assert_eq(traces_intern(buf, strlen(buf)), ids[i]);
+    cr_assert_str_eq(intern_name(ids[i]), buf);
+    cr_assert_eq(intern_string(buf, strlen(buf)), ids[i]);
   }
-  cr_expect_eq(traces_nstrings(), 20001u);
-  cr_expect_str_eq(traces_str(999999), "[bad frame id]");
+  cr_expect_eq(intern_count(), 20001u);
+  cr_expect_str_eq(intern_name(999999), "[bad frame id]");
 }
 
 static struct traces_key key(uint64_t what, uint64_t how) {
