@@ -237,7 +237,12 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(f, "  native frames         %" PRIu64 "; walks ended:", n->native_frames);
     for (int i = 0; i < (int)(sizeof how / sizeof *how); i++)
       if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
-    fprintf(f, "\n\n");
+    uint64_t walks = 0;
+    for (int i = 0; i < (int)(sizeof how / sizeof *how); i++) walks += n->native_stops[i];
+    fprintf(f,
+            "\n  walked by libunwind    %" PRIu64
+            " (%.2f%%; the rest through the compiled unwind tables)\n\n",
+            n->native_general, pct(n->native_general, walks));
   }
 
   fprintf(f, "AsyncGetCallTrace\n");

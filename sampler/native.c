@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <libunwind.h>
 
+#include "codemap.h"
+
 extern unw_addr_space_t native_space;
 extern const unw_accessors_t native_accessors;
 
@@ -19,4 +21,10 @@ int native_init(void) {
   unw_set_caching_policy(as, UNW_CACHE_NONE);
   native_space = as;
   return 0;
+}
+
+void native_end_resolve(struct native_end *end) {
+  struct codemap_hit hit;
+  if (end->stop == NATIVE_STOP_UNKNOWN && codemap_lookup(end->pc, &hit))
+    end->stop = NATIVE_STOP_JAVA;
 }

@@ -1,7 +1,9 @@
 /*
  * native.h — the native stack walk: from the interrupted context, through the C/C++ frames
  * (libjvm, libc, JNI libraries), up to the first frame in code the JVM generated (Java: the
- * part AsyncGetCallTrace walks) or the thread's first frame. DWARF CFI (.eh_frame) through
+ * part AsyncGetCallTrace walks) or the thread's first frame. DWARF CFI (.eh_frame): compiled
+ * into tables off the signal path (cfi.h) and followed frame by frame; where a frame needs
+ * more (a DWARF expression, a signal frame...), the stack is walked by
  * libunwind, with every lookup answered by this project: unwind tables from the loaded-objects
  * table (objects.h, prepared off the signal path — the handler never takes the loader's lock),
  * every word read checked against the thread's stack or a mapped segment of a loaded object,
@@ -13,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
+
+#include "cfi.h"
 
 /* Why a walk ended. */
 enum native_stop {
@@ -32,12 +36,46 @@ enum native_stop {
  * set-up, after objects_init(). */
 int native_init(void);
 
+/* The rules a thread's walks looked up lately, by pc (direct-mapped). A thread's stacks repeat
+ * (a GC worker's dozen frames from clone to its task, under a leaf that changes), and a walk in
+ * a thread whose own work keeps the caches cold pays two misses for every look-up in the
+ * unwind tables; a hit here costs one at most. Kept by the handler in the thread's own record;
+ * valid for one objects snapshot (objects_generation). */
+#define NATIVE_MEMO_SLOTS 64
+struct native_memo {
+  uint64_t generation;
+  struct {
+    uintptr_t pc; /* where the rule was looked up (a return address less 1); 0: none */
+    struct cfi_rule rule;
+  } f[NATIVE_MEMO_SLOTS];
+};
+
+/* How a walk ended. */
+struct native_end {
+  int stop;     /* enum native_stop; a pc in no loaded object is NATIVE_STOP_UNKNOWN until
+                   native_end_resolve() */
+  int general;  /* 1: libunwind walked it (a frame the compiled tables could not follow) */
+  uintptr_t pc; /* the pc in no loaded object where the walk stopped, else 0 */
+};
+
 /* Walks from uc: pcs[0] is the interrupted pc, pcs[i > 0] return addresses (callers), at most
  * max; stack_lo/stack_hi bound the reads on the stack ([sp, stack_hi) when stack_lo is 0 or
- * below sp). Returns the number of frames and the reason it stopped in *stop. SIGNAL-SAFE:
+ * above sp; the page of sp when stack_hi is unknown). Returns the number of frames, and how it
+ * ended in *end. Whether a pc in no loaded object is the JVM's code is left to
+ * native_end_resolve(): the code map's look-up costs as much as a short walk. memo: the
+ * thread's (read and updated), or NULL. SIGNAL-SAFE:
  * allocates nothing, takes no lock; the caller has entered the objects table (objects_enter). */
 int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
-                int max, int *stop);
+                int max, struct native_memo *memo, struct native_end *end);
+
+/* The same walk by libunwind alone, every frame (what native_walk falls back to; tests compare
+ * the two). SIGNAL-SAFE, under the same conditions. */
+int native_walk_general(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+                        uintptr_t *pcs, int max, struct native_end *end);
+
+/* Turns NATIVE_STOP_UNKNOWN into NATIVE_STOP_JAVA when end->pc is in the code map (code the JVM
+ * generated: Java frames follow). Signal-safe, but meant for the sampler thread. */
+void native_end_resolve(struct native_end *end);
 
 /* The name of a stop reason, e.g. "[native: no unwind info]". */
 const char *native_stop_name(int stop);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "objects_internal.h"
 
 static struct {
@@ -81,6 +82,47 @@ static void read_eh_frame_hdr(struct object *o, uintptr_t hdr) {
   o->table_entries = (size_t)count;
 }
 
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The same object in the published snapshot (writer.mu held), or NULL. */
+static const struct object *published_twin(const struct object *o) {
+  const struct objects_snapshot *s = atomic_load(&objects_published.current);
+  for (size_t i = 0; s && i < s->n; i++) {
+    const struct object *p = &s->obj[i];
+    if (p->text_start == o->text_start && p->text_end == o->text_end && p->base == o->base &&
+        p->eh_frame_hdr == o->eh_frame_hdr && p->table_entries == o->table_entries &&
+        p->name_hash == o->name_hash)
+      return p;
+  }
+  return NULL;
+}
+
+/* The unwind table of o: the published twin's, or compiled now (the object is mapped: we are
+ * inside dl_iterate_phdr, which holds the loader's lock). Reads stay in the segment of
+ * .eh_frame_hdr, where linkers put .eh_frame too. */
+static const struct cfi_table *unwind_table(const struct object *o) {
+  const struct object *twin = published_twin(o);
+  if (twin) return twin->cfi;
+  for (int i = 0; i < o->nsegments; i++) {
+    const struct object_segment *g = &o->segments[i];
+    if (o->eh_frame_hdr >= g->start && o->eh_frame_hdr < g->end)
+      return cfi_build(o->eh_frame_hdr, o->table, o->table_entries, o->text_start, o->text_end,
+                       g->start, g->end);
+  }
+  return NULL;
+}
+
+/* Frees the unwind tables of objects[0, n) that no published object shares: a snapshot that was
+ * built and is not published after all (writer.mu held). */
+static void drop_unpublished(const struct object *obj, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (obj[i].cfi && !published_twin(&obj[i])) free((void *)obj[i].cfi);
+}
+
 static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
   struct collect *c = vctx;
   (void)size;
@@ -108,11 +150,14 @@ static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
     }
   }
   if (o.text_start >= o.text_end) return 0; /* nothing executable (the vDSO has text; others?) */
+  o.name_hash = hash_name(info->dlpi_name);
   if (hdr) read_eh_frame_hdr(&o, hdr);
+  if (o.table) o.cfi = unwind_table(&o);
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 64;
     struct object *more = realloc(c->obj, cap * sizeof *more);
     if (!more) {
+      drop_unpublished(&o, 1);
       c->err = -ENOMEM;
       return 1;
     }
@@ -138,6 +183,7 @@ static int publish(void) {
   struct collect c = {0};
   dl_iterate_phdr(collect_one, &c);
   if (c.err) {
+    drop_unpublished(c.obj, c.n);
     free(c.obj);
     return c.err;
   }
@@ -145,13 +191,16 @@ static int publish(void) {
   size_t nseg = 0;
   for (size_t i = 0; i < c.n; i++) nseg += (size_t)c.obj[i].nsegments;
   struct objects_snapshot *s =
-      malloc(sizeof *s + c.n * sizeof(struct object) + nseg * sizeof(struct object_segment));
+      malloc(sizeof *s + c.n * sizeof(struct object) + nseg * sizeof(struct object_segment) +
+             c.n * sizeof(uintptr_t));
   if (!s) {
+    drop_unpublished(c.obj, c.n);
     free(c.obj);
     return -ENOMEM;
   }
   struct object *obj = (struct object *)(s + 1);
   struct object_segment *seg = (struct object_segment *)(obj + c.n);
+  uintptr_t *start = (uintptr_t *)(seg + nseg);
   if (c.n) memcpy(obj, c.obj, c.n * sizeof *obj);
   free(c.obj);
   size_t k = 0;
@@ -166,6 +215,10 @@ static int publish(void) {
       seg[m++] = seg[i];
     }
   }
+  const struct objects_snapshot *prev = atomic_load(&objects_published.current);
+  s->generation = prev ? prev->generation + 1 : 1;
+  for (size_t i = 0; i < c.n; i++) start[i] = obj[i].text_start;
+  s->start = start;
   s->n = c.n;
   s->nseg = m;
   s->obj = obj;
@@ -175,6 +228,11 @@ static int publish(void) {
   struct objects_snapshot *old = atomic_exchange(&objects_published.current, s);
   if (old) {
     epoch_wait(&objects_published.epoch);
+    for (size_t i = 0; i < old->n; i++) { /* the unwind tables of objects gone */
+      int kept = 0;
+      for (size_t j = 0; j < s->n && !kept; j++) kept = s->obj[j].cfi == old->obj[i].cfi;
+      if (!kept) free((void *)old->obj[i].cfi);
+    }
     free(old);
   }
   return 1;

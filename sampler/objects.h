@@ -15,6 +15,8 @@
 
 #define OBJECTS_MAX_SEGMENTS 8
 
+struct cfi_table;
+
 struct object_segment {
   uintptr_t start, end; /* [start, end), page-aligned as mapped */
 };
@@ -26,6 +28,9 @@ struct object {
   uintptr_t eh_frame_hdr;         /* .eh_frame_hdr's address, 0 when it has none usable */
   uintptr_t table;                /* its binary-search table: pairs of int32 (pc, fde) */
   size_t table_entries;           /* number of pairs */
+  const struct cfi_table *cfi;    /* the unwind table compiled for the fast walk (cfi.h), or
+                                     NULL; shared by the snapshots that hold this object */
+  uint64_t name_hash;             /* of the loader's name: with the ranges, the object's identity */
   int nsegments;
   struct object_segment segments[OBJECTS_MAX_SEGMENTS];
 };
@@ -43,6 +48,10 @@ int objects_refresh(void);
  * and leaves; the snapshot it sees is not freed meanwhile. All three are SIGNAL-SAFE. */
 unsigned objects_enter(void);
 void objects_exit(unsigned token);
+
+/* The snapshot's generation (grows with every snapshot; 0: none): what is known of the objects
+ * by pc holds while it stays the same. Call between enter and exit. */
+uint64_t objects_generation(void);
 
 /* The object whose executable range contains pc, or NULL. Call between enter and exit. */
 const struct object *objects_find(uintptr_t pc);

@@ -72,13 +72,19 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
 /* Appends the native frames of r (outermost first) after n frames; a walk that ended before
  * reaching Java code or the thread's start says why first. Returns the frame count. */
 static int native_frames(const struct sample_record *r, int n, int max) {
-  if (r->native_stop != NATIVE_STOP_OFF) loop.st.native_stops[r->native_stop]++;
+  struct native_end end = {r->native_stop, r->native_general, r->native_end_pc};
+  if (end.stop == NATIVE_STOP_UNKNOWN && r->nnative == 0 && r->num_frames > 0)
+    end.stop = NATIVE_STOP_JAVA; /* interrupted in Java code: AsyncGetCallTrace walked it */
+  else
+    native_end_resolve(&end); /* the JVM's code, or unknown */
+  if (end.stop != NATIVE_STOP_OFF) loop.st.native_stops[end.stop]++;
+  loop.st.native_general += end.general > 0;
   if (r->nnative <= 0) return n;
   hist_add(&loop.native_cost, r->native_ns);
-  if (r->native_stop != NATIVE_STOP_JAVA && r->native_stop != NATIVE_STOP_END) {
-    const char *why = native_stop_name(r->native_stop);
+  if (end.stop != NATIVE_STOP_JAVA && end.stop != NATIVE_STOP_END) {
+    const char *why = native_stop_name(end.stop);
     loop.fbuf[n++] = intern_string(why, strlen(why));
-    if (r->native_stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
+    if (end.stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
   }
   for (int i = r->nnative - 1; i >= 0 && n < max; i--)
     loop.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);

@@ -19,6 +19,7 @@
 
 #include "asgct.h"
 #include "codemap.h"
+#include "native.h"
 
 enum sample_state { SAMPLE_IDLE = 0, SAMPLE_PENDING = 1, SAMPLE_BUSY = 2, SAMPLE_DONE = 3 };
 
@@ -69,8 +70,11 @@ struct sample_record {
   asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
   int32_t nnative;        /* native frames walked (native.h), 0 when none or off */
   int32_t native_stop;    /* why the native walk ended: enum native_stop */
-  uint64_t native_ns;     /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */
-  uintptr_t *native_pcs;  /* `depth` entries: the interrupted pc, then return addresses */
+  int32_t native_general; /* libunwind walked it (struct native_end in native.h) */
+  uintptr_t native_end_pc;        /* the pc in no loaded object the walk stopped at, else 0 */
+  struct native_memo native_memo; /* the handler's own state: the thread's last walk */
+  uint64_t native_ns;    /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */
+  uintptr_t *native_pcs; /* `depth` entries: the interrupted pc, then return addresses */
 };
 
 #endif

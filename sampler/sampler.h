@@ -157,6 +157,8 @@ struct sampler_counters {
   uint64_t clock_errors;       /* CPU clock reads that failed for a live thread */
   uint64_t native_frames;      /* native frames recorded */
   uint64_t native_stops[9];    /* native walks by how they ended (enum native_stop in native.h) */
+  uint64_t native_general;     /* native walks libunwind did (a frame the compiled tables could
+                                  not follow: cfi.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
   uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
   uint64_t threads_refused;    /* of those, not registered: the registry was full */

@@ -169,9 +169,12 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       uint64_t t0 = plat_mono_ns();
       u.token = objects_enter();
       u.objects = 1;
-      int stop;
-      int n = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth, &stop);
-      r->native_stop = stop;
+      struct native_end end;
+      int n = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth,
+                          &r->native_memo, &end);
+      r->native_stop = end.stop;
+      r->native_general = end.general;
+      r->native_end_pc = end.pc;
       r->nnative = n;
       u.objects = 0;
       objects_exit(u.token);
@@ -241,6 +244,8 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->sp = plat_uc_sp(uc);
     r->nnative = 0;
     r->native_stop = NATIVE_STOP_OFF;
+    r->native_general = 0;
+    r->native_end_pc = 0;
     r->native_ns = 0;
     if (r->walked) take_sample(s, r, uc);
   }

@@ -1,6 +1,9 @@
 /*
- * signal/native_walk.c — SIGNAL PATH: the native stack walk (see native.h). libunwind's
- * "remote" interface, pointed at this process: libunwind calls back for everything it needs —
+ * signal/native_walk.c — SIGNAL PATH: the native stack walk (see native.h). First through the
+ * unwind tables compiled off the signal path (cfi.h): two binary searches and two stack reads a
+ * frame. When a frame needs more than those tables say, the whole stack is walked again with
+ * libunwind's "remote" interface, pointed at this process: libunwind calls back for everything
+ * it needs —
  * the unwind table of a pc (the loaded-objects snapshot: no dl_iterate_phdr, no loader lock),
  * each word of memory (checked: on the thread's stack or in a mapped segment of a loaded
  * object; anything else ends the walk instead of faulting), each register of the first frame
@@ -11,7 +14,7 @@
 #include <errno.h>
 #include <libunwind.h>
 
-#include "../codemap.h"
+#include "../cfi.h"
 #include "../objects.h"
 #include "platform.h"
 
@@ -27,6 +30,8 @@ struct walk {
   int bad_read;               /* a read outside the stack and the objects was refused */
   struct object_segment last; /* the segment of the last read from an object */
   int no_info;                /* a pc had no unwind information */
+  const struct object *obj;   /* the object of the last pc looked up (callers are often in
+                                 the same one: libjvm) */
 };
 
 unw_addr_space_t native_space; /* created by native_init (native.c) */
@@ -102,65 +107,159 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
   return -UNW_ENOINFO; /* names are found off the signal path (symbols.h) */
 }
 
-/* 1 when pc is in code the JVM generated (the interpreter, stubs, compiled methods). */
-static int in_jvm_code(uintptr_t pc) {
-  struct codemap_hit hit;
-  return codemap_lookup(pc, &hit);
+_Static_assert(NATIVE_MEMO_SLOTS == 64, "the memo's slot is the top 6 bits of a hash");
+
+/* The loaded object whose code holds pc, or NULL; the last one found is tried first. */
+static const struct object *object_of(struct walk *w, uintptr_t pc) {
+  if (w->obj && pc >= w->obj->text_start && pc < w->obj->text_end) return w->obj;
+  const struct object *o = objects_find(pc);
+  if (o) w->obj = o;
+  return o;
 }
 
-int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
-                int max, int *stop) {
+/* 1 when the walk ends at pc (no caller, or a pc in no loaded object: the JVM's code or
+ * unknown, told apart later), with *end said. */
+static int ends_at(struct walk *w, uintptr_t pc, struct native_end *end) {
+  if (!pc) {
+    end->stop = NATIVE_STOP_END;
+    return 1;
+  }
+  if (object_of(w, pc)) return 0;
+  end->stop = NATIVE_STOP_UNKNOWN;
+  end->pc = pc;
+  return 1;
+}
+
+/* The stack's bounds for the walk's reads: [sp, stack_hi), or the page of sp when the thread's
+ * stack is unknown. */
+static void stack_bounds(struct walk *w, uintptr_t sp, uintptr_t stack_lo, uintptr_t stack_hi) {
+  w->stack_lo = stack_lo > sp || !stack_lo ? sp : stack_lo;
+  w->stack_hi = !stack_hi || stack_hi <= sp ? (sp | 4095) + 1 : stack_hi;
+}
+
+/* The walk through libunwind, from the interrupted context: every frame's unwind information
+ * found, parsed and run afresh (see native.h). */
+int native_walk_general(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+                        uintptr_t *pcs, int max, struct native_end *end) {
   uintptr_t sp = plat_uc_sp(uc), pc = plat_uc_pc(uc);
-  struct walk w = {
-      .uc = uc, .stack_lo = stack_lo > sp || !stack_lo ? sp : stack_lo, .stack_hi = stack_hi};
+  struct walk w = {.uc = uc};
+  *end = (struct native_end){.general = 1};
   if (!native_space) {
-    *stop = NATIVE_STOP_OFF;
+    end->stop = NATIVE_STOP_OFF;
     return 0;
   }
-  if (!stack_hi || stack_hi <= sp) w.stack_hi = (sp | 4095) + 1; /* unknown: the page of sp */
+  stack_bounds(&w, sp, stack_lo, stack_hi);
   int n = 0;
-  if (in_jvm_code(pc)) {
-    *stop = NATIVE_STOP_JAVA;
-    return 0;
-  }
+  if (ends_at(&w, pc, end)) return 0;
   unw_cursor_t cursor;
   if (unw_init_remote(&cursor, native_space, &w) != 0) {
-    *stop = NATIVE_STOP_ERROR;
+    end->stop = NATIVE_STOP_ERROR;
     return 0;
   }
   for (;;) {
     if (n == max) {
-      *stop = NATIVE_STOP_DEPTH;
+      end->stop = NATIVE_STOP_DEPTH;
       return n;
     }
     pcs[n++] = pc;
     int rc = unw_step(&cursor);
     if (rc <= 0) {
-      *stop = rc == 0      ? NATIVE_STOP_END
-              : w.bad_read ? NATIVE_STOP_BAD_READ
-              : w.no_info  ? NATIVE_STOP_NO_INFO
-                           : NATIVE_STOP_ERROR;
+      end->stop = rc == 0      ? NATIVE_STOP_END
+                  : w.bad_read ? NATIVE_STOP_BAD_READ
+                  : w.no_info  ? NATIVE_STOP_NO_INFO
+                               : NATIVE_STOP_ERROR;
       return n;
     }
     unw_word_t next;
     if (unw_get_reg(&cursor, UNW_REG_IP, &next) != 0) {
-      *stop = NATIVE_STOP_ERROR;
+      end->stop = NATIVE_STOP_ERROR;
       return n;
     }
     pc = (uintptr_t)next;
-    if (!pc) {
-      *stop = NATIVE_STOP_END;
-      return n;
-    }
-    if (in_jvm_code(pc)) {
-      *stop = NATIVE_STOP_JAVA;
-      return n;
-    }
-    if (!objects_find(pc)) {
-      *stop = NATIVE_STOP_UNKNOWN;
-      return n;
-    }
+    if (ends_at(&w, pc, end)) return n;
   }
+}
+
+/* One word of the thread's stack at a, or 0 when a is not on it. */
+static int stack_word(const struct walk *w, uintptr_t a, uintptr_t *val) {
+  if (a < w->stack_lo || a + sizeof *val > w->stack_hi || a + sizeof *val < a) return 0;
+  *val = *(const volatile uintptr_t *)a;
+  return 1;
+}
+
+/* The walk through the compiled unwind tables (cfi.h). Returns the number of frames with how
+ * it ended in *end, or -1 when a frame needs libunwind (no table or row for its pc, a row that
+ * says "general", a saved value that is not where the row says): the caller then walks the
+ * whole stack with libunwind, so both walks give the same frames. */
+static int fast_walk(const ucontext_t *uc, struct walk *w, uintptr_t *pcs, int max,
+                     struct native_memo *memo, struct native_end *end) {
+  uintptr_t pc = plat_uc_pc(uc), sp = plat_uc_sp(uc), fp;
+  if (plat_uc_dwarf_reg(uc, plat_dwarf_fp, &fp) != 0) return -1;
+  for (int n = 0;;) {
+    if (n == max) {
+      end->stop = NATIVE_STOP_DEPTH;
+      return n;
+    }
+    pcs[n++] = pc;
+    const struct object *o = object_of(w, pc);
+    if (!o || !o->cfi) return -1;
+    /* a caller's pc is a return address: the call is the instruction before it */
+    uintptr_t at = n > 1 ? pc - 1 : pc;
+    size_t slot = (size_t)((at * 0x9e3779b97f4a7c15ull) >> 58); /* of NATIVE_MEMO_SLOTS */
+    const struct cfi_rule *row;
+    if (memo && memo->f[slot].pc == at) {
+      row = &memo->f[slot].rule;
+    } else {
+      row = cfi_find(o->cfi, at - o->text_start);
+      if (!row) return -1;
+      if (memo) { /* the pc last: a fault in between leaves the slot empty, not wrong */
+        memo->f[slot].pc = 0;
+        memo->f[slot].rule = *row;
+        memo->f[slot].pc = at;
+      }
+    }
+    enum cfi_cfa kind = cfi_rule_cfa(row);
+    if (kind != CFI_CFA_SP && kind != CFI_CFA_FP) return -1;
+    uintptr_t cfa = (kind == CFI_CFA_SP ? sp : fp) + (uintptr_t)(intptr_t)cfi_rule_cfa_offset(row);
+    if (cfa < sp) return -1; /* the stack grows down: a caller's frame is above */
+    uintptr_t ra;
+    if (row->ra == CFI_UNDEFINED) {
+      end->stop = NATIVE_STOP_END; /* the thread's first frame */
+      return n;
+    }
+    if (row->ra == CFI_SAME) { /* still in its register: only in the interrupted frame */
+      if (n > 1 || plat_uc_dwarf_reg(uc, o->cfi->ra_column, &ra) != 0) return -1;
+    } else if (!stack_word(w, cfa + (uintptr_t)(intptr_t)row->ra, &ra)) {
+      return -1;
+    }
+    if (row->fp == CFI_UNDEFINED)
+      fp = 0;
+    else if (row->fp != CFI_SAME && !stack_word(w, cfa + (uintptr_t)(intptr_t)row->fp, &fp))
+      return -1;
+    sp = cfa;
+    pc = ra;
+    if (ends_at(w, pc, end)) return n;
+  }
+}
+
+int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
+                int max, struct native_memo *memo, struct native_end *end) {
+  *end = (struct native_end){0};
+  if (!native_space) {
+    end->stop = NATIVE_STOP_OFF;
+    return 0;
+  }
+  struct walk w = {.uc = uc};
+  if (ends_at(&w, plat_uc_pc(uc), end)) return 0;
+  stack_bounds(&w, plat_uc_sp(uc), stack_lo, stack_hi);
+  uint64_t generation = objects_generation();
+  if (memo && memo->generation != generation) { /* objects came or went: rules may differ */
+    for (int k = 0; k < NATIVE_MEMO_SLOTS; k++) memo->f[k].pc = 0;
+    memo->generation = generation;
+  }
+  int n = fast_walk(uc, &w, pcs, max, memo, end);
+  if (n >= 0) return n;
+  return native_walk_general(uc, stack_lo, stack_hi, pcs, max, end);
 }
 
 const unw_accessors_t native_accessors = {find_proc_info, put_unwind_info, get_dyn_info_list_addr,

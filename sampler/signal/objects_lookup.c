@@ -11,6 +11,12 @@ unsigned objects_enter(void) { return epoch_enter(&objects_published.epoch); }
 
 void objects_exit(unsigned token) { epoch_exit(&objects_published.epoch, token); }
 
+uint64_t objects_generation(void) {
+  const struct objects_snapshot *s =
+      atomic_load_explicit(&objects_published.current, memory_order_acquire);
+  return s ? s->generation : 0;
+}
+
 const struct object *objects_find(uintptr_t pc) {
   const struct objects_snapshot *s =
       atomic_load_explicit(&objects_published.current, memory_order_acquire);
@@ -18,7 +24,7 @@ const struct object *objects_find(uintptr_t pc) {
   size_t lo = 0, hi = s->n;
   while (lo < hi) { /* the first object whose text starts after pc */
     size_t mid = lo + (hi - lo) / 2;
-    if (s->obj[mid].text_start <= pc)
+    if (s->start[mid] <= pc)
       lo = mid + 1;
     else
       hi = mid;

@@ -1,16 +1,20 @@
 /*
  * Tests of the native stack walk (sampler/signal/native_walk.c) on its own: a thread runs a C
  * call chain java_like -> native_outer -> native_inner; a signal handler installed here walks
- * it from the interrupted context. With java_like's code in the code map (as if it were code
- * the JVM generated), the walk gives native_inner, native_outer and stops there (Java follows);
- * without it, it goes on through java_like to the thread's start. Frames are named by the
- * symbols module, as the sampler thread names them.
+ * it from the interrupted context. With a copy of java_like's code in anonymous memory and in
+ * the code map (as code the JVM generated is), the walk gives native_inner, native_outer and
+ * stops there (Java follows); without it, it goes on through java_like to the thread's start.
+ * Frames are named by the symbols module, as the sampler thread names them. Every walk is also
+ * done by libunwind alone, and the two must agree.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "codemap.h"
@@ -35,28 +39,52 @@ NOINLINE void native_outer(void) {
   __asm__ volatile("" ::: "memory"); /* no tail call: native_outer keeps its frame */
 }
 
-/* in a section of its own, page-aligned: its range can be put in the code map alone */
-__attribute__((noinline, section(".text.java_like"), aligned(4096))) void java_like(void) {
-  native_outer();
+typedef void (*java_like_fn)(void (*callee)(void));
+
+/* Page-aligned in a section of its own, and calling through a pointer (no pc-relative
+ * reference): its code still works when copied to a page of anonymous memory. */
+__attribute__((noinline, section(".text.java_like"), aligned(4096))) void
+java_like(void (*callee)(void)) {
+  callee();
   __asm__ volatile("" ::: "memory");
 }
+
+static java_like_fn java_copy; /* java_like's page, copied to anonymous memory; or NULL */
 
 static void *worker(void *arg) {
   (void)arg;
   plat_self_stack(&stack_lo, &stack_hi);
   atomic_store(&worker_tid, plat_gettid());
-  java_like();
+  if (java_copy)
+    java_copy(native_outer);
+  else
+    java_like(native_outer);
   return NULL;
 }
 
-static uintptr_t pcs[64];
-static atomic_int npcs = -1;
-static int stop_reason;
+/* Copies java_like's page to anonymous executable memory, where the JVM's code lives (in no
+ * loaded object), and puts the copy in the code map. */
+static void copy_java_like(void) {
+  void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(page, MAP_FAILED);
+  memcpy(page, (const void *)(uintptr_t)java_like, 4096);
+  cr_assert_eq(mprotect(page, 4096, PROT_READ | PROT_EXEC), 0);
+  java_copy = (java_like_fn)(uintptr_t)page;
+  cr_assert_eq(codemap_add_stub("java_like", page, 4096, 0), 0);
+}
 
+static uintptr_t pcs[64], gpcs[64];
+static atomic_int npcs = -1;
+static int stop_reason, ngeneral;
+static struct native_end end, gend;
+static struct native_memo memo; /* the worker's, as the handler keeps one per thread */
+
+/* Walks the interrupted thread twice: as the handler does, and by libunwind alone. */
 static void on_signal(int sig, siginfo_t *si, void *uc) {
   (void)sig, (void)si;
   unsigned t = objects_enter();
-  int n = native_walk(uc, stack_lo, stack_hi, pcs, 64, &stop_reason);
+  int n = native_walk(uc, stack_lo, stack_hi, pcs, 64, &memo, &end);
+  ngeneral = native_walk_general(uc, stack_lo, stack_hi, gpcs, 64, &gend);
   objects_exit(t);
   atomic_store(&npcs, n);
 }
@@ -74,6 +102,9 @@ static int walk_worker(void) {
     cr_assert_lt(i, 2000, "no walk within 2 s");
     usleep(1000);
   }
+  native_end_resolve(&end); /* as the sampler thread does */
+  native_end_resolve(&gend);
+  stop_reason = end.stop;
   return atomic_load(&npcs);
 }
 
@@ -82,10 +113,11 @@ static const char *name_of(int i, char *buf, size_t len) {
   return buf;
 }
 
-static pthread_t start(void) {
+static pthread_t start(int java_code) {
   cr_assert_eq(objects_init(), 0);
   cr_assert_eq(native_init(), 0);
   cr_assert_eq(codemap_init(), 0);
+  if (java_code) copy_java_like();
   pthread_t th;
   pthread_create(&th, NULL, worker, NULL);
   while (!atomic_load(&ready)) usleep(1000);
@@ -98,8 +130,7 @@ static void finish(pthread_t th) {
 }
 
 Test(native, the_walk_stops_where_the_jvms_code_begins) {
-  pthread_t th = start();
-  cr_assert_eq(codemap_add_stub("java_like", (const void *)java_like, 4096, 0), 0);
+  pthread_t th = start(1);
   int n = walk_worker();
   char a[128], b[128];
   cr_expect_eq(n, 2, "native_inner and native_outer, then Java code (%d frames)", n);
@@ -113,7 +144,7 @@ Test(native, the_walk_stops_where_the_jvms_code_begins) {
 }
 
 Test(native, without_java_code_the_walk_reaches_the_threads_start) {
-  pthread_t th = start();
+  pthread_t th = start(0);
   int n = walk_worker();
   char buf[128];
   cr_expect_geq(n, 4, "native_inner, native_outer, java_like, worker, ...: %d frames", n);
@@ -132,7 +163,7 @@ Test(native, without_java_code_the_walk_reaches_the_threads_start) {
 }
 
 Test(native, a_walk_limited_to_the_page_of_sp_is_a_prefix_of_the_whole) {
-  pthread_t th = start();
+  pthread_t th = start(0);
   int whole = walk_worker();
   uintptr_t all[64];
   memcpy(all, pcs, sizeof all);
@@ -153,4 +184,66 @@ Test(native, a_walk_limited_to_the_page_of_sp_is_a_prefix_of_the_whole) {
   cr_expect(stop_reason == NATIVE_STOP_BAD_READ || stop_reason == NATIVE_STOP_END, "%d frames, %s",
             n, native_stop_name(stop_reason));
   finish(th);
+}
+
+/* ---- the compiled tables against libunwind, on code that keeps moving ---- */
+
+static int by_value(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+NOINLINE int mixed_leaf(int *v, int n, char *buf, size_t len) {
+  qsort(v, (size_t)n, sizeof *v, by_value); /* libc calling back into this code */
+  char word[40];
+  snprintf(word, sizeof word, "%.32s", buf + 32);
+  int k = snprintf(buf, len, "%d %d %s", v[0], v[n - 1], word);
+  memmove(buf + 1, buf, len / 2);
+  return k;
+}
+
+NOINLINE int mixed_recursion(int depth, int *v, int n, char *buf, size_t len) {
+  volatile char pad[64]; /* frames of another size than the leaf's */
+  pad[depth % 64] = (char)depth;
+  if (depth == 0) return mixed_leaf(v, n, buf, len) + pad[0];
+  return mixed_recursion(depth - 1, v, n, buf, len) + pad[depth % 64];
+}
+
+static void *mixed_worker(void *arg) {
+  (void)arg;
+  plat_self_stack(&stack_lo, &stack_hi);
+  atomic_store(&worker_tid, plat_gettid());
+  int v[256];
+  char buf[512] = {0};
+  unsigned seed = 1;
+  atomic_store(&ready, 1);
+  while (!atomic_load(&stop)) {
+    for (int i = 0; i < 256; i++) v[i] = (int)rand_r(&seed);
+    mixed_recursion((int)(seed % 7), v, 256, buf, sizeof buf);
+  }
+  return NULL;
+}
+
+Test(native, the_compiled_tables_give_libunwinds_frames) {
+  cr_assert_eq(objects_init(), 0);
+  cr_assert_eq(native_init(), 0);
+  cr_assert_eq(codemap_init(), 0);
+  pthread_t th;
+  pthread_create(&th, NULL, mixed_worker, NULL);
+  while (!atomic_load(&ready)) usleep(1000);
+  int fast = 0, walks = 300;
+  for (int w = 0; w < walks; w++) {
+    int n = walk_worker();
+    if (end.general) continue; /* libunwind walked it: the same walk twice */
+    fast++;
+    cr_expect_eq(n, ngeneral, "walk %d: %d frames, libunwind %d", w, n, ngeneral);
+    cr_expect_eq(end.stop, gend.stop, "walk %d: ended %s, libunwind %s", w,
+                 native_stop_name(end.stop), native_stop_name(gend.stop));
+    for (int i = 0; i < n && i < ngeneral; i++)
+      cr_expect_eq(pcs[i], gpcs[i], "walk %d, frame %d", w, i);
+    usleep((unsigned)(w % 5) * 100);
+  }
+  cr_expect_geq(fast * 10, walks * 9, "the compiled tables walked %d of %d", fast, walks);
+  atomic_store(&stop, 1);
+  pthread_join(th, NULL);
 }

@@ -1,0 +1,486 @@
+/*
+ * cfi.c — compiles a loaded object's .eh_frame into the row table of cfi.h. Not signal-safe
+ * (allocates); runs while the object cannot be unmapped (objects.c calls it inside
+ * dl_iterate_phdr's callback, under the loader's lock). Every read stays inside the mapped range
+ * the caller gives, and every length is checked against it: a malformed .eh_frame gives rows
+ * that send the walk to libunwind, or no table, never a fault.
+ *
+ * What a row can say is kept to what a frame-pointer or sp-relative frame needs (CFA = sp or
+ * fp + offset; caller's fp and return address saved at CFA + offset, or unchanged); anything
+ * else — a CFA in another register or given by an expression, a register rule by expression or
+ * in another register, a signal frame, a remember-state stack deeper than ours — makes the row
+ * CFI_GENERAL, and the walk hands such frames to libunwind.
+ */
+#include "cfi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+
+/* ---- reading .eh_frame, bounded ---- */
+
+struct reader {
+  const unsigned char *p, *end; /* end: the end of the entry (CIE or FDE) being read */
+  int bad;                      /* a read went past end */
+};
+
+static uint64_t get_uleb(struct reader *r) {
+  uint64_t v = 0;
+  for (int shift = 0; r->p < r->end; shift += 7) {
+    unsigned char b = *r->p++;
+    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  r->bad = 1;
+  return 0;
+}
+
+static int64_t get_sleb(struct reader *r) {
+  int64_t v = 0;
+  int shift = 0;
+  while (r->p < r->end) {
+    unsigned char b = *r->p++;
+    if (shift < 64) v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+    shift += 7;
+    if (!(b & 0x80)) {
+      if (shift < 64 && (b & 0x40)) v |= -((int64_t)1 << shift);
+      return v;
+    }
+  }
+  r->bad = 1;
+  return 0;
+}
+
+static uint64_t get_fixed(struct reader *r, size_t n) {
+  if ((size_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    r->p = r->end;
+    return 0;
+  }
+  uint64_t v = 0;
+  memcpy(&v, r->p, n); /* little-endian: both architectures this builds for */
+  r->p += n;
+  return v;
+}
+
+/* A pointer in the DWARF encoding enc (DW_EH_PE_*). pcrel values are made absolute; the
+ * indirect bit is not followed (only personality routines use it, and they are skipped). */
+static uintptr_t get_encoded(struct reader *r, unsigned char enc) {
+  if (enc == 0xff) return 0; /* DW_EH_PE_omit */
+  const unsigned char *at = r->p;
+  uint64_t v;
+  switch (enc & 0x0f) {
+  case 0x00: v = get_fixed(r, sizeof(uintptr_t)); break;                 /* absptr */
+  case 0x01: v = get_uleb(r); break;                                     /* uleb128 */
+  case 0x02: v = get_fixed(r, 2); break;                                 /* udata2 */
+  case 0x03: v = get_fixed(r, 4); break;                                 /* udata4 */
+  case 0x04: v = get_fixed(r, 8); break;                                 /* udata8 */
+  case 0x09: v = (uint64_t)get_sleb(r); break;                           /* sleb128 */
+  case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_fixed(r, 2); break;     /* sdata2 */
+  case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_fixed(r, 4); break;     /* sdata4 */
+  case 0x0c: v = get_fixed(r, 8); break;                                 /* sdata8 */
+  default: r->bad = 1; return 0;
+  }
+  switch (enc & 0x70) {
+  case 0x00: break;
+  case 0x10: v += (uint64_t)(uintptr_t)at; break; /* pcrel */
+  default: r->bad = 1; return 0;                  /* textrel, datarel, funcrel: not in .eh_frame FDEs here */
+  }
+  return (uintptr_t)v;
+}
+
+/* ---- the CFA program ---- */
+
+enum rule { RULE_SAME = 0, RULE_UNDEFINED, RULE_OFFSET, RULE_OTHER };
+
+struct state {
+  int cfa_reg;     /* DWARF register, or -1: an expression */
+  int64_t cfa_off;
+  unsigned char fp_rule, ra_rule;
+  int64_t fp_off, ra_off;
+};
+
+#define STATE_STACK 16
+
+struct cie {
+  uint64_t code_align;
+  int64_t data_align;
+  int ra_column;
+  unsigned char fde_enc; /* 'R' */
+  int has_aug_data;      /* 'z': FDEs carry augmentation data to skip */
+  int signal_frame;      /* 'S' */
+  const unsigned char *insns, *insns_end;
+};
+
+struct row {
+  uint32_t pc;
+  struct cfi_rule r;
+};
+
+struct rows {
+  struct row *row;
+  size_t n, cap;
+  size_t general;
+  int nomem;
+};
+
+struct program {
+  const struct cie *cie;
+  struct state st, initial;
+  struct state stack[STATE_STACK];
+  int depth;
+  int all_general; /* rows from here on are general: a restore_state past what remember_state
+                      could keep, or a CIE whose return-address column is not the table's */
+};
+
+/* Applies a rule for register reg. */
+static void set_rule(struct program *pg, uint64_t reg, unsigned char rule, int64_t off) {
+  if (reg == (uint64_t)plat_dwarf_fp) {
+    pg->st.fp_rule = rule;
+    pg->st.fp_off = off;
+  } else if (reg == (uint64_t)pg->cie->ra_column) {
+    pg->st.ra_rule = rule;
+    pg->st.ra_off = off;
+  } /* other registers: the walk needs only sp, fp and the return address */
+}
+
+static void restore_rule(struct program *pg, uint64_t reg) {
+  if (reg == (uint64_t)plat_dwarf_fp)
+    set_rule(pg, reg, pg->initial.fp_rule, pg->initial.fp_off);
+  else if (reg == (uint64_t)pg->cie->ra_column)
+    set_rule(pg, reg, pg->initial.ra_rule, pg->initial.ra_off);
+}
+
+/* The rule a state compiles to. */
+static struct cfi_rule compile(const struct program *pg) {
+  const struct state *s = &pg->st;
+  struct cfi_rule row = {0};
+  int general = pg->cie->signal_frame || pg->all_general || s->fp_rule == RULE_OTHER ||
+                s->ra_rule == RULE_OTHER || s->cfa_off < -(1 << 28) || s->cfa_off >= (1 << 28);
+  int kind = s->cfa_reg == plat_dwarf_sp ? CFI_CFA_SP : s->cfa_reg == plat_dwarf_fp ? CFI_CFA_FP : -1;
+  if (kind < 0) general = 1;
+  int16_t fp = CFI_SAME, ra = CFI_SAME;
+  if (s->fp_rule == RULE_OFFSET) {
+    if (s->fp_off <= CFI_UNDEFINED || s->fp_off > INT16_MAX) general = 1;
+    fp = (int16_t)s->fp_off;
+  } else if (s->fp_rule == RULE_UNDEFINED) {
+    fp = CFI_UNDEFINED;
+  }
+  if (s->ra_rule == RULE_OFFSET) {
+    if (s->ra_off <= CFI_UNDEFINED || s->ra_off > INT16_MAX) general = 1;
+    ra = (int16_t)s->ra_off;
+  } else if (s->ra_rule == RULE_UNDEFINED) {
+    ra = CFI_UNDEFINED;
+  }
+  if (general) {
+    row.cfa = CFI_GENERAL;
+    return row;
+  }
+  row.cfa = (int32_t)((uint32_t)s->cfa_off << 2) | kind;
+  row.fp = fp;
+  row.ra = ra;
+  return row;
+}
+
+static int same_rule(const struct cfi_rule *a, const struct cfi_rule *b) {
+  return a->cfa == b->cfa && a->fp == b->fp && a->ra == b->ra;
+}
+
+/* Appends a row at pc; a row at the same pc as the last replaces it, and a row that says what
+ * the one before says is not kept. */
+static void emit(struct rows *t, uint32_t pc, struct cfi_rule rule) {
+  if (t->n && t->row[t->n - 1].pc == pc) t->n--;
+  if (t->n && same_rule(&t->row[t->n - 1].r, &rule)) return;
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    struct row *more = realloc(t->row, cap * sizeof *more);
+    if (!more) {
+      t->nomem = 1;
+      return;
+    }
+    t->row = more;
+    t->cap = cap;
+  }
+  t->row[t->n++] = (struct row){pc, rule};
+}
+
+/* Runs a CFA program from loc. With rows NULL (the CIE's initial instructions) it only sets
+ * the state; otherwise it emits a row before each advance, up to end_pc (offsets from text
+ * start). Returns the location reached, or -1 when the program is malformed. */
+static int64_t run(struct program *pg, struct reader *r, int64_t loc, int64_t end_pc,
+                   struct rows *rows) {
+  const struct cie *c = pg->cie;
+  while (r->p < r->end && !r->bad) {
+    unsigned char op = *r->p++;
+    uint64_t reg, delta = 0;
+    int advance = 0;
+    switch (op >> 6) {
+    case 1: delta = (op & 0x3f) * c->code_align; advance = 1; break;         /* advance_loc */
+    case 2: set_rule(pg, op & 0x3f, RULE_OFFSET, (int64_t)get_uleb(r) * c->data_align); continue;
+    case 3: restore_rule(pg, op & 0x3f); continue;                          /* restore */
+    default: break;
+    }
+    if (!advance) {
+      switch (op) {
+      case 0x00: break; /* nop */
+      case 0x01: return -1; /* set_loc: not emitted by the toolchains here; give up this FDE */
+      case 0x02: delta = get_fixed(r, 1) * c->code_align; advance = 1; break;
+      case 0x03: delta = get_fixed(r, 2) * c->code_align; advance = 1; break;
+      case 0x04: delta = get_fixed(r, 4) * c->code_align; advance = 1; break;
+      case 0x05: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, (int64_t)get_uleb(r) * c->data_align); break;
+      case 0x06: restore_rule(pg, get_uleb(r)); break;
+      case 0x07: set_rule(pg, get_uleb(r), RULE_UNDEFINED, 0); break;
+      case 0x08: set_rule(pg, get_uleb(r), RULE_SAME, 0); break;
+      case 0x09: reg = get_uleb(r); get_uleb(r); set_rule(pg, reg, RULE_OTHER, 0); break; /* register */
+      case 0x0a: /* remember_state */
+        if (pg->depth < STATE_STACK) pg->stack[pg->depth] = pg->st;
+        pg->depth++;
+        break;
+      case 0x0b: /* restore_state */
+        if (pg->depth == 0) return -1;
+        pg->depth--;
+        if (pg->depth < STATE_STACK)
+          pg->st = pg->stack[pg->depth]; /* the whole row, CFA rule too (as libgcc and
+                                            libunwind do) */
+        else
+          pg->all_general = 1;
+        break;
+      case 0x0c: pg->st.cfa_reg = (int)get_uleb(r); pg->st.cfa_off = (int64_t)get_uleb(r); break;
+      case 0x0d: pg->st.cfa_reg = (int)get_uleb(r); break;
+      case 0x0e: pg->st.cfa_off = (int64_t)get_uleb(r); break;
+      case 0x0f: { /* def_cfa_expression */
+        uint64_t len = get_uleb(r);
+        if (len > (uint64_t)(r->end - r->p)) return -1;
+        r->p += len;
+        pg->st.cfa_reg = -1;
+        break;
+      }
+      case 0x10:   /* expression */
+      case 0x16: { /* val_expression */
+        reg = get_uleb(r);
+        uint64_t len = get_uleb(r);
+        if (len > (uint64_t)(r->end - r->p)) return -1;
+        r->p += len;
+        set_rule(pg, reg, RULE_OTHER, 0);
+        break;
+      }
+      case 0x11: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, get_sleb(r) * c->data_align); break;
+      case 0x12: pg->st.cfa_reg = (int)get_uleb(r); pg->st.cfa_off = get_sleb(r) * c->data_align; break;
+      case 0x13: pg->st.cfa_off = get_sleb(r) * c->data_align; break;
+      case 0x14:   /* val_offset */
+      case 0x15: { /* val_offset_sf */
+        reg = get_uleb(r);
+        if (op == 0x14) get_uleb(r); else get_sleb(r);
+        set_rule(pg, reg, RULE_OTHER, 0);
+        break;
+      }
+      case 0x2e: get_uleb(r); break; /* GNU_args_size */
+      case 0x2f: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, -(int64_t)get_uleb(r) * c->data_align); break;
+      case 0x2d: /* GNU_window_save; on aarch64 negate_ra_state: a signed return address */
+        pg->st.ra_rule = RULE_OTHER;
+        break;
+      default: return -1; /* an op we do not know: its operands cannot be skipped */
+      }
+    }
+    if (advance) {
+      if (rows) {
+        if (loc >= end_pc) return loc;
+        emit(rows, (uint32_t)loc, compile(pg));
+      }
+      loc += (int64_t)delta;
+    }
+  }
+  return r->bad ? -1 : loc;
+}
+
+/* ---- CIEs and FDEs ---- */
+
+/* Reads the length of the entry at p; sets r to its body. Returns 0, or -1 when it does not fit
+ * in [p, lim). */
+static int entry(const unsigned char *p, const unsigned char *lim, struct reader *r) {
+  if (lim - p < 4) return -1;
+  uint32_t len32;
+  memcpy(&len32, p, 4);
+  p += 4;
+  uint64_t len = len32;
+  if (len32 == 0xffffffffu) { /* 64-bit DWARF */
+    if (lim - p < 8) return -1;
+    memcpy(&len, p, 8);
+    p += 8;
+  }
+  if (len == 0 || len > (uint64_t)(lim - p)) return -1;
+  r->p = p;
+  r->end = p + len;
+  r->bad = 0;
+  return 0;
+}
+
+static int parse_cie(const unsigned char *at, const unsigned char *hi, struct cie *c) {
+  struct reader r;
+  if (entry(at, hi, &r) || get_fixed(&r, 4) != 0) return -1; /* CIE id 0 in .eh_frame */
+  memset(c, 0, sizeof *c);
+  unsigned version = (unsigned)get_fixed(&r, 1);
+  if (version != 1 && version != 3 && version != 4) return -1;
+  const char *aug = (const char *)r.p;
+  size_t auglen = strnlen(aug, (size_t)(r.end - r.p));
+  if (auglen == (size_t)(r.end - r.p)) return -1;
+  r.p += auglen + 1;
+  if (version == 4) get_fixed(&r, 2); /* address size, segment selector size */
+  c->code_align = get_uleb(&r);
+  c->data_align = get_sleb(&r);
+  c->ra_column = (int)(version == 1 ? get_fixed(&r, 1) : get_uleb(&r));
+  c->fde_enc = 0; /* absptr */
+  if (aug[0] == 'z') {
+    c->has_aug_data = 1;
+    uint64_t len = get_uleb(&r);
+    if (len > (uint64_t)(r.end - r.p)) return -1;
+    struct reader a = {r.p, r.p + len, 0};
+    for (const char *k = aug + 1; *k; k++) {
+      switch (*k) {
+      case 'R': c->fde_enc = (unsigned char)get_fixed(&a, 1); break;
+      case 'L': get_fixed(&a, 1); break;
+      case 'P': get_encoded(&a, (unsigned char)(get_fixed(&a, 1) & 0x7f)); break;
+      case 'S': c->signal_frame = 1; break;
+      case 'B': case 'G': break; /* aarch64 BTI / MTE tagged frames: nothing to read */
+      default: return -1;
+      }
+    }
+    if (a.bad) return -1;
+    r.p += len;
+  } else if (aug[0] != '\0') {
+    return -1;
+  }
+  if (r.bad) return -1;
+  c->insns = r.p;
+  c->insns_end = r.end;
+  return 0;
+}
+
+/* The rule's position in rules[0, *n), added when new; -1 when the table of positions is full.
+ * hash: cap slots of positions + 1 (0: empty). */
+static long rule_id(const struct cfi_rule *r, struct cfi_rule *rules, size_t *n, uint32_t *hash,
+                    size_t cap) {
+  uint64_t k = (uint64_t)(uint32_t)r->cfa << 32 | (uint64_t)(uint16_t)r->fp << 16 | (uint16_t)r->ra;
+  for (size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) % cap, probes = 0; probes < cap;
+       h = (h + 1) % cap, probes++) {
+    if (!hash[h]) {
+      rules[*n] = *r;
+      hash[h] = (uint32_t)++*n;
+      return (long)(*n - 1);
+    }
+    if (same_rule(&rules[hash[h] - 1], r)) return (long)(hash[h] - 1);
+  }
+  return -1;
+}
+
+/* The table of rows (at least one, the last ending the code): rows packed with their rules'
+ * positions, the buckets' index, the distinct rules. NULL: no memory, or too many rows. */
+static struct cfi_table *pack(const struct rows *rows, int ra_column) {
+  size_t n = rows->n, cap = 2 * n + 1;
+  struct cfi_rule *rules = malloc(n * sizeof *rules);
+  uint32_t *hash = calloc(cap, sizeof *hash);
+  size_t nrules = 0;
+  /* buckets up to the end row's, and one more (n): any pc past it is the end row's */
+  size_t nbuckets = (rows->row[n - 1].pc >> CFI_BUCKET_SHIFT) + 2;
+  struct cfi_table *t = NULL;
+  uint32_t *row = malloc(n * sizeof *row), *bucket = malloc(nbuckets * sizeof *bucket);
+  if (!rules || !hash || !row || !bucket || n >= UINT32_MAX || n > (1u << CFI_RULE_BITS))
+    goto out;
+  const uint32_t low = (1u << CFI_BUCKET_SHIFT) - 1;
+  for (size_t i = 0; i < n; i++) { /* n distinct rules at most: rule_id always finds a slot */
+    long id = rule_id(&rows->row[i].r, rules, &nrules, hash, cap);
+    row[i] = (rows->row[i].pc & low) << CFI_RULE_BITS | (uint32_t)id;
+  }
+  for (size_t b = 0, r = 0; b < nbuckets; b++) { /* r: the first row starting at b's start or later */
+    while (r < n && rows->row[r].pc >> CFI_BUCKET_SHIFT < b) r++;
+    bucket[b] = (uint32_t)r;
+  }
+  bucket[nbuckets - 1] = (uint32_t)n;
+  t = malloc(sizeof *t + nrules * sizeof(struct cfi_rule) + (n + nbuckets) * sizeof(uint32_t));
+  if (!t) goto out;
+  memcpy(t->rules, rules, nrules * sizeof *rules);
+  uint32_t *trow = (uint32_t *)(t->rules + nrules), *tbucket = trow + n;
+  memcpy(trow, row, n * sizeof *row);
+  memcpy(tbucket, bucket, nbuckets * sizeof *bucket);
+  t->n = n;
+  t->nbuckets = nbuckets;
+  t->nrules = nrules;
+  t->first = rows->row[0].pc;
+  t->ra_column = ra_column;
+  t->row = trow;
+  t->bucket = tbucket;
+  t->general = 0;
+  for (size_t i = 0; i < n; i++)
+    t->general += cfi_rule_cfa(&t->rules[trow[i] & ((1u << CFI_RULE_BITS) - 1)]) == CFI_GENERAL;
+out:
+  free(rules), free(hash), free(row), free(bucket);
+  return t;
+}
+
+struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entries,
+                            uintptr_t text_start, uintptr_t text_end, uintptr_t map_lo,
+                            uintptr_t map_hi) {
+  const unsigned char *lo = (const unsigned char *)map_lo, *hi = (const unsigned char *)map_hi;
+  if (table < map_lo || entries > (map_hi - table) / 8) return NULL;
+  struct rows rows = {0};
+  const unsigned char *cie_at = NULL;
+  int ra_column = 0; /* the first CIE's: a row whose CIE names another is general */
+  struct cie cie;
+  int cie_ok = 0;
+  for (size_t i = 0; i < entries && !rows.nomem; i++) {
+    int32_t rel[2];
+    memcpy(rel, (const void *)(table + i * 8), 8);
+    const unsigned char *fde = (const unsigned char *)(eh_frame_hdr + (intptr_t)rel[1]);
+    if (fde < lo || fde >= hi) continue;
+    struct reader r;
+    if (entry(fde, hi, &r)) continue;
+    const unsigned char *idp = r.p;
+    uint32_t id = (uint32_t)get_fixed(&r, 4);
+    if (id == 0) continue; /* a CIE where an FDE was expected */
+    const unsigned char *c = idp - id;
+    if (c < lo || c >= hi) continue;
+    if (c != cie_at) {
+      cie_at = c;
+      cie_ok = parse_cie(c, hi, &cie) == 0;
+      if (cie_ok && !ra_column) ra_column = cie.ra_column;
+    }
+    if (!cie_ok) continue;
+    uintptr_t begin = get_encoded(&r, cie.fde_enc);
+    uintptr_t range = get_encoded(&r, cie.fde_enc & 0x0f);
+    if (r.bad || !range || begin < text_start || begin >= text_end || range > text_end - begin)
+      continue;
+    if (cie.has_aug_data) {
+      uint64_t len = get_uleb(&r);
+      if (r.bad || len > (uint64_t)(r.end - r.p)) continue;
+      r.p += len;
+    }
+    int64_t start = (int64_t)(begin - text_start), end = start + (int64_t)range;
+    if (end > UINT32_MAX) continue;
+    if (rows.n && rows.row[rows.n - 1].pc > start) continue; /* overlaps the previous FDE */
+    struct program pg = {.cie = &cie, .all_general = cie.ra_column != ra_column};
+    pg.st.cfa_reg = plat_dwarf_sp;
+    pg.st.fp_rule = RULE_SAME;
+    pg.st.ra_rule = RULE_SAME;
+    struct reader ci = {cie.insns, cie.insns_end, 0};
+    if (run(&pg, &ci, 0, 0, NULL) < 0) continue;
+    pg.initial = pg.st;
+    pg.depth = 0;
+    size_t mark = rows.n;
+    int64_t at = run(&pg, &r, start, end, &rows);
+    if (at < 0) { /* malformed: the whole function goes to libunwind */
+      rows.n = mark;
+      emit(&rows, (uint32_t)start, (struct cfi_rule){.cfa = CFI_GENERAL});
+    } else if (at < end) {
+      emit(&rows, (uint32_t)at, compile(&pg));
+    }
+    emit(&rows, (uint32_t)end, (struct cfi_rule){.cfa = CFI_NO_INFO});
+  }
+  if (rows.nomem || !rows.n) {
+    free(rows.row);
+    return NULL;
+  }
+  struct cfi_table *t = pack(&rows, ra_column);
+  free(rows.row);
+  return t;
+}
