@@ -71,21 +71,21 @@ static uintptr_t get_encoded(struct reader *r, unsigned char enc) {
   const unsigned char *at = r->p;
   uint64_t v;
   switch (enc & 0x0f) {
-  case 0x00: v = get_fixed(r, sizeof(uintptr_t)); break;                 /* absptr */
-  case 0x01: v = get_uleb(r); break;                                     /* uleb128 */
-  case 0x02: v = get_fixed(r, 2); break;                                 /* udata2 */
-  case 0x03: v = get_fixed(r, 4); break;                                 /* udata4 */
-  case 0x04: v = get_fixed(r, 8); break;                                 /* udata8 */
-  case 0x09: v = (uint64_t)get_sleb(r); break;                           /* sleb128 */
-  case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_fixed(r, 2); break;     /* sdata2 */
-  case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_fixed(r, 4); break;     /* sdata4 */
-  case 0x0c: v = get_fixed(r, 8); break;                                 /* sdata8 */
+  case 0x00: v = get_fixed(r, sizeof(uintptr_t)); break;             /* absptr */
+  case 0x01: v = get_uleb(r); break;                                 /* uleb128 */
+  case 0x02: v = get_fixed(r, 2); break;                             /* udata2 */
+  case 0x03: v = get_fixed(r, 4); break;                             /* udata4 */
+  case 0x04: v = get_fixed(r, 8); break;                             /* udata8 */
+  case 0x09: v = (uint64_t)get_sleb(r); break;                       /* sleb128 */
+  case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_fixed(r, 2); break; /* sdata2 */
+  case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_fixed(r, 4); break; /* sdata4 */
+  case 0x0c: v = get_fixed(r, 8); break;                             /* sdata8 */
   default: r->bad = 1; return 0;
   }
   switch (enc & 0x70) {
   case 0x00: break;
   case 0x10: v += (uint64_t)(uintptr_t)at; break; /* pcrel */
-  default: r->bad = 1; return 0;                  /* textrel, datarel, funcrel: not in .eh_frame FDEs here */
+  default: r->bad = 1; return 0; /* textrel, datarel, funcrel: not in .eh_frame FDEs here */
   }
   return (uintptr_t)v;
 }
@@ -95,7 +95,7 @@ static uintptr_t get_encoded(struct reader *r, unsigned char enc) {
 enum rule { RULE_SAME = 0, RULE_UNDEFINED, RULE_OFFSET, RULE_OTHER };
 
 struct state {
-  int cfa_reg;     /* DWARF register, or -1: an expression */
+  int cfa_reg; /* DWARF register, or -1: an expression */
   int64_t cfa_off;
   unsigned char fp_rule, ra_rule;
   int64_t fp_off, ra_off;
@@ -158,7 +158,9 @@ static struct cfi_rule compile(const struct program *pg) {
   struct cfi_rule row = {0};
   int general = pg->cie->signal_frame || pg->all_general || s->fp_rule == RULE_OTHER ||
                 s->ra_rule == RULE_OTHER || s->cfa_off < -(1 << 28) || s->cfa_off >= (1 << 28);
-  int kind = s->cfa_reg == plat_dwarf_sp ? CFI_CFA_SP : s->cfa_reg == plat_dwarf_fp ? CFI_CFA_FP : -1;
+  int kind = s->cfa_reg == plat_dwarf_sp   ? CFI_CFA_SP
+             : s->cfa_reg == plat_dwarf_fp ? CFI_CFA_FP
+                                           : -1;
   if (kind < 0) general = 1;
   int16_t fp = CFI_SAME, ra = CFI_SAME;
   if (s->fp_rule == RULE_OFFSET) {
@@ -216,23 +218,42 @@ static int64_t run(struct program *pg, struct reader *r, int64_t loc, int64_t en
     uint64_t reg, delta = 0;
     int advance = 0;
     switch (op >> 6) {
-    case 1: delta = (op & 0x3f) * c->code_align; advance = 1; break;         /* advance_loc */
+    case 1:
+      delta = (op & 0x3f) * c->code_align;
+      advance = 1;
+      break; /* advance_loc */
     case 2: set_rule(pg, op & 0x3f, RULE_OFFSET, (int64_t)get_uleb(r) * c->data_align); continue;
-    case 3: restore_rule(pg, op & 0x3f); continue;                          /* restore */
+    case 3: restore_rule(pg, op & 0x3f); continue; /* restore */
     default: break;
     }
     if (!advance) {
       switch (op) {
-      case 0x00: break; /* nop */
+      case 0x00: break;     /* nop */
       case 0x01: return -1; /* set_loc: not emitted by the toolchains here; give up this FDE */
-      case 0x02: delta = get_fixed(r, 1) * c->code_align; advance = 1; break;
-      case 0x03: delta = get_fixed(r, 2) * c->code_align; advance = 1; break;
-      case 0x04: delta = get_fixed(r, 4) * c->code_align; advance = 1; break;
-      case 0x05: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, (int64_t)get_uleb(r) * c->data_align); break;
+      case 0x02:
+        delta = get_fixed(r, 1) * c->code_align;
+        advance = 1;
+        break;
+      case 0x03:
+        delta = get_fixed(r, 2) * c->code_align;
+        advance = 1;
+        break;
+      case 0x04:
+        delta = get_fixed(r, 4) * c->code_align;
+        advance = 1;
+        break;
+      case 0x05:
+        reg = get_uleb(r);
+        set_rule(pg, reg, RULE_OFFSET, (int64_t)get_uleb(r) * c->data_align);
+        break;
       case 0x06: restore_rule(pg, get_uleb(r)); break;
       case 0x07: set_rule(pg, get_uleb(r), RULE_UNDEFINED, 0); break;
       case 0x08: set_rule(pg, get_uleb(r), RULE_SAME, 0); break;
-      case 0x09: reg = get_uleb(r); get_uleb(r); set_rule(pg, reg, RULE_OTHER, 0); break; /* register */
+      case 0x09:
+        reg = get_uleb(r);
+        get_uleb(r);
+        set_rule(pg, reg, RULE_OTHER, 0);
+        break;   /* register */
       case 0x0a: /* remember_state */
         if (pg->depth < STATE_STACK) pg->stack[pg->depth] = pg->st;
         pg->depth++;
@@ -246,7 +267,10 @@ static int64_t run(struct program *pg, struct reader *r, int64_t loc, int64_t en
         else
           pg->all_general = 1;
         break;
-      case 0x0c: pg->st.cfa_reg = (int)get_uleb(r); pg->st.cfa_off = (int64_t)get_uleb(r); break;
+      case 0x0c:
+        pg->st.cfa_reg = (int)get_uleb(r);
+        pg->st.cfa_off = (int64_t)get_uleb(r);
+        break;
       case 0x0d: pg->st.cfa_reg = (int)get_uleb(r); break;
       case 0x0e: pg->st.cfa_off = (int64_t)get_uleb(r); break;
       case 0x0f: { /* def_cfa_expression */
@@ -265,18 +289,30 @@ static int64_t run(struct program *pg, struct reader *r, int64_t loc, int64_t en
         set_rule(pg, reg, RULE_OTHER, 0);
         break;
       }
-      case 0x11: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, get_sleb(r) * c->data_align); break;
-      case 0x12: pg->st.cfa_reg = (int)get_uleb(r); pg->st.cfa_off = get_sleb(r) * c->data_align; break;
+      case 0x11:
+        reg = get_uleb(r);
+        set_rule(pg, reg, RULE_OFFSET, get_sleb(r) * c->data_align);
+        break;
+      case 0x12:
+        pg->st.cfa_reg = (int)get_uleb(r);
+        pg->st.cfa_off = get_sleb(r) * c->data_align;
+        break;
       case 0x13: pg->st.cfa_off = get_sleb(r) * c->data_align; break;
       case 0x14:   /* val_offset */
       case 0x15: { /* val_offset_sf */
         reg = get_uleb(r);
-        if (op == 0x14) get_uleb(r); else get_sleb(r);
+        if (op == 0x14)
+          get_uleb(r);
+        else
+          get_sleb(r);
         set_rule(pg, reg, RULE_OTHER, 0);
         break;
       }
       case 0x2e: get_uleb(r); break; /* GNU_args_size */
-      case 0x2f: reg = get_uleb(r); set_rule(pg, reg, RULE_OFFSET, -(int64_t)get_uleb(r) * c->data_align); break;
+      case 0x2f:
+        reg = get_uleb(r);
+        set_rule(pg, reg, RULE_OFFSET, -(int64_t)get_uleb(r) * c->data_align);
+        break;
       case 0x2d: /* GNU_window_save; on aarch64 negate_ra_state: a signed return address */
         pg->st.ra_rule = RULE_OTHER;
         break;
@@ -342,7 +378,8 @@ static int parse_cie(const unsigned char *at, const unsigned char *hi, struct ci
       case 'L': get_fixed(&a, 1); break;
       case 'P': get_encoded(&a, (unsigned char)(get_fixed(&a, 1) & 0x7f)); break;
       case 'S': c->signal_frame = 1; break;
-      case 'B': case 'G': break; /* aarch64 BTI / MTE tagged frames: nothing to read */
+      case 'B':
+      case 'G': break; /* aarch64 BTI / MTE tagged frames: nothing to read */
       default: return -1;
       }
     }
@@ -366,7 +403,7 @@ static long rule_id(const struct cfi_rule *r, struct cfi_rule *rules, size_t *n,
        h = (h + 1) % cap, probes++) {
     if (!hash[h]) {
       rules[*n] = *r;
-      hash[h] = (uint32_t)++*n;
+      hash[h] = (uint32_t)++ * n;
       return (long)(*n - 1);
     }
     if (same_rule(&rules[hash[h] - 1], r)) return (long)(hash[h] - 1);
@@ -385,14 +422,14 @@ static struct cfi_table *pack(const struct rows *rows, int ra_column) {
   size_t nbuckets = (rows->row[n - 1].pc >> CFI_BUCKET_SHIFT) + 2;
   struct cfi_table *t = NULL;
   uint32_t *row = malloc(n * sizeof *row), *bucket = malloc(nbuckets * sizeof *bucket);
-  if (!rules || !hash || !row || !bucket || n >= UINT32_MAX || n > (1u << CFI_RULE_BITS))
-    goto out;
+  if (!rules || !hash || !row || !bucket || n >= UINT32_MAX || n > (1u << CFI_RULE_BITS)) goto out;
   const uint32_t low = (1u << CFI_BUCKET_SHIFT) - 1;
   for (size_t i = 0; i < n; i++) { /* n distinct rules at most: rule_id always finds a slot */
     long id = rule_id(&rows->row[i].r, rules, &nrules, hash, cap);
     row[i] = (rows->row[i].pc & low) << CFI_RULE_BITS | (uint32_t)id;
   }
-  for (size_t b = 0, r = 0; b < nbuckets; b++) { /* r: the first row starting at b's start or later */
+  for (size_t b = 0, r = 0; b < nbuckets;
+       b++) { /* r: the first row starting at b's start or later */
     while (r < n && rows->row[r].pc >> CFI_BUCKET_SHIFT < b) r++;
     bucket[b] = (uint32_t)r;
   }

@@ -49,7 +49,7 @@ static size_t cie(struct asm_buf *a) {
   put1(&body, 1);    /* augmentation data: */
   put1(&body, 0x00); /* FDE pointers: absptr */
   put1(&body, 0x0c), put1(&body, (unsigned)plat_dwarf_sp), put1(&body, 8); /* def_cfa sp, 8 */
-  put1(&body, 0x80 | RA), put1(&body, 1);                                   /* offset ra, 1 */
+  put1(&body, 0x80 | RA), put1(&body, 1);                                  /* offset ra, 1 */
   put4(a, (uint32_t)body.n);
   put(a, body.b, body.n);
   return at;
@@ -76,23 +76,23 @@ static void assemble(void) {
   const unsigned sp = (unsigned)plat_dwarf_sp, fp = (unsigned)plat_dwarf_fp;
   /* f1 at 0x10..0x50: a frame-pointer function */
   const unsigned char f1[] = {
-      0x41,                   /* advance 1 (0x11) */
-      0x0e, 16,               /* def_cfa_offset 16 */
-      0x80 | fp, 2,           /* fp at CFA - 16 */
-      0x43,                   /* advance 3 (0x14) */
-      0x0d, fp,               /* def_cfa_register fp */
-      0x02, 0x2c,             /* advance1 44 (0x40) */
-      0x0a,                   /* remember_state */
-      0x0c, sp, 8,            /* def_cfa sp, 8 */
-      0x41,                   /* advance 1 (0x41) */
-      0x0b,                   /* restore_state */
+      0x41,               /* advance 1 (0x11) */
+      0x0e,      16,      /* def_cfa_offset 16 */
+      0x80 | fp, 2,       /* fp at CFA - 16 */
+      0x43,               /* advance 3 (0x14) */
+      0x0d,      fp,      /* def_cfa_register fp */
+      0x02,      0x2c,    /* advance1 44 (0x40) */
+      0x0a,               /* remember_state */
+      0x0c,      sp,   8, /* def_cfa sp, 8 */
+      0x41,               /* advance 1 (0x41) */
+      0x0b,               /* restore_state */
   };
   /* f2 at 0x50..0x60, right after f1: the first thread function (no caller) */
   const unsigned char f2[] = {0x07, RA}; /* undefined ra */
   /* f3 at 0x80..0x100 (a gap before it): a rule by DWARF expression */
-  const unsigned char f3[] = {0x10, fp, 2, 0x77, 0x00, /* expression fp */
-                              0x50,                    /* advance 16 */
-                              0x0f, 1, 0x9c};          /* def_cfa_expression */
+  const unsigned char f3[] = {0x10, fp, 2,   0x77, 0x00, /* expression fp */
+                              0x50,                      /* advance 16 */
+                              0x0f, 1,  0x9c};           /* def_cfa_expression */
   /* f4 in another bucket: the CIE's rules only */
   const unsigned char f4[] = {0};
   struct asm_buf a = {.n = 0};
@@ -148,26 +148,26 @@ Test(cfi, every_row_of_a_hand_assembled_eh_frame, .init = assemble, .fini = clea
     uint32_t pc;
     const char *want;
   } cases[] = {
-      {0x0f, "(none)"},                 /* before the first function */
-      {0x10, "sp+8 fp=same ra=-8"},     /* entry: the CIE's rules */
-      {0x11, "sp+16 fp=-16 ra=-8"},     /* after push fp */
+      {0x0f, "(none)"},             /* before the first function */
+      {0x10, "sp+8 fp=same ra=-8"}, /* entry: the CIE's rules */
+      {0x11, "sp+16 fp=-16 ra=-8"}, /* after push fp */
       {0x13, "sp+16 fp=-16 ra=-8"},
-      {0x14, "fp+16 fp=-16 ra=-8"},     /* after mov sp, fp */
+      {0x14, "fp+16 fp=-16 ra=-8"}, /* after mov sp, fp */
       {0x3f, "fp+16 fp=-16 ra=-8"},
-      {0x40, "sp+8 fp=-16 ra=-8"},      /* the epilogue, remembered state */
-      {0x41, "fp+16 fp=-16 ra=-8"},     /* restored */
+      {0x40, "sp+8 fp=-16 ra=-8"},  /* the epilogue, remembered state */
+      {0x41, "fp+16 fp=-16 ra=-8"}, /* restored */
       {0x4f, "fp+16 fp=-16 ra=-8"},
-      {0x50, "sp+8 fp=same ra=undef"},  /* the next function starts where f1 ends */
+      {0x50, "sp+8 fp=same ra=undef"}, /* the next function starts where f1 ends */
       {0x5f, "sp+8 fp=same ra=undef"},
-      {0x60, "none"},                   /* a gap: no FDE */
+      {0x60, "none"}, /* a gap: no FDE */
       {0x7f, "none"},
-      {0x80, "general"},                /* an expression: libunwind's */
+      {0x80, "general"}, /* an expression: libunwind's */
       {0xff, "general"},
       {0x100, "none"},
       {0x2fff, "none"},
-      {0x3000, "sp+8 fp=same ra=-8"},   /* another bucket */
+      {0x3000, "sp+8 fp=same ra=-8"}, /* another bucket */
       {0x300f, "sp+8 fp=same ra=-8"},
-      {0x3010, "none"},                 /* past the last function */
+      {0x3010, "none"}, /* past the last function */
       {0x100000, "none"},
   };
   char buf[64];
