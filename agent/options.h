@@ -11,23 +11,25 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define OPT_FILE_MAX 4096 /* bytes of a file= path, its end included */
+
 enum opt_format { FORMAT_FOLDED = 0, FORMAT_TEXT, FORMAT_SVG, FORMAT_HTML };
 enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU };
 
 struct agent_options {
-  uint64_t interval_ns; /* interval=     default 10ms */
-  char file[4096];      /* file=         default sampler-%p.<ext of format>, %p %t expanded */
-  int format;           /* format=       default from the file's extension, else folded */
-  int depth;            /* depth=        default 1024 */
-  int threads;          /* threads       default off */
-  int lines;            /* lines         default off: frames carry their source line */
-  int ann;              /* ann           frames carry their kind _[j] _[i] _[0]; default on for
+  uint64_t interval_ns;    /* interval=     default 10ms */
+  char file[OPT_FILE_MAX]; /* file=       default sampler-%p.<ext of format>, %p %t expanded */
+  int format;              /* format=       default from the file's extension, else folded */
+  int depth;               /* depth=        default 1024 */
+  int threads;             /* threads       default off */
+  int lines;               /* lines         default off: frames carry their source line */
+  int ann;                 /* ann           frames carry their kind _[j] _[i] _[0]; default on for
                                           svg and html, off for folded and text */
-  int codemap;          /* codemap       default on: the compiled-code map (recovery, kinds) */
-  int hasrun;           /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
-  int cstack;           /* cstack=       dwarf (1, default) | no (0): native frames */
-  int jvmthreads;       /* jvmthreads    default on: the JVM's own threads too */
-  int sig;              /* signal=       default SIGRTMIN+4 */
+  int codemap;             /* codemap       default on: the compiled-code map (recovery, kinds) */
+  int hasrun;              /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
+  int cstack;              /* cstack=       dwarf (1, default) | no (0): native frames */
+  int jvmthreads;          /* jvmthreads    default on: the JVM's own threads too */
+  int sig;                 /* signal=       default SIGRTMIN+4 */
   char sig_name[32];
   uint64_t duration_ns; /* duration=     default 0: until the JVM exits */
   int weight;           /* weight=       samples | cpu */

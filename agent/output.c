@@ -11,6 +11,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,37 +30,118 @@ void output_set_program(const char *p) {
   snprintf(program, sizeof program, "%s", p);
 }
 
-/* Creates a temporary file beside `path`; returns its FILE* and name in tmp, or NULL. */
-static FILE *open_temp(const char *path, char *tmp, size_t len) {
-  if ((size_t)snprintf(tmp, len, "%s.XXXXXX", path) >= len) {
-    errno = ENAMETOOLONG;
-    return NULL;
+/* The profile is written into a file that has no name until it is complete (O_TMPFILE, in the
+ * target's directory), then linked in: a writer killed midway (Runtime.halt, SIGKILL, a crash)
+ * leaves nothing behind. Where the file system makes no unnamed files, or /proc/self/fd cannot
+ * name one to link it, a named temporary beside the target is renamed over it at the end. */
+struct out_file {
+  FILE *f;
+  int unnamed;
+  char tmp[OPT_FILE_MAX + 32]; /* the named temporary (unnamed == 0) */
+};
+
+static int unnamed_unusable; /* set when linking an unnamed file failed for want of /proc */
+
+static void dir_of(const char *path, char *dir, size_t len) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, len, ".");
+  else if (slash == path)
+    snprintf(dir, len, "/");
+  else
+    snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/* Opens the file the profile for `path` is written into. Returns 0 or a negative errno. */
+static int out_open(const char *path, struct out_file *o) {
+  if (strlen(path) + 16 >= sizeof o->tmp) return -ENAMETOOLONG;
+  int fd = -1;
+  if (!unnamed_unusable) {
+    char dir[sizeof o->tmp];
+    dir_of(path, dir, sizeof dir);
+    fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666); /* the umask applies, as to any */
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return -errno;
   }
-  int fd = mkstemp(tmp);
-  if (fd < 0) return NULL;
-  fchmod(fd, 0666 & ~plat_umask()); /* as any file the program creates (mkstemp makes 0600) */
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
+  o->unnamed = fd >= 0;
+  if (!o->unnamed) {
+    snprintf(o->tmp, sizeof o->tmp, "%s.XXXXXX", path);
+    fd = mkstemp(o->tmp);
+    if (fd < 0) return -errno;
+    fchmod(fd, 0666 & ~plat_umask()); /* as any file the program creates (mkstemp makes 0600) */
+  }
+  o->f = fdopen(fd, "w");
+  if (!o->f) {
     int e = errno;
     close(fd);
-    unlink(tmp);
-    errno = e;
+    if (!o->unnamed) unlink(o->tmp);
+    return -e;
   }
-  return f;
+  return 0;
+}
+
+/* Gives the unnamed file fd the name path: directly when nothing is there yet, else through a
+ * name of its own renamed over the target (a writer killed between the two leaves that name).
+ * Returns 0 or a negative errno. */
+static int link_unnamed(int fd, const char *path) {
+  char proc[64], tmp[OPT_FILE_MAX + 32];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+  if (errno != EEXIST) return -errno;
+  for (unsigned i = 0; i < 1000; i++) {
+    snprintf(tmp, sizeof tmp, "%s.%d-%u", path, (int)getpid(), i);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+      if (rename(tmp, path) == 0) return 0;
+      int e = errno;
+      unlink(tmp);
+      return -e;
+    }
+    if (errno != EEXIST) return -errno;
+  }
+  return -EEXIST;
+}
+
+/* Finishes the file: flushed, synced, and named path — or, when rc (the writing's result) or
+ * any of that failed, gone. Returns rc or the first failure, negative. */
+static int out_commit(struct out_file *o, const char *path, int rc) {
+  if (fflush(o->f) != 0 || ferror(o->f)) rc = rc ? rc : -errno;
+  if (!rc && fsync(fileno(o->f)) != 0) rc = -errno;
+  if (!rc && o->unnamed) rc = link_unnamed(fileno(o->f), path);
+  if (fclose(o->f) != 0 && !rc) rc = -errno;
+  if (!o->unnamed) {
+    if (!rc && rename(o->tmp, path) != 0) rc = -errno;
+    if (rc) unlink(o->tmp);
+  }
+  return rc > 0 ? -rc : rc;
 }
 
 int output_check_writable(const struct agent_options *o, char *err, size_t errlen) {
-  char tmp[sizeof o->file + 16];
-  FILE *f = open_temp(o->file, tmp, sizeof tmp);
-  if (!f) {
-    int e = errno;
+  struct out_file of;
+  int rc = out_open(o->file, &of);
+  if (!rc && of.unnamed) { /* can it be given a name? (/proc mounted, links allowed) */
+    char probe[sizeof of.tmp];
+    snprintf(probe, sizeof probe, "%s.%d-probe", o->file, (int)getpid());
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(of.f));
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, probe, AT_SYMLINK_FOLLOW) == 0) {
+      unlink(probe);
+    } else if (errno == ENOENT) { /* no /proc: named temporaries then */
+      unnamed_unusable = 1;
+      fclose(of.f);
+      rc = out_open(o->file, &of);
+    } else {
+      rc = -errno;
+      fclose(of.f);
+      of.f = NULL;
+    }
+  }
+  if (rc) {
     snprintf(err, errlen,
              "file=%s: cannot be written (a temporary file beside it could not be created: %s)",
-             o->file, strerror(e));
-    return -e;
+             o->file, strerror(-rc));
+    return rc;
   }
-  fclose(f);
-  unlink(tmp);
+  fclose(of.f);
+  if (!of.unnamed) unlink(of.tmp);
   struct stat st;
   if (stat(o->file, &st) == 0 && S_ISDIR(st.st_mode)) {
     snprintf(err, errlen, "file=%s: is a directory", o->file);
@@ -354,14 +436,13 @@ static int write_text(FILE *f, const struct agent_options *o) {
 }
 
 int output_write(const struct agent_options *o, char *err, size_t errlen) {
-  char tmp[sizeof o->file + 16];
-  FILE *f = open_temp(o->file, tmp, sizeof tmp);
-  if (!f) {
-    int e = errno;
-    snprintf(err, errlen, "cannot write %s: %s", o->file, strerror(e));
-    return -e;
+  struct out_file of;
+  int rc = out_open(o->file, &of);
+  if (rc) {
+    snprintf(err, errlen, "cannot write %s: %s", o->file, strerror(-rc));
+    return rc;
   }
-  int rc = 0;
+  FILE *f = of.f;
   if (o->format == FORMAT_TEXT) {
     rc = write_text(f, o);
   } else {
@@ -400,13 +481,8 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
       free(c.frames);
     }
   }
-  if (fflush(f) != 0 || ferror(f)) rc = rc ? rc : -errno;
-  if (!rc && fsync(fileno(f)) != 0) rc = -errno;
-  if (fclose(f) != 0 && !rc) rc = -errno;
-  if (!rc && rename(tmp, o->file) != 0) rc = -errno;
+  rc = out_commit(&of, o->file, rc);
   if (rc) {
-    unlink(tmp);
-    if (rc > 0) rc = -rc;
     snprintf(err, errlen, "cannot write %s: %s", o->file, strerror(-rc));
     return rc;
   }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fake_jvm.h"
@@ -181,4 +183,65 @@ Test(output, the_file_mode_follows_the_umask) {
   cr_assert_eq(stat(o.file, &st), 0);
   cr_expect_eq(st.st_mode & 0777, 0644u, "umask 022: %o", st.st_mode & 0777);
   umask(old);
+}
+
+/* 1 when the file at path ends as a complete page does. */
+static int ends_with_html(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char tail[64] = {0};
+  fseek(f, -(long)(sizeof tail - 1), SEEK_END);
+  size_t n = fread(tail, 1, sizeof tail - 1, f);
+  fclose(f);
+  tail[n] = '\0';
+  return strstr(tail, "</html>") != NULL;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+Test(output, a_writer_killed_at_any_moment_leaves_the_whole_profile_or_nothing) {
+  /* 30,000 more stacks: a page that takes a while to write */
+  uint32_t root = intern_string("main", 4);
+  for (int i = 0; i < 30000; i++) {
+    char m[32], c[32];
+    int km = snprintf(m, sizeof m, "Work.m%d", i),
+        kc = snprintf(c, sizeof c, "Caller.c%d", i % 101);
+    uint32_t s[] = {root, intern_string(c, (size_t)kc), intern_string(m, (size_t)km)};
+    cr_assert_eq(traces_add(s, 3, 1, 1000), 0);
+  }
+  struct agent_options o;
+  options_for(&o, "p.html", NULL);
+  char err[512];
+  double t0 = now_s();
+  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  double took = now_s() - t0;
+  cr_assert(ends_with_html(o.file));
+  unlink(o.file);
+  int whole = 0, none = 0;
+  unsigned seed = 7;
+  for (int round = 0; round < 40; round++) {
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) _exit(output_write(&o, err, sizeof err) == 0 ? 0 : 1);
+    usleep((useconds_t)(took * 1.2e6 * (double)(rand_r(&seed) % 1000) / 1000.0));
+    kill(child, SIGKILL); /* as Runtime.halt or a crash would end the writer */
+    waitpid(child, NULL, 0);
+    cr_expect_eq(others_in_dir("p.html"), 0, "round %d: no temporary file left", round);
+    struct stat st;
+    if (stat(o.file, &st) == 0) {
+      cr_expect(ends_with_html(o.file), "round %d: a profile that is there is complete", round);
+      whole++;
+      unlink(o.file);
+    } else {
+      none++;
+    }
+  }
+  cr_expect_gt(none, 0, "some writers were killed midway (%d of 40; a write takes %.0f ms)", none,
+               took * 1e3);
+  cr_log_info("40 writers killed: %d finished, %d midway; a write takes %.0f ms", whole, none,
+              took * 1e3);
 }
