@@ -92,7 +92,9 @@ def tmpfile(suffix):
 
 
 def no_temp_left(path):
-    left = glob.glob(path + ".??????")
+    """Nothing but the profile: neither the named temporary of file systems without unnamed files
+    (path.XXXXXX) nor the link a replacement goes through (path.PID-N)."""
+    left = glob.glob(glob.escape(path) + ".*")
     check(not left, f"temporary files left behind: {left}")
 
 
@@ -636,6 +638,142 @@ def case_same_result():
     b = run("interval=1ms", "spin", 1)
     check(a.returncode == b.returncode == 0, "exit status")
     check("result done" in a.stdout and "result done" in b.stdout, "output")
+
+
+# ---- torture: the JVM at its busiest, sampled at 100 us: no crash, no hang, every profile whole ----
+
+def error_file_flag():
+    return f"-XX:ErrorFile={ARGS.tmp}/hs_err_%p.log"
+
+
+def no_crash(returncode, want, err):
+    crashes = glob.glob(os.path.join(ARGS.tmp, "hs_err_*.log"))
+    check(not crashes, f"the JVM crashed: {crashes}: " + (open(crashes[0]).read()[:2000] if crashes else ""))
+    check(returncode == want, f"exit status {returncode}, want {want}: {err[-1500:]}")
+
+
+def torture(opts, scenario, seconds, extra_jvm=(), extra_args=(), want=0, timeout=120):
+    """Runs a scenario to its end; checks it neither crashed nor hung, that the profile is whole
+    (every line folded, the last one ended) and holds what the summary line counted, and that no
+    temporary file is left. Returns (process, stacks, summary)."""
+    out = tmpfile(".folded")
+    p = run(f"{opts},file={out}", scenario, seconds, timeout, extra_jvm=[*extra_jvm, error_file_flag()],
+            extra_args=extra_args)
+    no_crash(p.returncode, want, p.stderr)
+    stacks = parse_folded(out)
+    s = summary(p.stderr)
+    check(sum(stacks.values()) == int(s["samples"]),
+          f"the file holds {sum(stacks.values())} samples, the summary says {s['samples']}")
+    no_temp_left(out)
+    return p, stacks, s
+
+
+def case_torture_churn():
+    """Thousands of threads a second start, work ~20 us and end, sampled at 100 us. (Their own
+    CPU is mostly lost: a thread that ends before the next tick is never asked — a known limit,
+    counted in coverage.)"""
+    p, stacks, s = torture("interval=100us,threads", "churn", 4)
+    started = int(re.search(r"^threads (\d+)$", p.stdout, re.M).group(1))
+    spawners = sum(n for k, n in stacks.items() if k.startswith("[spawner-"))
+    print(f"{started} threads started and ended; {s['samples']} samples, {spawners} in the spawners; "
+          f"threads seen {s.get('threads')}, lost {s.get('lost_samples')}, timed out {s.get('timed_out')}, "
+          f"faults {s.get('faults')}, coverage {s.get('coverage')}%")
+    check(started >= 4000, f"only {started} threads in 4 s: not a churn")
+    check(int(s["threads"]) >= started, f"{started} threads started, {s['threads']} registered")
+    check(spawners > 0, "no sample in the threads that start the others")
+
+
+def case_torture_deopt():
+    """Compiled code invalidated thousands of times a second (a MutableCallSite switched under a
+    hot loop), sampled at 100 us."""
+    p, stacks, s = torture("interval=100us,threads,ann", "deopt", 4)
+    switches = int(re.search(r"^switches (\d+)$", p.stdout, re.M).group(1))
+    thread = sum(n for k, n in stacks.items() if k.startswith("[deopt tid="))
+    in_storm = sum(n for k, n in stacks.items() if k.startswith("[deopt tid=") and "deoptStorm" in k)
+    compilers = sum(n for k, n in stacks.items() if re.match(r"^\[C[12] CompilerThre", k))
+    print(f"{switches} call-site switches; {s['samples']} samples: the deopt thread {thread}, "
+          f"{in_storm} of them under deoptStorm; the compilers {compilers}; "
+          f"asgct_fail {s.get('asgct_fail')}, faults {s.get('faults')}")
+    check(switches >= 1000, f"only {switches} switches in 4 s")
+    check(in_storm >= 0.8 * thread, f"only {in_storm} of the deopt thread's {thread} samples under deoptStorm")
+
+
+def case_torture_unload():
+    """Classes loaded, compiled and unloaded in a loop, sampled at 100 us."""
+    payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
+    p, stacks, s = torture("interval=100us,threads,ann", "unload", 5, extra_args=[payload])
+    unloaded = int(re.search(r"^unloaded (\d+)$", p.stdout, re.M).group(1))
+    print(f"{unloaded} classes unloaded; {s['samples']} samples; faults {s.get('faults')}")
+    check(unloaded >= 8, f"only {unloaded} classes unloaded in 5 s")
+
+
+def case_torture_collectors():
+    """Each collector the JVM has (Serial, Parallel, G1, Z, Shenandoah) under allocation
+    pressure in a 64 MiB heap, at 1 ms with the JVM's threads."""
+    ran = []
+    for gc in ("Serial", "Parallel", "G1", "Z", "Shenandoah"):
+        flag = f"-XX:+Use{gc}GC"
+        probe = subprocess.run([ARGS.java, flag, "-version"], capture_output=True, text=True, timeout=60)
+        if probe.returncode != 0:
+            print(f"{gc}: not in this JVM ({probe.stderr.strip().splitlines()[0] if probe.stderr.strip() else probe.returncode})")
+            continue
+        p, stacks, s = torture("interval=1ms,threads", "gc", 2, extra_jvm=["-Xmx64m", flag])
+        churn = sum(n for k, n in stacks.items() if "Scenarios.churn" in k)
+        native = sum(n for k, n in stacks.items() if not re.search(r"^\[(churn-\d|main|DestroyJavaVM) tid=", k))
+        print(f"{gc}: {s['samples']} samples, {churn} in the allocating threads, {native} in the JVM's own "
+              f"threads; coverage {s.get('coverage')}%, faults {s.get('faults')}")
+        check(churn > 0, f"{gc}: no sample in the allocating threads")
+        ran.append(gc)
+    check(len(ran) >= 3, f"only {ran} could run")
+
+
+def case_torture_exits():
+    """The JVM ends while sampled at 100 us: System.exit at random moments, SIGTERM at random
+    moments (one before the agent's thread may be up), kill -3 three times then SIGTERM. Every
+    profile that is there is whole; none is half-written or left as a temporary file."""
+    import random
+    rnd = random.Random(11)
+    for i in range(3):
+        secs = round(rnd.uniform(0.3, 1.5), 2)
+        out = tmpfile(".folded")
+        p = run(f"interval=100us,file={out}", "exit", secs, extra_jvm=[error_file_flag()])
+        no_crash(p.returncode, 3, p.stderr)
+        n = sum(parse_folded(out).values())
+        check(n == int(summary(p.stderr)["samples"]), "the file and the summary disagree")
+        no_temp_left(out)
+        print(f"System.exit after {secs} s: {n} samples")
+    for delay in [0.05] + [round(rnd.uniform(0.3, 1.5), 2) for _ in range(3)]:
+        out = tmpfile(".folded")
+        proc = subprocess.Popen(java_cmd(f"interval=100us,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        no_crash(proc.returncode, 143, err)
+        if os.path.exists(out):
+            n = sum(parse_folded(out).values())
+            print(f"SIGTERM after {delay} s: {n} samples")
+        else:
+            check(delay < 0.3, f"SIGTERM after {delay} s: no profile: {err[-1000:]}")
+            print(f"SIGTERM after {delay} s: before the agent could write (no profile, nothing left)")
+        no_temp_left(out)
+    for i in range(2):
+        out = tmpfile(".folded")
+        proc = subprocess.Popen(java_cmd(f"interval=100us,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        for _ in range(3):
+            proc.send_signal(signal.SIGQUIT)
+            time.sleep(0.2)
+        check(proc.poll() is None, "the JVM died on kill -3")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        no_crash(proc.returncode, 143, err)
+        n = sum(parse_folded(out).values())
+        check(n == int(summary(err)["samples"]), "the file and the summary disagree")
+        check(err.count("profile so far written") >= 1, "no kill -3 profile was written")
+        no_temp_left(out)
+        print(f"kill -3 x3 then SIGTERM: {err.count('profile so far written')} dumps, final {n} samples")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

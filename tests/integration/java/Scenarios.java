@@ -19,6 +19,11 @@
 //   jit       one thread loading Payload0..7 (directory: third argument) through fresh class
 //             loaders and running each briefly: the JIT compiler threads work
 //   mixed     Java compute, JNI compute and allocation side by side (JNI library: third argument)
+//   churn     two threads starting short-lived threads (~20 us of work each) one after another,
+//             thousands a second; prints "threads N"
+//   deopt     one thread calling through a MutableCallSite whose target it switches every
+//             2,000 calls: each switch invalidates the compiled code that inlined the old one
+//             (a deoptimization storm); prints "switches N"
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -181,6 +186,47 @@ public class Scenarios {
         sink += h;
     }
 
+    // ---- torture: thread churn, deoptimization ----
+    static final java.util.concurrent.atomic.AtomicLong started = new java.util.concurrent.atomic.AtomicLong();
+
+    static long churnWork() {
+        long h = 7;
+        for (int i = 0; i < 20_000; i++) h = h * 31 + i;
+        return h;
+    }
+
+    static void spawnThreads() {
+        while (!stop) {
+            Thread t = new Thread(() -> sink += churnWork());
+            t.start();
+            started.incrementAndGet();
+            try { t.join(); } catch (InterruptedException e) { return; }
+        }
+    }
+
+    static long deoptTargetA(long x) { return x * 3 + 1; }
+    static long deoptTargetB(long x) { return x * 5 + 2; }
+    static long switches;
+
+    static long deoptStorm() {
+        try {
+            java.lang.invoke.MethodHandles.Lookup l = java.lang.invoke.MethodHandles.lookup();
+            java.lang.invoke.MethodType t = java.lang.invoke.MethodType.methodType(long.class, long.class);
+            java.lang.invoke.MethodHandle a = l.findStatic(Scenarios.class, "deoptTargetA", t);
+            java.lang.invoke.MethodHandle b = l.findStatic(Scenarios.class, "deoptTargetB", t);
+            java.lang.invoke.MutableCallSite site = new java.lang.invoke.MutableCallSite(a);
+            java.lang.invoke.MethodHandle call = site.dynamicInvoker();
+            long h = 0;
+            while (!stop) {
+                for (int i = 0; i < 2_000; i++) h += (long) call.invokeExact(h + i);
+                site.setTarget(++switches % 2 == 0 ? a : b); // the code that inlined the target is invalidated
+            }
+            return h;
+        } catch (Throwable e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static Thread worker(String name, Runnable r) {
         final int idx = workers.size();
         Thread t = new Thread(() -> {
@@ -271,6 +317,13 @@ public class Scenarios {
                 });
                 millis = Long.MAX_VALUE / 2;
                 break;
+            case "churn":
+                worker("spawner-0", Scenarios::spawnThreads);
+                worker("spawner-1", Scenarios::spawnThreads);
+                break;
+            case "deopt":
+                worker("deopt", () -> sink += deoptStorm());
+                break;
             case "exit":
             case "forever":
                 worker("busy-alpha", () -> sink += busyAlpha());
@@ -293,6 +346,8 @@ public class Scenarios {
         LockSupport.unpark(null);
         for (Thread t : workers) t.join();
         for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
+        if (scenario.equals("churn")) System.out.println("threads " + started.get());
+        if (scenario.equals("deopt")) System.out.println("switches " + switches);
         System.out.println("result done");
     }
 }
