@@ -367,7 +367,14 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
                " (choose another signal=)\n");
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
-  fprintf(f, "  not stored (no memory) %" PRIu64 "\n", n->store_failed);
+  fprintf(f,
+          "  stacks not kept       %" PRIu64 " (the stack table full: %" PRIu64
+          "; the rest no memory): kept under [stack not kept: table full]\n",
+          n->store_failed, n->stacks_refused);
+  fprintf(f,
+          "  names not kept        %" PRIu64 " (the name table full: [name not kept: table full]);"
+          " names looked up again %" PRIu64 " (their cache full)\n",
+          n->names_refused, n->keys_refused);
   fprintf(f,
           "  faults contained      %" PRIu64
           " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
@@ -503,7 +510,7 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " cost_median_us=%.1f cost_p99_us=%.1f native_median_us=%.1f native_p99_us=%.1f"
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
-          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 "\n",
+          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64 "\n",
           o->file, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -511,6 +518,6 @@ void output_summary(FILE *out, const struct agent_options *o) {
           us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
-          r.faults);
+          r.faults, n->store_failed + n->names_refused);
   fflush(out);
 }

@@ -21,7 +21,28 @@ static struct {
   struct itab index;
   const char **_Atomic chunks[MAX_CHUNKS];
   _Atomic size_t count;
-} interner = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  size_t bytes;                /* of the names' text */
+  size_t max_names, max_bytes; /* under mu */
+  uint64_t refused;            /* under mu */
+} interner = {
+    .mu = PTHREAD_MUTEX_INITIALIZER, .max_names = INTERN_MAX_NAMES, .max_bytes = INTERN_MAX_BYTES};
+
+_Static_assert(INTERN_MAX_NAMES <= (size_t)MAX_CHUNKS * CHUNK_NAMES, "chunks for every name");
+
+void intern_set_limits(size_t names, size_t bytes) {
+  pthread_mutex_lock(&interner.mu);
+  interner.max_names =
+      names < (size_t)MAX_CHUNKS * CHUNK_NAMES ? names : (size_t)MAX_CHUNKS * CHUNK_NAMES;
+  interner.max_bytes = bytes;
+  pthread_mutex_unlock(&interner.mu);
+}
+
+uint64_t intern_refused(void) {
+  pthread_mutex_lock(&interner.mu);
+  uint64_t n = interner.refused;
+  pthread_mutex_unlock(&interner.mu);
+  return n;
+}
 
 const char *intern_name(uint32_t id) {
   if (id >= atomic_load_explicit(&interner.count, memory_order_acquire)) return "[bad frame id]";
@@ -74,7 +95,11 @@ static uint32_t intern_clean(const char *s, size_t len) {
   pthread_mutex_lock(&interner.mu);
   size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
   id = itab_find(&interner.index, h, same, &probe);
-  if (id != ITAB_EMPTY || n >= (size_t)MAX_CHUNKS * CHUNK_NAMES) goto out;
+  if (id != ITAB_EMPTY) goto out;
+  if (n >= interner.max_names || interner.bytes + len + 1 > interner.max_bytes) {
+    interner.refused++;
+    goto out;
+  }
   const char **chunk =
       atomic_load_explicit(&interner.chunks[n / CHUNK_NAMES], memory_order_relaxed);
   if (!chunk) {
@@ -91,6 +116,7 @@ static uint32_t intern_clean(const char *s, size_t len) {
     goto out;
   }
   chunk[n % CHUNK_NAMES] = copy;
+  interner.bytes += len + 1;
   atomic_store_explicit(&interner.count, n + 1, memory_order_release);
   id = (uint32_t)n;
 out:

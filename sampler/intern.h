@@ -21,8 +21,18 @@
 #define INTERN_NO_ID UINT32_MAX
 
 /* The id of the `len` bytes at s (interned on first sight), or INTERN_NO_ID when out of
- * memory or when the interner is full (4,194,304 names). Thread-safe; not signal-safe. */
+ * memory or when the interner is full (intern_set_limits; counted: intern_refused). Thread-safe;
+ * not signal-safe. */
 uint32_t intern_string(const char *s, size_t len);
+
+/* The interner's limits: names, and bytes of their text. Defaults INTERN_MAX_NAMES and
+ * INTERN_MAX_BYTES; tests set small ones. Thread-safe. */
+#define INTERN_MAX_NAMES (4u << 20)
+#define INTERN_MAX_BYTES (128u << 20)
+void intern_set_limits(size_t names, size_t bytes);
+
+/* Names refused so far because the interner was full. Thread-safe. */
+uint64_t intern_refused(void);
 
 /* The NUL-terminated name with this id, valid until the process ends; "[bad frame id]" for an
  * id never handed out. Lock-free: safe against concurrent intern_string. */

@@ -27,9 +27,12 @@ int record_init(void) {
   loop.id_truncated = intern_string("[callers not walked]", 20);
   loop.id_jvm = intern_string("[JVM runtime]", 13);
   loop.id_self = intern_string("[sampler thread (this profiler)]", 32);
+  loop.id_name_full = intern_string("[name not kept: table full]", 27);
+  loop.id_stack_full = intern_string("[stack not kept: table full]", 28);
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
                  loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
-                 loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID
+                 loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID ||
+                 loop.id_name_full == TRACES_NO_ID || loop.id_stack_full == TRACES_NO_ID
              ? -ENOMEM
              : 0;
 }
@@ -104,10 +107,17 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   return 1;
 }
 
+/* Stores the stack in loop.fbuf[0..n). A frame whose name the full name table refused stands
+ * as [name not kept: table full]; a stack the stack table cannot take (its limits, or no
+ * memory) is kept, weights and all, under [stack not kept: table full]: nothing is dropped. */
 static void store(int n, uint64_t units, uint64_t cpu_ns) {
+  for (int i = 0; i < n; i++)
+    if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
   if (traces_add(loop.fbuf, n, units, cpu_ns) != 0) {
     loop.st.store_failed++;
-    return;
+    loop.not_kept.samples++;
+    loop.not_kept.units += units;
+    loop.not_kept.cpu_ns += cpu_ns;
   }
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;

@@ -132,6 +132,11 @@ void sampler_report(struct sampler_report *r) {
   memset(r, 0, sizeof *r);
   traces_lock();
   r->n = loop.st;
+  struct traces_refusals tr;
+  traces_refused(&tr);
+  r->n.stacks_refused = tr.stacks;
+  r->n.keys_refused = tr.keys;
+  r->n.names_refused = intern_refused();
   r->stacks = traces_count();
   r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
   r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
@@ -182,6 +187,11 @@ void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s),
   struct foreach_ctx c = {fn, ctx};
   traces_lock();
   traces_foreach(one_stack, &c);
+  if (loop.not_kept.samples) { /* the captures the stack table could not take */
+    struct sampler_stack s = {&loop.id_stack_full, 1, loop.not_kept.samples, loop.not_kept.units,
+                              loop.not_kept.cpu_ns};
+    fn(ctx, &s);
+  }
   traces_unlock();
 }
 

@@ -145,7 +145,11 @@ struct sampler_counters {
   uint64_t lost_units;   /* units kept under [sample lost] */
   uint64_t lost_cpu_ns;  /* their CPU time */
   uint64_t unwalked_cpu_ns; /* CPU of stacks left under a failure frame: no frame walked at all */
-  uint64_t store_failed;    /* captures that could not be stored (out of memory) */
+  uint64_t store_failed;    /* captures whose stack could not be stored (no memory, or the
+                               stack table full): kept under [stack not kept: table full] */
+  uint64_t stacks_refused;  /* of those, refused by the stack table's limits (traces.h) */
+  uint64_t keys_refused;    /* frame names not cached: the cache was full (looked up again) */
+  uint64_t names_refused;   /* names not kept: the name table was full ([name not kept: ...]) */
   uint64_t blocked;         /* captures that found the thread blocked in a system call */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
   uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */

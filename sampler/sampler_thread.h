@@ -58,6 +58,10 @@ struct loop_state {
   int seen_registered;       /* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self;
+  uint32_t id_name_full, id_stack_full; /* what stands in when a table is full */
+  struct {
+    uint64_t samples, units, cpu_ns;
+  } not_kept; /* captures whose stack the table could not store: one stack of their own */
   uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
   pid_t self;              /* the sampler thread's own tid: never sampled */

@@ -29,6 +29,19 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+static struct {
+  size_t stacks, frames, keys;
+} limit = {TRACES_MAX_STACKS, TRACES_MAX_FRAMES, TRACES_MAX_KEYS};
+static struct traces_refusals refused;
+
+void traces_set_limits(size_t stacks, size_t frames, size_t keys) {
+  limit.stacks = stacks;
+  limit.frames = frames;
+  limit.keys = keys;
+}
+
+void traces_refused(struct traces_refusals *out) { *out = refused; }
+
 struct key_entry {
   struct traces_key key;
   uint32_t id;
@@ -77,6 +90,10 @@ int traces_key_put(struct traces_key key, uint32_t id) {
     keys[i].id = id;
     return 0;
   }
+  if (nkeys >= limit.keys) {
+    refused.keys++;
+    return -ENOSPC;
+  }
   if (grow((void **)&keys, &keys_cap, nkeys + 1, sizeof *keys)) return -ENOMEM;
   if (itab_insert(&key_tab, key_hash(key), (uint32_t)nkeys)) return -ENOMEM;
   keys[nkeys++] = (struct key_entry){key, id};
@@ -102,6 +119,10 @@ int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns) {
   uint64_t h = itab_hash_bytes(frames, (size_t)n * sizeof *frames);
   uint32_t i = itab_find(&trace_tab, h, trace_eq, &probe);
   if (i == ITAB_EMPTY) {
+    if (ntraces >= limit.stacks || pool_len + (size_t)n > limit.frames) {
+      refused.stacks++;
+      return -ENOSPC;
+    }
     if (grow((void **)&traces, &traces_cap, ntraces + 1, sizeof *traces) ||
         grow((void **)&frame_pool, &pool_cap, pool_len + (size_t)n, sizeof *frame_pool) ||
         itab_insert(&trace_tab, h, (uint32_t)ntraces))

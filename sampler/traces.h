@@ -3,7 +3,9 @@
  * name, and the table of distinct stacks with their weights.
  *
  * Only the sampler thread adds; a dump reads. Callers serialize with traces_lock() /
- * traces_unlock() (a mutex: never from a signal handler). All of it grows with malloc.
+ * traces_unlock() (a mutex: never from a signal handler). All of it grows with malloc, up to
+ * limits (traces_set_limits): a run of hours keeps its memory bounded, and what the limits
+ * refuse is counted (traces_refused).
  */
 #ifndef SAMPLER_TRACES_H
 #define SAMPLER_TRACES_H
@@ -18,6 +20,21 @@
 /* Initializes the tables. Returns 0 or -ENOMEM. */
 int traces_init(void);
 
+/* The limits: distinct stacks, frames stored in them, and cached keys. Defaults:
+ * TRACES_MAX_STACKS, TRACES_MAX_FRAMES, TRACES_MAX_KEYS (~200 MB at most together). Tests set
+ * small ones. Callers hold the lock. */
+#define TRACES_MAX_STACKS (1u << 20)
+#define TRACES_MAX_FRAMES (32u << 20)
+#define TRACES_MAX_KEYS (4u << 20)
+void traces_set_limits(size_t stacks, size_t frames, size_t keys);
+
+/* What the limits refused so far: new stacks (their captures: the caller stores them elsewhere)
+ * and keys (not cached: the name is looked up again next time). */
+struct traces_refusals {
+  uint64_t stacks, keys;
+};
+void traces_refused(struct traces_refusals *out);
+
 void traces_lock(void);
 void traces_unlock(void);
 
@@ -30,11 +47,12 @@ struct traces_key {
 /* The frame id cached for a key, or TRACES_NO_ID. */
 uint32_t traces_key_get(struct traces_key key);
 
-/* Caches id for key. Returns 0 or -ENOMEM. */
+/* Caches id for key. Returns 0, -ENOMEM, or -ENOSPC (the limit: counted). */
 int traces_key_put(struct traces_key key, uint32_t id);
 
 /* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
- * CPU nanoseconds. Returns 0 or -ENOMEM (the capture is then not stored; the caller counts it). */
+ * CPU nanoseconds. Returns 0, or -ENOMEM or -ENOSPC (a new stack past the limits: counted) —
+ * then the capture is not stored and the caller stores it elsewhere. */
 int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns);
 
 struct trace_view {

@@ -15,6 +15,7 @@
 #include "fake_jvm.h"
 #include "platform.h"
 #include "sampler.h"
+#include "traces.h"
 
 static atomic_int stop_workers;
 
@@ -293,4 +294,34 @@ Test(sampler, a_replaced_handler_stops_the_signals) {
   cr_expect_eq(r[0].handler_replaced, 1, "the replaced handler was noticed");
   cr_expect_geq(r[0].n.timed_out, 1u);
   cr_expect_eq(r[1].n.requests, r[0].n.requests, "no signal sent after it was noticed");
+}
+
+struct not_kept_tally {
+  uint64_t units, stacks, in_overflow;
+};
+
+static void tally_not_kept(void *ctx, const struct sampler_stack *t) {
+  struct not_kept_tally *k = ctx;
+  k->units += t->units;
+  k->stacks++;
+  if (t->n == 1 && !strcmp(sampler_frame_name(t->frames[0]), "[stack not kept: table full]"))
+    k->in_overflow += t->units;
+}
+
+Test(sampler, a_full_stack_table_keeps_every_sample_under_one_stack) {
+  traces_lock();
+  traces_set_limits(1, 1u << 20, 1u << 20); /* one stack; the rest cannot be kept */
+  traces_unlock();
+  struct sampler_counters st;
+  run(SAMPLER_HASRUN_AUTO, 2, 0, 1, 300, &st);
+  struct not_kept_tally k = {0};
+  sampler_foreach_stack(tally_not_kept, &k);
+  cr_log_info("units %lu in %lu stacks, %lu of them not kept; store_failed %lu refused %lu",
+              (unsigned long)k.units, (unsigned long)k.stacks, (unsigned long)k.in_overflow,
+              (unsigned long)st.store_failed, (unsigned long)st.stacks_refused);
+  cr_expect_eq(k.stacks, 2u, "the one stack kept and [stack not kept: table full]");
+  cr_expect_gt(k.in_overflow, 0u);
+  cr_expect_eq(k.units, st.units, "every sample is in the profile");
+  cr_expect_gt(st.stacks_refused, 0u);
+  cr_expect_eq(st.store_failed, st.stacks_refused, "refused by the limit, not for want of memory");
 }

@@ -1,5 +1,7 @@
-/* Unit tests of trace storage (interning, key cache, stack aggregation) and histograms. */
+/* Unit tests of trace storage (interning, key cache, stack aggregation, their limits) and
+ * histograms. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,4 +164,39 @@ Test(intern, names_are_cleaned_for_the_outputs) {
     cr_expect_str_eq(intern_name(id), cases[i].clean, "%s", cases[i].raw);
   }
   cr_expect_eq(intern_string("a;b", 3), intern_string("a:b", 3), "names that clean alike are one");
+}
+
+Test(traces, the_stack_table_and_the_key_cache_stop_at_their_limits_and_count) {
+  cr_assert_eq(traces_init(), 0);
+  traces_lock();
+  traces_set_limits(2, 1000, 1);
+  uint32_t a[] = {1, 2}, b[] = {1, 3}, c[] = {1, 4};
+  cr_expect_eq(traces_add(a, 2, 1, 10), 0);
+  cr_expect_eq(traces_add(b, 2, 1, 10), 0);
+  cr_expect_eq(traces_add(c, 2, 1, 10), -ENOSPC, "a third distinct stack is refused");
+  cr_expect_eq(traces_add(a, 2, 5, 50), 0, "a stack already kept still takes captures");
+  cr_expect_eq(traces_count(), 2);
+  cr_expect_eq(traces_key_put((struct traces_key){1, 1}, 7), 0);
+  cr_expect_eq(traces_key_put((struct traces_key){2, 1}, 8), -ENOSPC, "the key cache is full");
+  cr_expect_eq(traces_key_get((struct traces_key){1, 1}), 7u, "what it holds it keeps");
+  traces_set_limits(100, 5, 100); /* frames: 4 stored, one more stack of 2 would pass 5 */
+  cr_expect_eq(traces_add(c, 2, 1, 10), -ENOSPC, "the frame pool is full");
+  struct traces_refusals r;
+  traces_refused(&r);
+  cr_expect_eq(r.stacks, 2u);
+  cr_expect_eq(r.keys, 1u);
+  traces_unlock();
+}
+
+Test(intern, the_name_table_stops_at_its_limits_and_counts) {
+  uint32_t old = intern_string("kept.before", 11);
+  cr_assert_neq(old, INTERN_NO_ID);
+  size_t n = intern_count();
+  intern_set_limits(n + 1, 1u << 20);
+  cr_expect_neq(intern_string("one.more", 8), INTERN_NO_ID);
+  cr_expect_eq(intern_string("one.too.many", 12), INTERN_NO_ID, "past the name limit");
+  cr_expect_eq(intern_string("kept.before", 11), old, "names kept are still found");
+  intern_set_limits(1000, 0); /* no more bytes */
+  cr_expect_eq(intern_string("x", 1), INTERN_NO_ID, "past the byte limit");
+  cr_expect_eq(intern_refused(), 2u);
 }

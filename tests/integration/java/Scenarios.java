@@ -24,6 +24,9 @@
 //   deopt     one thread calling through a MutableCallSite whose target it switches every
 //             2,000 calls: each switch invalidates the compiled code that inlined the old one
 //             (a deoptimization storm); prints "switches N"
+//   soak      for long runs: a thread starting a short-lived thread every millisecond, one
+//             loading, running and dropping Payload classes (directory: third argument), one
+//             allocating, one computing
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -324,6 +327,19 @@ public class Scenarios {
             case "deopt":
                 worker("deopt", () -> sink += deoptStorm());
                 break;
+            case "soak":
+                worker("spawner", () -> {
+                    while (!stop) {
+                        Thread t = new Thread(() -> sink += churnWork());
+                        t.start();
+                        started.incrementAndGet();
+                        try { t.join(); Thread.sleep(1); } catch (InterruptedException e) { return; }
+                    }
+                });
+                worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
+                worker("churn-0", () -> sink += churn());
+                worker("busy-alpha", () -> sink += busyAlpha());
+                break;
             case "exit":
             case "forever":
                 worker("busy-alpha", () -> sink += busyAlpha());
@@ -346,7 +362,7 @@ public class Scenarios {
         LockSupport.unpark(null);
         for (Thread t : workers) t.join();
         for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
-        if (scenario.equals("churn")) System.out.println("threads " + started.get());
+        if (scenario.equals("churn") || scenario.equals("soak")) System.out.println("threads " + started.get());
         if (scenario.equals("deopt")) System.out.println("switches " + switches);
         System.out.println("result done");
     }

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Does the agent's memory stay flat over a long run? A soak test.
+
+    bench/soak.py [--seconds 3600] [--interval 1ms] [--opts threads] [--build build] [--check MB]
+
+Runs the `soak` scenario of the integration tests (a thread starting a short-lived thread every
+millisecond, one loading, running and dropping classes through fresh class loaders, one
+allocating, one computing) with the agent, and beside it the same scenario without the agent,
+for the same time. Every few seconds it reads each process's resident memory (VmRSS in
+/proc/PID/status). The heap is fixed (-Xms64m -Xmx64m, pre-touched), so what moves is the JVM's
+own native memory and the agent's.
+
+After warm-up (the first third of the run), it fits a line to each process's resident memory and
+reports the growth over the rest of the run; the agent's own growth is the agented process's less
+the plain one's. With --check MB it exits 1 when that difference is larger than MB (what the
+test suite's 60-second run uses), printing the samples either way.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def rss_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def slope(points):
+    """Least-squares slope (kB per second) of [(t, kb)]."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mt = sum(t for t, _ in points) / n
+    mk = sum(k for _, k in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    return sum((t - mt) * (k - mk) for t, k in points) / var if var else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=3600)
+    ap.add_argument("--interval", default="1ms")
+    ap.add_argument("--opts", default="", help="more agent options, e.g. threads")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--java", default="java")
+    ap.add_argument("--every", type=float, default=None, help="seconds between readings (default: run/60, 1..30)")
+    ap.add_argument("--check", type=float, default=None, help="fail when the agent's growth after warm-up exceeds this many MB")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    it = os.path.join(build, "tests", "integration")
+    agent = os.path.join(build, "agent", "libsampler.so")
+    every = args.every or min(30.0, max(1.0, args.seconds / 60))
+    with tempfile.TemporaryDirectory(prefix="sampler-soak-") as tmp:
+        out = os.path.join(tmp, "soak.folded")
+        opts = f"interval={args.interval},file={out}" + (f",{args.opts}" if args.opts else "")
+        base = [args.java, "-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch", f"-XX:ErrorFile={tmp}/hs_err_%p.log"]
+        tail = ["-cp", os.path.join(it, "classes"), "Scenarios", "soak", str(args.seconds),
+                os.path.join(it, "payload-classes")]
+        procs = {
+            "agent": subprocess.Popen(base + [f"-agentpath:{agent}={opts}"] + tail, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True),
+            "plain": subprocess.Popen(base + tail, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        }
+        t0 = time.time()
+        samples = {k: [] for k in procs}
+        while any(p.poll() is None for p in procs.values()):
+            t = time.time() - t0
+            for k, p in procs.items():
+                kb = rss_kb(p.pid) if p.poll() is None else None
+                if kb:
+                    samples[k].append((t, kb))
+            line = "  ".join(f"{k} {samples[k][-1][1] / 1024:.1f} MB" for k in procs if samples[k])
+            print(f"{t:7.1f} s  {line}", flush=True)
+            time.sleep(every)
+        results = {k: p.communicate() for k, p in procs.items()}
+        for k, p in procs.items():
+            if p.returncode != 0:
+                print(f"{k}: exit status {p.returncode}: {results[k][1][-2000:]}")
+                return 1
+        summary = next((l for l in results["agent"][1].splitlines() if l.startswith("[sampler] ")), "")
+        print(summary)
+        said = dict(kv.split("=", 1) for kv in summary.split()[1:] if "=" in kv)
+        with open(out) as f:
+            held = sum(int(line.rsplit(" ", 1)[1]) for line in f if line.strip())
+        if str(held) != said.get("samples"):
+            print(f"FAIL: the profile holds {held} samples, the summary says {said.get('samples')}")
+            return 1
+    warm = args.seconds / 3
+    growth = {}
+    for k in procs:
+        after = [(t, kb) for t, kb in samples[k] if t >= warm]
+        growth[k] = slope(after) * (args.seconds - warm) / 1024  # MB over the rest of the run
+        print(f"{k}: {after[0][1] / 1024:.1f} MB at warm-up end, {after[-1][1] / 1024:.1f} MB at the end; "
+              f"fitted growth after warm-up {growth[k]:+.1f} MB")
+    own = growth["agent"] - growth["plain"]
+    print(f"the agent's own growth after warm-up: {own:+.1f} MB over {args.seconds - warm:.0f} s")
+    if args.check is not None and own > args.check:
+        print(f"FAIL: more than {args.check} MB")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
