@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jvmti.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -28,18 +29,40 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The agent's life: loaded (at start, or by the first attach), it samples (RUNNING) until
+ * stopped — by `stop`, the end of `duration`, or the JVM's exit — and then waits (STOPPED) for
+ * another `start`, which may change the options. Commands arrive on attaches (Agent_OnAttach:
+ * start, stop, dump, status), one at a time under `ctl`. */
+enum agent_state { NOT_STARTED = 0, RUNNING, STOPPED };
+
 static struct {
   jvmtiEnv *jvmti;
   JavaVM *vm;
-  struct agent_options opt;
-  jobject sampler_thread; /* global ref */
+  struct agent_options opt; /* of the current or last run */
+  jobject sampler_thread;   /* global ref */
   JNIEnv *sampler_jni;
   jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
   _Atomic int dead;
-  _Atomic int final_written; /* the duration ended and the final profile is on disk */
-  pthread_mutex_t dump_lock;
-} agent = {.dump_lock = PTHREAD_MUTEX_INITIALIZER};
+  pthread_mutex_t ctl; /* commands, the end of a run, the JVM's death */
+  enum agent_state state;
+  unsigned run;                 /* runs started: a sampler thread ends its own run only */
+  time_t started;               /* the run's start (wall clock) */
+  char last_file[OPT_FILE_MAX]; /* the last profile written */
+  /* loop=: the chunk being recorded, and the thread that cuts them */
+  uint64_t chunk_seq;
+  time_t chunk_start;
+  pthread_t cutter;
+  int cutter_on;
+  pthread_mutex_t cut_lock; /* chunk_seq/chunk_start, cutter_stop; and one writer at a time */
+  pthread_cond_t cut_cond;
+  int cutter_stop;
+  FILE *reply; /* the current command's reply= file, or NULL */
+} agent = {.ctl = PTHREAD_MUTEX_INITIALIZER,
+           .cut_lock = PTHREAD_MUTEX_INITIALIZER,
+           .cut_cond = PTHREAD_COND_INITIALIZER};
 
+/* Says something to the user: on the JVM's stderr, and in the reply file of the command being
+ * answered. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...) {
   va_list ap;
@@ -49,6 +72,13 @@ static void say(const char *fmt, ...) {
   fprintf(stderr, "\n");
   fflush(stderr);
   va_end(ap);
+  if (agent.reply) {
+    va_start(ap, fmt);
+    vfprintf(agent.reply, fmt, ap);
+    fputc('\n', agent.reply);
+    fflush(agent.reply);
+    va_end(ap);
+  }
 }
 
 /* The one boundary where JVMTI errors become ours: reports e with the call's name and
@@ -220,20 +250,107 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
 
 /* ---- writing the profile ---- */
 
-/* Writes the profile; says why not when it cannot. Returns 0 or a negative errno-style code. */
-static int dump(const char *why) {
-  char err[512];
-  pthread_mutex_lock(&agent.dump_lock);
-  int rc = output_write(&agent.opt, err, sizeof err);
-  if (rc != 0) say("%s (%s)", err, why);
-  pthread_mutex_unlock(&agent.dump_lock);
+/* Writes what was recorded to path (a snapshot; with `cut`, the next chunk starts from zero at
+ * the same moment). On success the summary line goes to stderr when `summary`. Says why not
+ * when it cannot. Returns 0 or a negative errno-style code. */
+static int write_profile(const char *path, int cut, int summary, const char *why) {
+  char err[OPT_FILE_MAX + 256];
+  struct sampler_snapshot snap;
+  int rc = sampler_snapshot(&snap, cut);
+  if (rc == 0)
+    rc = output_write(&agent.opt, path, &snap, err, sizeof err);
+  else
+    snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(-rc));
+  if (rc != 0) {
+    say("%s (%s)", err, why);
+  } else {
+    snprintf(agent.last_file, sizeof agent.last_file, "%s", path);
+    if (summary) output_summary(stderr, &agent.opt, path, &snap.report);
+  }
+  if (rc == 0 || snap.stacks) sampler_snapshot_free(&snap);
   return rc;
+}
+
+/* The file the chunk now being recorded goes to (the profile's own file without `loop`). */
+static void current_file(char *out, size_t len) {
+  if (!agent.opt.loop_ns ||
+      opt_chunk_file(&agent.opt, agent.chunk_seq, agent.chunk_start, out, len))
+    snprintf(out, len, "%s", agent.opt.file);
+}
+
+/* loop=: every period, the chunk so far is cut off and written, the next one named after it. */
+static void *cutter_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&agent.cut_lock);
+  while (!agent.cutter_stop) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = agent.opt.loop_ns;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec += (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    int rc = 0;
+    while (!agent.cutter_stop && rc != ETIMEDOUT)
+      rc = pthread_cond_timedwait(&agent.cut_cond, &agent.cut_lock, &until);
+    if (agent.cutter_stop) break;
+    char path[OPT_FILE_MAX];
+    current_file(path, sizeof path);
+    if (write_profile(path, 1, 0, "loop") == 0)
+      say("chunk %" PRIu64 " written to %s", agent.chunk_seq, path);
+    agent.chunk_seq++; /* a chunk that could not be written is not overwritten by the next */
+    agent.chunk_start = time(NULL);
+  }
+  pthread_mutex_unlock(&agent.cut_lock);
+  return NULL;
+}
+
+static void cutter_start(void) {
+  agent.chunk_seq = 0;
+  agent.chunk_start = agent.started;
+  agent.cutter_stop = 0;
+  if (!agent.opt.loop_ns) return;
+  agent.cutter_on = pthread_create(&agent.cutter, NULL, cutter_main, NULL) == 0;
+  if (agent.cutter_on) pthread_setname_np(agent.cutter, "sampler-loop");
+  if (!agent.cutter_on)
+    say("%s",
+        "loop: cannot start the thread that writes the chunks: one profile at the end instead");
+}
+
+static void cutter_stop(void) {
+  if (!agent.cutter_on) return;
+  pthread_mutex_lock(&agent.cut_lock);
+  agent.cutter_stop = 1;
+  pthread_cond_signal(&agent.cut_cond);
+  pthread_mutex_unlock(&agent.cut_lock);
+  pthread_join(agent.cutter, NULL);
+  agent.cutter_on = 0;
+}
+
+/* Ends the run: sampling stopped, the last chunk (or the whole profile) written, the summary
+ * line printed. ctl held. */
+static void finish_run(const char *why) {
+  sampler_stop();
+  cutter_stop();
+  char path[OPT_FILE_MAX];
+  current_file(path, sizeof path);
+  pthread_mutex_lock(&agent.cut_lock);
+  if (write_profile(path, 0, 1, why) == 0) say("profile written to %s", path);
+  pthread_mutex_unlock(&agent.cut_lock);
+  agent.state = STOPPED;
 }
 
 static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   (void)jvmti;
   if (atomic_load(&agent.dead)) return;
-  if (dump("kill -3") == 0) say("profile so far written to %s", agent.opt.file);
+  pthread_mutex_lock(&agent.ctl);
+  if (agent.state == RUNNING) {
+    char path[OPT_FILE_MAX];
+    pthread_mutex_lock(&agent.cut_lock);
+    current_file(path, sizeof path);
+    if (write_profile(path, 0, 0, "kill -3") == 0) say("profile so far written to %s", path);
+    pthread_mutex_unlock(&agent.cut_lock);
+  }
+  pthread_mutex_unlock(&agent.ctl);
 }
 
 /* ---- the sampler thread ---- */
@@ -244,16 +361,17 @@ static int name_method(void *ctx, jmethodID m, jint bci, char *buf, size_t len) 
 }
 
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
-  (void)jvmti, (void)arg;
+  (void)jvmti;
+  unsigned run = (unsigned)(uintptr_t)arg;
   agent.sampler_jni = jni;
-  if (sampler_run()) { /* the duration ended: final profile now */
-    dump("duration");
-    atomic_store(&agent.final_written, 1);
-    output_summary(stderr, &agent.opt);
-  }
+  if (!sampler_run()) return;     /* stopped: by whoever ended the run */
+  pthread_mutex_lock(&agent.ctl); /* the duration ended: the final profile now */
+  if (agent.state == RUNNING && agent.run == run && !atomic_load(&agent.dead))
+    finish_run("duration");
+  pthread_mutex_unlock(&agent.ctl);
 }
 
-static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
+static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni, unsigned run) {
   jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
   jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
   jstring name = (*jni)->NewStringUTF(jni, "sampler");
@@ -263,8 +381,10 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni) {
     say("%s", "cannot create the sampler thread");
     return -ENOMEM;
   }
+  if (agent.sampler_thread) (*jni)->DeleteGlobalRef(jni, agent.sampler_thread);
   agent.sampler_thread = (*jni)->NewGlobalRef(jni, t);
-  return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, NULL, JVMTI_THREAD_MAX_PRIORITY),
+  return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, (void *)(uintptr_t)run,
+                                        JVMTI_THREAD_MAX_PRIORITY),
                "RunAgentThread");
 }
 
@@ -290,8 +410,23 @@ static void setup_anchor_walk(JNIEnv *jni, jthread t) {
   }
 }
 
+/* Starts sampling with agent.opt: the sampler thread, and with `loop` the chunks' writer. ctl
+ * held. Returns 0 or a negative errno-style code (said why). */
+static int begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
+  agent.run++;
+  agent.started = time(NULL);
+  cutter_start();
+  int rc = start_sampler_thread(jvmti, jni, agent.run);
+  if (rc) {
+    cutter_stop();
+    return rc;
+  }
+  agent.state = RUNNING;
+  return 0;
+}
+
 /* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
- * far, the threads running already, and the sampler thread. At VMInit, or at attach. */
+ * far, the threads running already, and the sampler thread. At VMInit, or at attach; ctl held. */
 static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   char *cmd = NULL;
   if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) == JVMTI_ERROR_NONE && cmd) {
@@ -309,24 +444,38 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   register_current(jvmti, jni, t);
   setup_anchor_walk(jni, t);
   register_existing(jvmti, jni, t);
-  start_sampler_thread(jvmti, jni);
+  begin_run(jvmti, jni);
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  pthread_mutex_lock(&agent.ctl);
   start_live(jvmti, jni, t);
+  pthread_mutex_unlock(&agent.ctl);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jvmti, (void)jni;
-  sampler_stop();
+  pthread_mutex_lock(&agent.ctl);
   atomic_store(&agent.dead, 1);
-  if (!atomic_load(&agent.final_written)) {
-    dump("exit");
-    output_summary(stderr, &agent.opt);
-  }
+  if (agent.state == RUNNING) finish_run("exit");
+  pthread_mutex_unlock(&agent.ctl);
 }
 
 /* ---- loading ---- */
+
+static struct sampler_config sampler_config_of(const struct agent_options *o) {
+  return (struct sampler_config){.interval_ns = o->interval_ns,
+                                 .depth = o->depth,
+                                 .hasrun = o->hasrun,
+                                 .thread_roots = o->threads,
+                                 .lines = o->lines,
+                                 .ann = o->ann,
+                                 .codemap = o->codemap,
+                                 .native_frames = o->cstack,
+                                 .jvm_threads = o->jvmthreads,
+                                 .duration_ns = o->duration_ns,
+                                 .sig = o->sig};
+}
 
 static const jvmtiEvent EVENTS[] = {
     JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
@@ -389,17 +538,7 @@ static int setup(JavaVM *vm, const char *options) {
   rc = check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
   if (rc) return rc;
 
-  struct sampler_config sc = {.interval_ns = agent.opt.interval_ns,
-                              .depth = agent.opt.depth,
-                              .hasrun = agent.opt.hasrun,
-                              .thread_roots = agent.opt.threads,
-                              .lines = agent.opt.lines,
-                              .ann = agent.opt.ann,
-                              .codemap = agent.opt.codemap,
-                              .native_frames = agent.opt.cstack,
-                              .jvm_threads = agent.opt.jvmthreads,
-                              .duration_ns = agent.opt.duration_ns,
-                              .sig = agent.opt.sig};
+  struct sampler_config sc = sampler_config_of(&agent.opt);
   struct sampler_jvm jvm = {.asgct = asgct, .symbol = libjvm_sym, .method_name = name_method};
   rc = sampler_init(&sc, &jvm);
   if (rc == -EBUSY) {
@@ -441,37 +580,235 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *rese
   return setup(vm, options) == 0 ? JNI_OK : JNI_ERR;
 }
 
-/* jcmd <pid> JVMTI.agent_load /path/to/libsampler.so "interval=1ms,file=..." : the same
- * options; sampling starts at once and the profile is written when the JVM exits (or on
- * kill -3, or after `duration`). One agent per JVM: a second attach is refused. */
-EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
-  (void)reserved;
-  static atomic_int attached;
-  if (agent.jvmti || atomic_exchange(&attached, 1)) {
-    say("%s", "already loaded in this JVM: one sampler per JVM");
-    return JNI_ERR;
-  }
-  if (setup(vm, options) != 0) {
-    /* nothing of ours stays behind (setup installs nothing before its last failure point, and
-     * the environment goes with its capabilities), and a corrected attach may come */
+/* ---- commands on later attaches ---- */
+
+/* The attach that loads the agent: set up as at start, then sampling begins at once. ctl held.
+ * A failed one leaves nothing of ours behind (setup installs nothing before its last failure
+ * point, and the environment goes with its capabilities), and a corrected attach may come. */
+static int first_attach(JavaVM *vm, const char *options) {
+  int rc = setup(vm, options);
+  if (rc != 0) {
     if (agent.jvmti) (*agent.jvmti)->DisposeEnvironment(agent.jvmti);
     agent.jvmti = NULL;
-    atomic_store(&attached, 0);
-    return JNI_ERR;
+    return rc;
   }
-  if (agent.opt.help) { /* printed on the JVM's stdout; a later load may still sample */
-    atomic_store(&attached, 0);
-    return JNI_OK;
-  }
+  if (agent.opt.help) return 0; /* printed on the JVM's stdout; a later load may still sample */
   JNIEnv *jni = NULL;
   jthread self = NULL;
   if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
       check((*agent.jvmti)->GetCurrentThread(agent.jvmti, &self), "GetCurrentThread")) {
     undo_setup(agent.jvmti);
-    return JNI_ERR;
+    (*agent.jvmti)->DisposeEnvironment(agent.jvmti);
+    agent.jvmti = NULL;
+    return -EINVAL;
   }
   start_live(agent.jvmti, jni, self);
-  return JNI_OK;
+  if (agent.state == RUNNING)
+    say("started; the profile goes to %s%s", agent.opt.file,
+        agent.opt.loop_ns ? " (the first chunk)" : "");
+  return agent.state == RUNNING ? 0 : -EINVAL;
+}
+
+/* Opens the reply= file named in `rest` (options of a command), if any: what say() says goes
+ * there too. */
+static void open_reply(const char *rest) {
+  for (const char *p = rest; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len > 6 && !strncmp(p, "reply=", 6) && len - 6 < OPT_FILE_MAX) {
+      char path[OPT_FILE_MAX];
+      snprintf(path, sizeof path, "%.*s", (int)(len - 6), p + 6);
+      agent.reply = fopen(path, "we");
+      return;
+    }
+    p = end ? end + 1 : NULL;
+  }
+}
+
+static void close_reply(void) {
+  if (agent.reply) fclose(agent.reply);
+  agent.reply = NULL;
+}
+
+/* The options of stop and dump: file= (the format from its extension) and reply=. */
+static int parse_output_options(const char *rest, struct agent_options *o) {
+  char copy[2 * OPT_FILE_MAX + 64], err[OPT_FILE_MAX + 128];
+  if (strlen(rest) >= sizeof copy) {
+    say("%s", "options too long");
+    return -EINVAL;
+  }
+  strcpy(copy, rest);
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (!strncmp(tok, "reply=", 6)) continue;
+    if (strncmp(tok, "file=", 5) != 0) {
+      say("'%s': stop and dump take file=PATH (and reply=PATH) only", tok);
+      return -EINVAL;
+    }
+    if (opt_set_file(o, tok + 5, err, sizeof err)) {
+      say("%s", err);
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
+
+/* What `status` answers. ctl held. */
+static void status(void) {
+  char ival[32], loop[32];
+  opt_format_duration(agent.opt.interval_ns, ival, sizeof ival);
+  if (agent.state != RUNNING) {
+    if (agent.state == STOPPED && agent.last_file[0])
+      say("stopped; the last profile was written to %s", agent.last_file);
+    else
+      say("%s", agent.state == STOPPED ? "stopped" : "not profiling");
+    return;
+  }
+  struct sampler_report r;
+  sampler_report(&r);
+  char since[64];
+  struct tm tm;
+  strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime_r(&agent.started, &tm));
+  say("running since %s (%.0f s), interval %s, format %s", since,
+      difftime(time(NULL), agent.started), ival, opt_format_name(agent.opt.format));
+  char path[OPT_FILE_MAX];
+  pthread_mutex_lock(&agent.cut_lock);
+  current_file(path, sizeof path);
+  uint64_t seq = agent.chunk_seq;
+  pthread_mutex_unlock(&agent.cut_lock);
+  if (agent.opt.loop_ns) {
+    opt_format_duration(agent.opt.loop_ns, loop, sizeof loop);
+    say("loop %s: chunk %" PRIu64 " going to %s", loop, seq, path);
+  } else {
+    say("output %s", path);
+  }
+  say("samples %" PRIu64 " (captures %" PRIu64 ") in %zu stacks; threads %d; coverage %.1f%% of "
+      "the process's CPU",
+      r.n.units, r.n.samples, r.stacks, r.threads_live, r.coverage_permille / 10.0);
+}
+
+/* A start on a loaded agent: the options of the new run. What sampler_init fixed (the signal,
+ * depth, codemap) cannot change. ctl held. */
+static int restart(const char *rest) {
+  struct agent_options o;
+  char err[OPT_FILE_MAX + 256];
+  int rc = opt_parse(rest, &o, err, sizeof err);
+  if (!rc && o.help) {
+    say("%s", "help: see -agentlib:sampler=help, or `sampler help`");
+    return -EINVAL;
+  }
+  if (rc) {
+    say("%s", err);
+    return rc;
+  }
+  if (o.sig != agent.opt.sig || o.depth != agent.opt.depth || o.codemap != agent.opt.codemap) {
+    say("%s=: fixed when the agent was loaded (%s); a new start cannot change it",
+        o.sig != agent.opt.sig       ? "signal"
+        : o.depth != agent.opt.depth ? "depth"
+                                     : "codemap",
+        o.sig != agent.opt.sig       ? agent.opt.sig_name
+        : o.depth != agent.opt.depth ? "depth given then"
+                                     : (agent.opt.codemap ? "codemap=on" : "codemap=off"));
+    return -EINVAL;
+  }
+  rc = output_check_writable(&o, err, sizeof err);
+  if (rc) {
+    say("%s", err);
+    return rc;
+  }
+  struct sampler_config sc = sampler_config_of(&o);
+  rc = sampler_configure(&sc);
+  if (rc) {
+    say("cannot start: %s", rc == -EBUSY ? "the last run has not ended yet" : strerror(-rc));
+    return rc;
+  }
+  JNIEnv *jni = NULL;
+  if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) return -EINVAL;
+  struct agent_options old = agent.opt;
+  agent.opt = o;
+  sampler_clear();
+  rc = begin_run(agent.jvmti, jni);
+  if (rc) agent.opt = old;
+  return rc;
+}
+
+/* One command on a loaded agent. ctl held. Returns 0 or a negative errno-style code. */
+static int command(int cmd, const char *rest) {
+  if (atomic_load(&agent.dead)) return -ESRCH;
+  switch (cmd) {
+  case OPT_CMD_START:
+    if (agent.state == RUNNING) {
+      say("already running (since %.0f s, output %s): stop it first",
+          difftime(time(NULL), agent.started), agent.opt.file);
+      return -EBUSY;
+    }
+    if (restart(rest)) return -EINVAL;
+    say("started; the profile goes to %s%s", agent.opt.file,
+        agent.opt.loop_ns ? " (the first chunk)" : "");
+    return 0;
+  case OPT_CMD_STOP: {
+    if (agent.state != RUNNING) {
+      say("%s", "not running: nothing to stop");
+      return -ESRCH;
+    }
+    struct agent_options o = agent.opt;
+    if (parse_output_options(rest, &o)) return -EINVAL;
+    if (strcmp(o.file, agent.opt.file) != 0) { /* stop,file=: the last profile goes there */
+      agent.opt.format = o.format;
+      strcpy(agent.opt.file, o.file);
+      strcpy(agent.opt.file_pattern, o.file_pattern);
+      agent.opt.loop_ns = 0; /* then current_file() is the file given */
+    }
+    finish_run("stop");
+    return 0;
+  }
+  case OPT_CMD_DUMP: {
+    if (agent.state == NOT_STARTED) {
+      say("%s", "not profiling: nothing to dump");
+      return -ESRCH;
+    }
+    struct agent_options o = agent.opt, saved = agent.opt;
+    if (parse_output_options(rest, &o)) return -EINVAL;
+    char path[OPT_FILE_MAX];
+    pthread_mutex_lock(&agent.cut_lock);
+    if (strcmp(o.file, agent.opt.file) != 0)
+      snprintf(path, sizeof path, "%s", o.file);
+    else
+      current_file(path, sizeof path);
+    agent.opt.format = o.format;
+    int rc = write_profile(path, 0, 0, "dump");
+    agent.opt = saved;
+    pthread_mutex_unlock(&agent.cut_lock);
+    if (rc == 0)
+      say("profile %s written to %s", agent.state == RUNNING ? "so far" : "of the last run", path);
+    return rc;
+  }
+  case OPT_CMD_STATUS: status(); return 0;
+  }
+  return -EINVAL;
+}
+
+/* jcmd <pid> JVMTI.agent_load /path/to/libsampler.so "[command,]options" (or the `sampler`
+ * launcher, through jattach): the first attach loads the agent and starts sampling with the
+ * options; later ones give commands — start (with other options), stop, dump, status. */
+EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
+  (void)reserved;
+  const char *rest = NULL;
+  int cmd = opt_command(options, &rest);
+  pthread_mutex_lock(&agent.ctl);
+  open_reply(rest);
+  int rc;
+  if (agent.jvmti && agent.state != NOT_STARTED) {
+    rc = command(cmd, rest);
+  } else if (cmd != OPT_CMD_START) {
+    say("%s", cmd == OPT_CMD_STATUS ? "not profiling" : "not profiling: nothing to stop or dump");
+    rc = cmd == OPT_CMD_STATUS ? 0 : -ESRCH;
+  } else {
+    rc = first_attach(vm, rest);
+  }
+  close_reply();
+  pthread_mutex_unlock(&agent.ctl);
+  return rc == 0 ? JNI_OK : JNI_ERR;
 }
 
 EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm) { (void)vm; }

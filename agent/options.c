@@ -28,6 +28,7 @@
 #define MIN_INTERVAL_NS 100000ull      /* 100us */
 #define MAX_INTERVAL_NS 10000000000ull /* 10s */
 #define MAX_DEPTH 8192
+#define MIN_LOOP_NS 1000000000ull
 #define HELP_WIDTH 80 /* columns of the help text */
 
 /* How an option takes its value. */
@@ -155,15 +156,14 @@ static int parse_signal_name(const char *v, int *sig, char *name, size_t namelen
   return 0;
 }
 
-/* Expands %p (pid), %t (start time) and %% of the file= value v into o->file.
- * Returns 0, or -1 when the result does not fit. */
-static int expand_file(const char *v, struct agent_options *o) {
+/* Expands %p (pid), %t (time t), %n (seq) and %% of pattern v into out[cap]. Returns 0, or -1
+ * when the result does not fit. */
+static int expand_pattern(const char *v, uint64_t seq, time_t t, char *out, size_t cap) {
   char stamp[32];
-  time_t t = time(NULL);
   struct tm tm;
   localtime_r(&t, &tm);
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  size_t n = 0, cap = sizeof o->file;
+  size_t n = 0;
   for (const char *p = v; *p; p++) {
     char tmp[32];
     const char *add = tmp;
@@ -173,6 +173,9 @@ static int expand_file(const char *v, struct agent_options *o) {
     } else if (p[0] == '%' && p[1] == 't') {
       add = stamp;
       p++;
+    } else if (p[0] == '%' && p[1] == 'n') {
+      snprintf(tmp, sizeof tmp, "%" PRIu64, seq);
+      p++;
     } else if (p[0] == '%' && p[1] == '%') {
       tmp[0] = '%', tmp[1] = '\0';
       p++;
@@ -181,11 +184,20 @@ static int expand_file(const char *v, struct agent_options *o) {
     }
     size_t l = strlen(add);
     if (n + l >= cap) return -1;
-    memcpy(o->file + n, add, l);
+    memcpy(out + n, add, l);
     n += l;
   }
-  o->file[n] = '\0';
+  out[n] = '\0';
   return 0;
+}
+
+/* o->file from o->file_pattern: the profile (or the first chunk) now. */
+static int expand_file(struct agent_options *o) {
+  return expand_pattern(o->file_pattern, 0, time(NULL), o->file, sizeof o->file);
+}
+
+int opt_chunk_file(const struct agent_options *o, uint64_t seq, time_t t, char *out, size_t len) {
+  return expand_pattern(o->file_pattern, seq, t, out, len) ? -ENAMETOOLONG : 0;
 }
 
 /* The format a file name's extension implies, or -1. */
@@ -197,6 +209,9 @@ static int format_from_name(const char *f) {
   if (!strcmp(dot, ".txt")) return FORMAT_TEXT;
   if (!strcmp(dot, ".svg")) return FORMAT_SVG;
   if (!strcmp(dot, ".html") || !strcmp(dot, ".htm")) return FORMAT_HTML;
+  if (!strcmp(dot, ".pprof") || !strcmp(dot, ".pb") ||
+      (!strcmp(dot, ".gz") && strlen(f) > 6 && !strcmp(f + strlen(f) - 6, ".pb.gz")))
+    return FORMAT_PPROF;
   return -1;
 }
 
@@ -223,13 +238,22 @@ static int parse_interval(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
-/* Keeps the path as given; %p and %t are expanded once every option is known. */
+/* Keeps the path as given; %p, %t and %n are expanded once every option is known. */
 static int parse_file(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
                       size_t errlen) {
   (void)opt;
   if (!*v) return fail(err, errlen, "file=: empty path");
-  if (strlen(v) >= sizeof o->file) return fail(err, errlen, "file=%s: path too long", v);
-  strcpy(o->file, v);
+  if (strlen(v) >= sizeof o->file_pattern) return fail(err, errlen, "file=%s: path too long", v);
+  strcpy(o->file_pattern, v);
+  return 0;
+}
+
+static int parse_reply(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                       char *err, size_t errlen) {
+  (void)opt;
+  if (!*v) return fail(err, errlen, "reply=: empty path");
+  if (strlen(v) >= sizeof o->reply) return fail(err, errlen, "reply=%s: path too long", v);
+  strcpy(o->reply, v);
   return 0;
 }
 
@@ -244,8 +268,10 @@ static int parse_format(const struct opt_spec *opt, const char *v, struct agent_
     o->format = FORMAT_SVG;
   else if (!strcmp(v, "html"))
     o->format = FORMAT_HTML;
+  else if (!strcmp(v, "pprof"))
+    o->format = FORMAT_PPROF;
   else
-    return fail(err, errlen, "format=%s: accepted: folded, text, svg, html", v);
+    return fail(err, errlen, "format=%s: accepted: folded, text, svg, html, pprof", v);
   return 0;
 }
 
@@ -326,6 +352,21 @@ static int parse_duration(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
+static int parse_loop(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
+                      size_t errlen) {
+  (void)opt;
+  uint64_t ns = 0;
+  enum time_status r = strcmp(v, "0") == 0 ? TIME_OK : parse_time(v, DURATION_UNITS, &ns);
+  if (r == TIME_NO_UNIT)
+    return fail(err, errlen, "loop=%s: needs a unit: ms, s, m or h (e.g. loop=10m)", v);
+  if (r != TIME_OK || (ns && ns < MIN_LOOP_NS))
+    return fail(err, errlen,
+                "loop=%s: accepted: 0 or a time from 1s with a unit ms, s, m or h (e.g. loop=10m)",
+                v);
+  o->loop_ns = ns;
+  return 0;
+}
+
 static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
@@ -356,8 +397,10 @@ static const struct opt_spec OPTIONS[] = {
     {"file", "PATH", OPT_TAKES_VALUE, parse_file, 0, NULL, "`sampler-%p.<format>`",
      "output path; `%p` is the pid, `%t` the start time (`YYYYmmdd-HHMMSS`), `%%` a `%`"},
     {"format", "FMT", OPT_TAKES_VALUE, parse_format, 0, NULL,
-     "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`), else `folded`",
-     "`folded`, `text`, `svg`, `html`"},
+     "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`, "
+     "`.pb.gz`/`.pprof`), else `folded`",
+     "`folded`, `text`, `svg`, `html`, `pprof` (gzipped profile.proto: `go tool pprof`, "
+     "Pyroscope, speedscope)"},
     {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL,
      "most frames per stack, 1 to 8192"},
     {"threads", NULL, SWITCH(threads), "off", NULL, "a root frame `[name tid=N]` per thread"},
@@ -387,9 +430,16 @@ static const struct opt_spec OPTIONS[] = {
      "JVM uses itself are refused, and so is one that already has a handler"},
     {"duration", "TIME", OPT_TAKES_VALUE, parse_duration, 0, "0", "(until the JVM exits)",
      "`0` or a time with a unit `ms`, `s`, `m`, `h`: stop sampling and write the profile then"},
+    {"loop", "TIME", OPT_TAKES_VALUE, parse_loop, 0, "0", "(one profile)",
+     "continuous profiling: every TIME (from `1s`) a complete profile of that period is written "
+     "and the next starts from zero; name the files with `%n` (0, 1, 2...) or `%t` (the period's "
+     "start) in `file=`"},
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
      "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
+    {"reply", "PATH", OPT_TAKES_VALUE, parse_reply, 0, NULL, "(none)",
+     "also write the agent's answers (errors, `status`, where the profile went) to this file; the "
+     "`sampler` launcher uses it to show them"},
     {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL,
      "print the options; the program then runs without sampling"},
 };
@@ -407,8 +457,8 @@ const char *opt_name(size_t i) { return i < OPTION_COUNT ? OPTIONS[i].name : NUL
 
 /* The format's name, "?" if none (options.h). Thread-safe, signal-safe. */
 const char *opt_format_name(int f) {
-  static const char *const n[] = {"folded", "text", "svg", "html"};
-  return f >= 0 && f < 4 ? n[f] : "?";
+  static const char *const n[] = {"folded", "text", "svg", "html", "pprof"};
+  return f >= 0 && f < 5 ? n[f] : "?";
 }
 
 /* ns as "10ms", "2s", ... into buf (options.h). Thread-safe; not signal-safe. */
@@ -460,10 +510,8 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(
         err, errlen,
         "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
-  char path[sizeof o->file];
-  strcpy(path, o->file);
-  if (*path) {
-    if (expand_file(path, o)) return fail(err, errlen, "file=%s: path too long", path);
+  if (*o->file_pattern) {
+    if (expand_file(o)) return fail(err, errlen, "file=%s: path too long", o->file_pattern);
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
@@ -474,10 +522,11 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
   if (o->jvmthreads && !o->cstack)
     return fail(err, errlen,
                 "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)");
-  if (!*path) {
-    static const char *const ext[] = {"folded", "txt", "svg", "html"};
-    snprintf(path, sizeof path, "sampler-%%p.%s", ext[o->format]);
-    expand_file(path, o);
+  if (!*o->file_pattern) {
+    static const char *const ext[] = {"folded", "txt", "svg", "html", "pb.gz"};
+    snprintf(o->file_pattern, sizeof o->file_pattern, "sampler-%%p%s.%s", o->loop_ns ? "-%n" : "",
+             ext[o->format]);
+    expand_file(o);
   }
   return 0;
 }
@@ -514,6 +563,35 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
   }
   free(copy);
   return rc ? rc : settle(o, err, errlen);
+}
+
+int opt_command(const char *s, const char **rest) {
+  static const struct {
+    const char *word;
+    int cmd;
+  } words[] = {{"start", OPT_CMD_START},
+               {"stop", OPT_CMD_STOP},
+               {"dump", OPT_CMD_DUMP},
+               {"status", OPT_CMD_STATUS}};
+  s = s ? s : "";
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+    size_t l = strlen(words[i].word);
+    if (!strncmp(s, words[i].word, l) && (s[l] == ',' || s[l] == '\0')) {
+      *rest = s[l] ? s + l + 1 : s + l;
+      return words[i].cmd;
+    }
+  }
+  *rest = s;
+  return OPT_CMD_START;
+}
+
+int opt_set_file(struct agent_options *o, const char *v, char *err, size_t errlen) {
+  int rc = parse_file(NULL, v, o, err, errlen);
+  if (rc) return rc;
+  if (expand_file(o)) return fail(err, errlen, "file=%s: path too long", v);
+  int f = format_from_name(o->file);
+  if (f >= 0) o->format = f;
+  return 0;
 }
 
 /* ---- the help text ---- */

@@ -10,30 +10,34 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define OPT_FILE_MAX 4096 /* bytes of a file= path, its end included */
 
-enum opt_format { FORMAT_FOLDED = 0, FORMAT_TEXT, FORMAT_SVG, FORMAT_HTML };
+enum opt_format { FORMAT_FOLDED = 0, FORMAT_TEXT, FORMAT_SVG, FORMAT_HTML, FORMAT_PPROF };
 enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU };
 
 struct agent_options {
-  uint64_t interval_ns;    /* interval=     default 10ms */
-  char file[OPT_FILE_MAX]; /* file=       default sampler-%p.<ext of format>, %p %t expanded */
-  int format;              /* format=       default from the file's extension, else folded */
-  int depth;               /* depth=        default 1024 */
-  int threads;             /* threads       default off */
-  int lines;               /* lines         default off: frames carry their source line */
-  int ann;                 /* ann           frames carry their kind _[j] _[i] _[0]; default on for
+  uint64_t interval_ns;            /* interval=     default 10ms */
+  char file_pattern[OPT_FILE_MAX]; /* file= as given (default sampler-%p.<ext of format>) */
+  char file[OPT_FILE_MAX];         /* file_pattern with %p, %t (now) and %n (0) expanded */
+  int format;     /* format=       default from the file's extension, else folded */
+  int depth;      /* depth=        default 1024 */
+  int threads;    /* threads       default off */
+  int lines;      /* lines         default off: frames carry their source line */
+  int ann;        /* ann           frames carry their kind _[j] _[i] _[0]; default on for
                                           svg and html, off for folded and text */
-  int codemap;             /* codemap       default on: the compiled-code map (recovery, kinds) */
-  int hasrun;              /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
-  int cstack;              /* cstack=       dwarf (1, default) | no (0): native frames */
-  int jvmthreads;          /* jvmthreads    default on: the JVM's own threads too */
-  int sig;                 /* signal=       default SIGRTMIN+4 */
+  int codemap;    /* codemap       default on: the compiled-code map (recovery, kinds) */
+  int hasrun;     /* hasrun=       auto | cpu | regs (enum sampler_hasrun) */
+  int cstack;     /* cstack=       dwarf (1, default) | no (0): native frames */
+  int jvmthreads; /* jvmthreads    default on: the JVM's own threads too */
+  int sig;        /* signal=       default SIGRTMIN+4 */
   char sig_name[32];
-  uint64_t duration_ns; /* duration=     default 0: until the JVM exits */
-  int weight;           /* weight=       samples | cpu */
-  int help;             /* help */
+  uint64_t duration_ns;     /* duration=     default 0: until the JVM exits */
+  int weight;               /* weight=       samples | cpu */
+  uint64_t loop_ns;         /* loop=         default 0: one profile */
+  char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
+  int help;                 /* help */
 };
 
 /* Parses `s` (may be NULL or empty: all defaults) into o, expanding %p (pid) and %t
@@ -41,6 +45,22 @@ struct agent_options {
  * for the user is in err (no newline; it names the option and what is accepted). Thread-safe
  * (no shared state); not signal-safe (it allocates). */
 int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen);
+
+/* Commands an attach can give before its options ("stop", "dump,file=x.svg"); options
+ * without one are a start. */
+enum opt_command { OPT_CMD_START = 0, OPT_CMD_STOP, OPT_CMD_DUMP, OPT_CMD_STATUS };
+
+/* The command s begins with (a first word start, stop, dump or status; else OPT_CMD_START),
+ * and in *rest what follows it. Thread-safe, signal-safe. */
+int opt_command(const char *s, const char **rest);
+
+/* Sets file= to v on o as the parser would: expanded, and the format from its extension if it
+ * has a known one. Returns 0 or -EINVAL with the reason in err. */
+int opt_set_file(struct agent_options *o, const char *v, char *err, size_t errlen);
+
+/* The name of chunk seq of a `loop`, begun at time t: o->file_pattern with %n = seq and %t = t.
+ * Returns 0 or -ENAMETOOLONG. */
+int opt_chunk_file(const struct agent_options *o, uint64_t seq, time_t t, char *out, size_t len);
 
 /* The text `-agentlib:sampler=help` prints: every option, its values, default and help,
  * made from the option table on the first call. Thread-safe; not signal-safe. */
@@ -55,7 +75,7 @@ int opt_markdown_table(FILE *out);
  * last. Thread-safe, signal-safe. */
 const char *opt_name(size_t i);
 
-/* "folded", "text", "svg" or "html" ("?" for anything else). Thread-safe, signal-safe. */
+/* "folded", "text", "svg", "html" or "pprof" ("?" for anything else). Thread-safe, signal-safe. */
 const char *opt_format_name(int format);
 
 /* Formats ns as the shortest exact "10ms"/"250us"/"2s"/"1500ns". Thread-safe; not

@@ -21,6 +21,7 @@
 
 #include "flamegraph.h"
 #include "platform.h"
+#include "pprof.h"
 #include "sampler.h"
 
 static char program[512] = "java";
@@ -417,10 +418,8 @@ static void write_hot(FILE *f, struct report_ctx *c, const char *what,
   fprintf(f, "\n");
 }
 
-static int write_text(FILE *f, const struct agent_options *o) {
-  struct sampler_report r;
-  sampler_report(&r);
-  write_report(f, o, &r);
+static int write_text(FILE *f, const struct agent_options *o, const struct sampler_snapshot *s) {
+  write_report(f, o, &s->report);
   struct report_ctx c = {o->weight, NULL, 0, 0, NULL, 0};
   /* frame ids are dense: size the tables by the ids in use (names added later are skipped) */
   c.nrows = sampler_frame_count();
@@ -432,9 +431,9 @@ static int write_text(FILE *f, const struct agent_options *o) {
     return -ENOMEM;
   }
   for (size_t i = 0; i < c.nrows; i++) c.rows[i].id = (uint32_t)i;
-  sampler_foreach_stack(report_trace, &c);
+  sampler_snapshot_foreach(s, report_trace, &c);
   fprintf(f, "Total: %" PRIu64 " %s in %zu distinct stacks\n\n", c.total,
-          c.weight == WEIGHT_CPU ? "ns of CPU" : "samples", r.stacks);
+          c.weight == WEIGHT_CPU ? "ns of CPU" : "samples", s->report.stacks);
   write_hot(f, &c, "self", by_self, 1);
   write_hot(f, &c, "total (inclusive)", by_total, 0);
   free(c.rows);
@@ -442,24 +441,31 @@ static int write_text(FILE *f, const struct agent_options *o) {
   return 0;
 }
 
-int output_write(const struct agent_options *o, char *err, size_t errlen) {
+int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
+                 char *err, size_t errlen) {
   struct out_file of;
-  int rc = out_open(o->file, &of);
+  int rc = out_open(path, &of);
   if (rc) {
-    snprintf(err, errlen, "cannot write %s: %s", o->file, strerror(-rc));
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
     return rc;
   }
   FILE *f = of.f;
   if (o->format == FORMAT_TEXT) {
-    rc = write_text(f, o);
+    rc = write_text(f, o, s);
+  } else if (o->format == FORMAT_PPROF) {
+    char ival[32], comment[128];
+    opt_format_duration(o->interval_ns, ival, sizeof ival);
+    snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
+             ival, hasrun_name(o->hasrun));
+    struct pprof_info info = {o->interval_ns, o->threads, comment};
+    rc = pprof_write(f, &info, s);
   } else {
     struct build_ctx c = {fg_profile_new(), o->weight, NULL, 0, 0};
     if (!c.p) {
       rc = -ENOMEM;
     } else {
-      sampler_foreach_stack(add_trace, &c);
-      struct sampler_report r;
-      sampler_report(&r);
+      sampler_snapshot_foreach(s, add_trace, &c);
+      const struct sampler_report *r = &s->report;
       rc = c.err;
       if (!rc && o->format == FORMAT_FOLDED) {
         rc = fg_write_folded(f, c.p);
@@ -469,7 +475,7 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
         fg_options_init(&fo);
         opt_format_duration(o->interval_ns, ival, sizeof ival);
         snprintf(title, sizeof title, "CPU profile: %s", program);
-        grouped(r.n.samples, captures, sizeof captures);
+        grouped(r->n.samples, captures, sizeof captures);
         grouped(c.total, total, sizeof total);
         /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
          * none, so its subtitle says it */
@@ -488,17 +494,17 @@ int output_write(const struct agent_options *o, char *err, size_t errlen) {
       free(c.frames);
     }
   }
-  rc = out_commit(&of, o->file, rc);
+  rc = out_commit(&of, path, rc);
   if (rc) {
-    snprintf(err, errlen, "cannot write %s: %s", o->file, strerror(-rc));
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
     return rc;
   }
   return 0;
 }
 
-void output_summary(FILE *out, const struct agent_options *o) {
-  struct sampler_report r;
-  sampler_report(&r);
+void output_summary(FILE *out, const struct agent_options *o, const char *path,
+                    const struct sampler_report *rp) {
+  const struct sampler_report r = *rp;
   const struct sampler_counters *n = &r.n;
   fprintf(out,
           "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64
@@ -511,7 +517,7 @@ void output_summary(FILE *out, const struct agent_options *o) {
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64 "\n",
-          o->file, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
+          path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
           n->lost_units, n->late, n->unanswered, n->timed_out, n->outstanding, us(r.cost_median_ns),

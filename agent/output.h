@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "options.h"
+#include "sampler.h"
 
 /* Checks at start that o->file can be written: creates and removes a temporary file beside
  * it. Returns 0, or a negative errno-style code with the reason in err. */
@@ -18,13 +19,15 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
 /* Sets what the profile's title and report say about the program ("sun.java.command"). */
 void output_set_program(const char *program);
 
-/* Writes the profile as it is now to o->file. Thread-safe (takes traces_lock while it reads
- * the tables); not signal-safe. Returns 0, or -1 with the reason in err (the old file, if
- * any, is then left as it was). */
-int output_write(const struct agent_options *o, char *err, size_t errlen);
+/* Writes the profile of snapshot s to path, as o says. Thread-safe; not signal-safe. Returns 0,
+ * or a negative errno-style code with the reason in err (the old file, if any, is then left as
+ * it was). */
+int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
+                 char *err, size_t errlen);
 
 /* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f: samples= is
  * cost units (the folded counts), captures= the stacks the signal handler took. */
-void output_summary(FILE *f, const struct agent_options *o);
+void output_summary(FILE *f, const struct agent_options *o, const char *path,
+                    const struct sampler_report *r);
 
 #endif

@@ -7,6 +7,7 @@
  * exit status 1 before any output file is touched), write, close and check. Usage errors
  * exit with 2.
  */
+#include "fg_pprof.h"
 #include "flamegraph.h"
 
 #include <errno.h>
@@ -23,7 +24,8 @@ enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
 
 static const char k_help[] =
     "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
-    "Reads folded stacks (frame;frame;... COUNT per line) and writes a flame graph.\n"
+    "Reads folded stacks (frame;frame;... COUNT per line), or a pprof profile (a gzipped\n"
+    "profile.proto file), and writes a flame graph.\n"
     "No INPUT or '-': standard input. Two inputs: a differential graph of SECOND against\n"
     "INPUT (widths from SECOND; red grew, blue shrank, by share of each total). Lines\n"
     "'stack BASE NEW' (two counts: a diff written with -f folded) are read as a diff.\n"
@@ -52,6 +54,8 @@ static const char k_help[] =
     "                        (default 0.001; 0 keeps everything)\n"
     "      --html-max-nodes N  HTML: keep at most N frames, the largest (the pruning cut\n"
     "                        rises until they fit; default 200000; 0: no limit)\n"
+    "      --value TYPE      pprof input: the sample type to count (e.g. cpu; default\n"
+    "                        the first, samples in the agent's files)\n"
     "  -h, --help            this help\n"
     "  -V, --version         the version\n"
     "\n"
@@ -92,6 +96,44 @@ static int ends_with(const char *s, const char *suf) {
   return n >= k && strcasecmp(s + n - k, suf) == 0;
 }
 
+/* The whole of file fd into *buf (malloc'd). Returns 0 or a negative errno. */
+static int slurp(int fd, unsigned char **buf, size_t *len) {
+  size_t cap = 1 << 20, n = 0;
+  unsigned char *b = malloc(cap);
+  if (!b) return -ENOMEM;
+  for (;;) {
+    if (n == cap) {
+      unsigned char *g = realloc(b, cap * 2);
+      if (!g) {
+        free(b);
+        return -ENOMEM;
+      }
+      b = g;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, b + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(b);
+      return -e;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
+/* A file that starts as gzip does is read as a pprof profile. */
+static int is_gzip_file(int fd) {
+  unsigned char magic[2];
+  return pread(fd, magic, sizeof magic, 0) == 2 && fg_is_gzip(magic, 2);
+}
+
+static const char *pprof_value; /* --value */
+
 static int read_input(fg_profile *p, const char *path, int column) {
   int fd = 0;
   const char *label = "<stdin>";
@@ -104,7 +146,20 @@ static int read_input(fg_profile *p, const char *path, int column) {
     }
   }
   fg_read_error err;
-  int rc = fg_read_fd(p, fd, column, &err);
+  memset(&err, 0, sizeof err);
+  int rc;
+  if (fd != 0 && is_gzip_file(fd)) {
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    rc = slurp(fd, &buf, &len);
+    if (rc == 0)
+      rc = fg_read_pprof(p, buf, len, column, pprof_value, &err);
+    else
+      snprintf(err.msg, sizeof err.msg, "%s", strerror(-rc));
+    free(buf);
+  } else {
+    rc = fg_read_fd(p, fd, column, &err);
+  }
   if (fd != 0) close(fd);
   if (rc) {
     if (err.line)
@@ -135,7 +190,8 @@ int main(int argc, char **argv) {
     O_INVERTED,
     O_DIFFABS,
     O_PRUNE,
-    O_MAXNODES
+    O_MAXNODES,
+    O_VALUE
   };
   static const struct option longopts[] = {
       {"output", required_argument, 0, 'o'},
@@ -154,6 +210,7 @@ int main(int argc, char **argv) {
       {"diff-absolute", no_argument, 0, O_DIFFABS},
       {"html-prune", required_argument, 0, O_PRUNE},
       {"html-max-nodes", required_argument, 0, O_MAXNODES},
+      {"value", required_argument, 0, O_VALUE},
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0},
@@ -165,6 +222,7 @@ int main(int argc, char **argv) {
   while ((opt = getopt_long(argc, argv, "o:f:c:hV", longopts, NULL)) != -1) {
     switch (opt) {
     case 'o': output = optarg; break;
+    case O_VALUE: pprof_value = optarg; break;
     case 'f':
       if (strcmp(optarg, "svg") == 0)
         format = FMT_SVG;

@@ -30,7 +30,7 @@
 /* Asks thread s (slot i) for a sample in `mode`. Slot lock held. */
 static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_t w, int mode) {
   s->mode = mode;
-  b->req_tick = loop.st.ticks;
+  b->req_tick = loop.round;
   b->sent_ns = plat_mono_ns();
   uint32_t seq = handshake_seq(w) + 1;
   atomic_store_explicit(&s->handshake, handshake_word(seq, SAMPLE_PENDING), memory_order_release);
@@ -73,7 +73,7 @@ static void tick(void) {
   int compact = !regs && !any_new;
   traces_lock();
   for (int i = 0; i < limit; i++) {
-    if (compact && loop.st.ticks < loop.look[i]) {
+    if (compact && loop.round < loop.look[i]) {
       loop.st.skipped_idle++;
       continue;
     }
@@ -89,7 +89,7 @@ static void tick(void) {
     }
     /* backed-off idle thread: nothing to do, not even the lock */
     if (!regs && handshake_state(w) == SAMPLE_IDLE && b->gen == s->gen &&
-        loop.st.ticks < b->next_look) {
+        loop.round < b->next_look) {
       loop.st.skipped_idle++;
       continue;
     }
@@ -149,8 +149,8 @@ static void housekeeping(void) {
     loop.st.threads_gone++;
   }
   loop.ngone = 0;
-  if (loop.st.ticks < loop.next_discovery && !loop.refresh_objects) return;
-  loop.next_discovery = loop.st.ticks + (uint64_t)loop.discovery_rounds;
+  if (loop.round < loop.next_discovery && !loop.refresh_objects) return;
+  loop.next_discovery = loop.round + (uint64_t)loop.discovery_rounds;
   if (loop.cfg.jvm_threads) plat_foreach_thread(discover_one, NULL);
   if (loop.cfg.native_frames) objects_refresh();
   loop.refresh_objects = 0;
@@ -196,6 +196,16 @@ static uint64_t jitter(uint64_t span) {
   return span ? jitter_state % span : 0;
 }
 
+/* The report's times since the profile began (loop.base_*; a cut moves them): wall, the
+ * sampler thread's CPU (its clock reads self_cpu now) and the process's; the sampler's own CPU
+ * goes into the profile. traces_lock held. */
+static void loop_measure(uint64_t self_cpu) {
+  loop.st.sampler_cpu_ns = self_cpu - loop.base_cpu;
+  loop.st.wall_ns = plat_mono_ns() - loop.base_wall;
+  loop.st.process_cpu_ns = plat_process_cpu_ns() - loop.base_process;
+  record_self(loop.st.sampler_cpu_ns);
+}
+
 int sampler_run(void) {
   atomic_store(&loop.running, 1);
   loop.self = plat_gettid();
@@ -205,8 +215,19 @@ int sampler_run(void) {
   if (loop.discovery_rounds < 1) loop.discovery_rounds = 1;
   plat_set_timer_slack_ns(1); /* our wake-ups exact: no coalescing with the application's timers */
   jitter_state ^= plat_mono_ns();
+  /* a new run measures from now: what threads did while nobody sampled is not theirs to
+   * carry (their bookkeeping starts again at first sight) */
+  for (int i = 0; i < loop.cap; i++) loop.books[i].gen = UINT32_MAX;
+  for (int i = 0; i < loop.cap; i++) loop.look[i] = 0;
+  traces_lock();
+  uint64_t start = plat_mono_ns();
+  loop.base_wall = start;
+  loop.base_cpu = plat_self_cpu_ns();
+  loop.base_process = plat_process_cpu_ns();
+  loop.self_cpu_recorded = loop.self_units_given = 0;
+  loop.next_discovery = 0;
+  traces_unlock();
   handler_set_active(1);
-  uint64_t start = plat_mono_ns(), cpu0 = plat_self_cpu_ns(), process0 = plat_process_cpu_ns();
   uint64_t interval = loop.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
@@ -231,11 +252,9 @@ int sampler_run(void) {
     housekeeping();
     uint64_t c1 = plat_self_cpu_ns();
     loop.st.ticks++;
+    loop.round++;
     hist_add(&loop.tick_cost, c1 - c0);
-    loop.st.sampler_cpu_ns = c1 - cpu0;
-    loop.st.wall_ns = plat_mono_ns() - start;
-    loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
-    record_self(loop.st.sampler_cpu_ns);
+    loop_measure(c1);
     traces_unlock();
     next += interval;
     now = plat_mono_ns();
@@ -249,10 +268,7 @@ int sampler_run(void) {
   drain();
   handler_set_active(0);
   traces_lock();
-  loop.st.sampler_cpu_ns = plat_self_cpu_ns() - cpu0;
-  loop.st.wall_ns = plat_mono_ns() - start;
-  loop.st.process_cpu_ns = plat_process_cpu_ns() - process0;
-  record_self(loop.st.sampler_cpu_ns);
+  loop_measure(plat_self_cpu_ns());
   traces_unlock();
   atomic_store(&loop.running, 0);
   plat_futex_wake((const uint32_t *)&loop.running, 1);

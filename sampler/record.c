@@ -198,7 +198,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   struct sampler_counters *st = &loop.st;
   hist_add(&loop.cost, r->end_ns - r->start_ns);
   if (r->start_ns >= b->sent_ns) hist_add(&loop.latency, r->start_ns - b->sent_ns);
-  if (b->req_tick + 1 < st->ticks) st->late++; /* not answered by the round after it */
+  if (b->req_tick + 1 < loop.round) st->late++; /* not answered by the round after it */
 
   if (r->cpu_exit > b->cpu_base)
     b->cpu_base = r->cpu_exit; /* what the signal and the handler cost it is ours */

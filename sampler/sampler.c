@@ -54,6 +54,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (err) return err;
   loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
   if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  atomic_store(&loop.stop, 0);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
   if (jvm->symbol &&
@@ -67,6 +68,24 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
     return err;
   }
   handler_set_native(c->native_frames);
+  return 0;
+}
+
+int sampler_configure(const struct sampler_config *c) {
+  if (atomic_load(&loop.running)) return -EBUSY;
+  if (!c->interval_ns || c->depth != loop.cfg.depth || c->sig != loop.cfg.sig ||
+      c->codemap != loop.cfg.codemap)
+    return -EINVAL;
+  if (c->native_frames && !loop.cfg.native_frames) { /* the walk's tables, made now */
+    int err = objects_init();
+    if (!err) err = native_init();
+    if (err) return err;
+  }
+  loop.cfg = *c;
+  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
+  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  handler_set_native(c->native_frames);
+  atomic_store(&loop.stop, 0);
   return 0;
 }
 
@@ -128,15 +147,22 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
 
 /* ---- what was recorded ---- */
 
-void sampler_report(struct sampler_report *r) {
+/* Cumulative counters of other modules, as they were when the profile began: its report counts
+ * from there. */
+static struct {
+  uint64_t acks, stray, foreign, wrong_tid, faults, unguarded, names_refused;
+  int registered;
+} since;
+
+/* Fills *r. traces_lock held. */
+static void report_locked(struct sampler_report *r) {
   memset(r, 0, sizeof *r);
-  traces_lock();
   r->n = loop.st;
   struct traces_refusals tr;
   traces_refused(&tr);
   r->n.stacks_refused = tr.stacks;
   r->n.keys_refused = tr.keys;
-  r->n.names_refused = intern_refused();
+  r->n.names_refused = intern_refused() - since.names_refused;
   r->stacks = traces_count();
   r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
   r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
@@ -147,21 +173,20 @@ void sampler_report(struct sampler_report *r) {
   r->round_p99_ns = hist_quantile(&loop.tick_cost, 0.99);
   r->native_median_ns = hist_quantile(&loop.native_cost, 0.5);
   r->native_p99_ns = hist_quantile(&loop.native_cost, 0.99);
-  traces_unlock();
   for (int i = 1; i <= ASGCT_NCODES; i++) r->asgct_failed += r->n.asgct[i];
   r->recovered = r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code;
   r->failed_kept = r->asgct_failed - r->recovered - r->n.named_stub;
-  r->threads_registered = registry_registered();
+  r->threads_registered = registry_registered() - since.registered;
   r->threads_live = registry_live();
   const struct handler_counters *h = handler_counters();
-  r->handler_acks = atomic_load(&h->acks);
-  r->handler_stray = atomic_load(&h->stray);
-  r->handler_foreign = atomic_load(&h->foreign);
-  r->handler_wrong_tid = atomic_load(&h->wrong_tid);
+  r->handler_acks = atomic_load(&h->acks) - since.acks;
+  r->handler_stray = atomic_load(&h->stray) - since.stray;
+  r->handler_foreign = atomic_load(&h->foreign) - since.foreign;
+  r->handler_wrong_tid = atomic_load(&h->wrong_tid) - since.wrong_tid;
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
-  r->faults = guard_faults();
+  r->faults = guard_faults() - since.faults;
   r->handler_replaced = loop.handler_replaced;
-  r->unguarded = guard_unguarded();
+  r->unguarded = guard_unguarded() - since.unguarded;
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
@@ -172,27 +197,117 @@ void sampler_report(struct sampler_report *r) {
   }
 }
 
-struct foreach_ctx {
-  void (*fn)(void *ctx, const struct sampler_stack *s);
-  void *ctx;
+void sampler_report(struct sampler_report *r) {
+  traces_lock();
+  report_locked(r);
+  traces_unlock();
+}
+
+/* Starts the next profile from zero: no stacks, counters and histograms at 0, the times
+ * measured from now on (the threads' bookkeeping goes on: CPU they used since their last
+ * sample is carried into the new profile). Names and the key cache stay. traces_lock held. */
+static void clear_locked(void) {
+  traces_clear();
+  loop.base_wall += loop.st.wall_ns;
+  loop.base_cpu += loop.st.sampler_cpu_ns;
+  loop.base_process += loop.st.process_cpu_ns;
+  loop.self_cpu_recorded = loop.self_units_given = 0;
+  memset(&loop.st, 0, sizeof loop.st);
+  memset(&loop.not_kept, 0, sizeof loop.not_kept);
+  memset(&loop.cost, 0, sizeof loop.cost);
+  memset(&loop.latency, 0, sizeof loop.latency);
+  memset(&loop.tick_cost, 0, sizeof loop.tick_cost);
+  memset(&loop.native_cost, 0, sizeof loop.native_cost);
+  const struct handler_counters *h = handler_counters();
+  since.acks = atomic_load(&h->acks);
+  since.stray = atomic_load(&h->stray);
+  since.foreign = atomic_load(&h->foreign);
+  since.wrong_tid = atomic_load(&h->wrong_tid);
+  since.faults = guard_faults();
+  since.unguarded = guard_unguarded();
+  since.names_refused = intern_refused();
+  since.registered = registry_registered() - registry_live(); /* the live ones count again */
+}
+
+void sampler_clear(void) {
+  traces_lock();
+  clear_locked();
+  traces_unlock();
+}
+
+struct copy_ctx {
+  struct sampler_snapshot *s;
+  size_t nframes;
+  int err;
 };
 
-static void one_stack(void *vctx, const struct trace_view *t) {
-  const struct foreach_ctx *c = vctx;
-  struct sampler_stack s = {t->frames, t->n, t->samples, t->units, t->cpu_ns};
-  c->fn(c->ctx, &s);
+static int snapshot_add(struct copy_ctx *c, const uint32_t *frames, int n, uint64_t samples,
+                        uint64_t units, uint64_t cpu_ns) {
+  struct sampler_snapshot *s = c->s;
+  if (c->err) return c->err;
+  if (s->n == s->cap_stacks) {
+    size_t cap = s->cap_stacks ? s->cap_stacks * 2 : 256;
+    struct sampler_stack *p = realloc(s->stacks, cap * sizeof *p);
+    if (!p) return c->err = -ENOMEM;
+    s->stacks = p;
+    s->cap_stacks = cap;
+  }
+  if (c->nframes + (size_t)n > s->cap_frames) {
+    size_t cap = s->cap_frames ? s->cap_frames * 2 : 4096;
+    while (cap < c->nframes + (size_t)n) cap *= 2;
+    uint32_t *p = realloc(s->frames, cap * sizeof *p);
+    if (!p) return c->err = -ENOMEM;
+    s->frames = p;
+    s->cap_frames = cap;
+  }
+  memcpy(s->frames + c->nframes, frames, (size_t)n * sizeof *frames);
+  /* frames is an offset until the copy is complete (the pool may still move) */
+  s->stacks[s->n++] =
+      (struct sampler_stack){(const uint32_t *)(uintptr_t)c->nframes, n, samples, units, cpu_ns};
+  c->nframes += (size_t)n;
+  return 0;
+}
+
+static void copy_stack(void *vctx, const struct trace_view *t) {
+  snapshot_add(vctx, t->frames, t->n, t->samples, t->units, t->cpu_ns);
+}
+
+int sampler_snapshot(struct sampler_snapshot *s, int cut) {
+  memset(s, 0, sizeof *s);
+  struct copy_ctx c = {s, 0, 0};
+  traces_lock();
+  report_locked(&s->report);
+  traces_foreach(copy_stack, &c);
+  if (loop.not_kept.samples) /* the captures the stack table could not take */
+    snapshot_add(&c, &loop.id_stack_full, 1, loop.not_kept.samples, loop.not_kept.units,
+                 loop.not_kept.cpu_ns);
+  if (!c.err && cut) clear_locked();
+  traces_unlock();
+  if (c.err) {
+    sampler_snapshot_free(s);
+    return c.err;
+  }
+  for (size_t i = 0; i < s->n; i++)
+    s->stacks[i].frames = s->frames + (uintptr_t)s->stacks[i].frames;
+  return 0;
+}
+
+void sampler_snapshot_foreach(const struct sampler_snapshot *s,
+                              void (*fn)(void *ctx, const struct sampler_stack *st), void *ctx) {
+  for (size_t i = 0; i < s->n; i++) fn(ctx, &s->stacks[i]);
+}
+
+void sampler_snapshot_free(struct sampler_snapshot *s) {
+  free(s->stacks);
+  free(s->frames);
+  memset(s, 0, sizeof *s);
 }
 
 void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s), void *ctx) {
-  struct foreach_ctx c = {fn, ctx};
-  traces_lock();
-  traces_foreach(one_stack, &c);
-  if (loop.not_kept.samples) { /* the captures the stack table could not take */
-    struct sampler_stack s = {&loop.id_stack_full, 1, loop.not_kept.samples, loop.not_kept.units,
-                              loop.not_kept.cpu_ns};
-    fn(ctx, &s);
-  }
-  traces_unlock();
+  struct sampler_snapshot snap;
+  if (sampler_snapshot(&snap, 0) != 0) return;
+  sampler_snapshot_foreach(&snap, fn, ctx);
+  sampler_snapshot_free(&snap);
 }
 
 const char *sampler_frame_name(uint32_t id) { return intern_name(id); }

@@ -69,6 +69,10 @@ struct sampler_jvm {
  * handler: somebody else uses it), -EINVAL, -ENOMEM. Call once, before anything else here. */
 int sampler_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
 
+/* Sets the configuration of the next sampler_run (between runs: -EBUSY while one runs). The
+ * signal, the depth and codemap are fixed by sampler_init (-EINVAL if c changes them); native
+ * frames can be turned on (their tables are made then). Returns 0, -EBUSY, -EINVAL, -ENOMEM. */
+int sampler_configure(const struct sampler_config *c);
 /* Takes the signal handler back out (the signal's previous disposition is restored) and stops
  * taking samples: after it, no code of the sampler runs on the JVM's threads. For a load or
  * attach that fails after sampler_init. Not with sampler_run running. */
@@ -209,10 +213,30 @@ struct sampler_stack {
   uint64_t cpu_ns;  /* CPU time */
 };
 
-/* Calls fn for every distinct stack, in the order first seen, while the sampler thread waits.
- * fn must not call back into the sampler except sampler_frame_name. Thread-safe. */
+/* Calls fn for every distinct stack, in the order first seen (from a snapshot: sampling goes
+ * on meanwhile). Thread-safe. */
 void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s), void *ctx);
 
+/* Forgets what was recorded: the next profile starts from zero (stacks, counters, times).
+ * Frame names stay. Thread-safe. */
+void sampler_clear(void);
+/* A copy of what was recorded (stacks and report) taken at one moment, for writing without
+ * holding up the sampler. */
+struct sampler_snapshot {
+  struct sampler_report report;
+  struct sampler_stack *stacks; /* in the order first seen */
+  size_t n;
+  uint32_t *frames;
+  size_t cap_stacks, cap_frames;
+};
+/* Takes a snapshot into *s; with `cut`, in the same moment starts the next profile from zero
+ * (as sampler_clear), so that consecutive snapshots split the run without a gap or an overlap.
+ * Returns 0 or -ENOMEM (then nothing was cut). Thread-safe; sampling goes on. */
+int sampler_snapshot(struct sampler_snapshot *s, int cut);
+/* Calls fn for every stack of s. */
+void sampler_snapshot_foreach(const struct sampler_snapshot *s,
+                              void (*fn)(void *ctx, const struct sampler_stack *st), void *ctx);
+void sampler_snapshot_free(struct sampler_snapshot *s);
 /* The name of frame id `id`, valid for the life of the process. Lock-free. */
 const char *sampler_frame_name(uint32_t id);
 

@@ -74,7 +74,11 @@ struct loop_state {
     uint32_t gen;
   } gone[64]; /* registrations whose thread has ended, dropped after the round */
   int ngone;
-  _Atomic uint32_t stop; /* futex word */
+  uint64_t round; /* rounds since the agent loaded: the schedule's clock (st.ticks, the
+                     report's, starts again with each profile) */
+  uint64_t base_wall, base_cpu, base_process; /* where the profile's wall time, the sampler
+                                                 thread's CPU and the process's CPU start */
+  _Atomic uint32_t stop;                      /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
 };

@@ -21,7 +21,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     *mode = SAMPLE_IF_MOVED;
     return 1;
   }
-  if (st->ticks < b->next_look) {
+  if (loop.round < b->next_look) {
     st->skipped_idle++;
     return 0;
   }
@@ -53,7 +53,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     uint64_t back = b->idle_streak >= 20 ? cap : (1ull << (b->idle_streak - 1)) - 1;
     if (back > cap) back = cap;
     if (b->defer_since) back = 0; /* a due sample waits for it to run: look every round */
-    b->next_look = st->ticks + 1 + back;
+    b->next_look = loop.round + 1 + back;
     return 0;
   }
   b->idle_streak = 0;
@@ -77,8 +77,8 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * Busy threads skip the check. */
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && (d < cfg->interval_ns / 2 || b->last_blocked) &&
       plat_thread_running(s->tid) == 0) {
-    if (!b->defer_since) b->defer_since = st->ticks + 1;
-    if ((st->ticks + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS) {
+    if (!b->defer_since) b->defer_since = loop.round + 1;
+    if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS) {
       st->deferred++;
       return 0;
     }

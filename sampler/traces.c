@@ -147,3 +147,23 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 }
 
 size_t traces_count(void) { return ntraces; }
+
+void traces_clear(void) {
+  itab_free(&trace_tab);
+  if (itab_init(&trace_tab, 4096)) trace_tab.cap = 0; /* traces_add then refuses: -ENOMEM */
+  ntraces = 0;
+  pool_len = 0;
+  refused.stacks = 0;
+  /* the arrays keep their size for the next profile, unless an exceptional one made them
+   * large: then they go, and grow again as needed */
+  if (traces_cap > (1u << 16)) {
+    free(traces);
+    traces = NULL;
+    traces_cap = 0;
+  }
+  if (pool_cap > (1u << 22)) {
+    free(frame_pool);
+    frame_pool = NULL;
+    pool_cap = 0;
+  }
+}

@@ -68,5 +68,8 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 
 /* Number of distinct stacks. */
 size_t traces_count(void);
+/* Forgets every stack (the next profile starts from none); the key cache and the names stay.
+ * Callers hold the lock. */
+void traces_clear(void);
 
 #endif

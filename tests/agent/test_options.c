@@ -149,7 +149,7 @@ Test(options, percent_escapes) {
 
 struct bad {
   char in[64];
-  char msg[160];
+  char msg[200];
 };
 
 ParameterizedTestParameters(options, rejected) {
@@ -191,9 +191,9 @@ ParameterizedTestParameters(options, rejected) {
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
       {"nope",
-       "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
+       "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"},
+       "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -260,6 +260,10 @@ static bool is_duration_90s(const struct agent_options *p) {
 }
 static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
+static bool is_loop_10m(const struct agent_options *p) {
+  return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
+}
+static bool is_reply(const struct agent_options *p) { return !strcmp(p->reply, "/tmp/r"); }
 
 struct option_case {
   const char *name;
@@ -299,8 +303,12 @@ static const struct option_case OPTION_CASES[] = {
     {"duration", "duration=90s", is_duration_90s, "duration=1d",
      "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)",
      "duration=0"},
+    {"loop", "loop=10m", is_loop_10m, "loop=500ms",
+     "loop=500ms: accepted: 0 or a time from 1s with a unit ms, s, m or h (e.g. loop=10m)",
+     "loop=0"},
     {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu",
      "weight=samples"},
+    {"reply", "reply=/tmp/r", is_reply, "reply=", "reply=: empty path", NULL},
     {"help", "help", is_help, "help=on", "help takes no value", NULL},
 };
 #define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
@@ -323,6 +331,8 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_str_eq(a->sig_name, b->sig_name, "%s: sig_name", what);
   cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
   cr_expect_eq(a->weight, b->weight, "%s: weight", what);
+  cr_expect_eq(a->loop_ns, b->loop_ns, "%s: loop_ns", what);
+  cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
 }
 
@@ -514,4 +524,40 @@ Test(options, readme_table_is_the_code_table) {
   free(code);
   free(lines.at);
   free(readme);
+}
+
+/* ---- commands and chunk names ---- */
+
+Test(options, a_command_word_comes_first_and_options_follow) {
+  const char *rest = NULL;
+  cr_expect_eq(opt_command("stop,file=/tmp/x.svg", &rest), OPT_CMD_STOP);
+  cr_expect_str_eq(rest, "file=/tmp/x.svg");
+  cr_expect_eq(opt_command("status", &rest), OPT_CMD_STATUS);
+  cr_expect_str_eq(rest, "");
+  cr_expect_eq(opt_command("dump", &rest), OPT_CMD_DUMP);
+  cr_expect_eq(opt_command("start,interval=1ms", &rest), OPT_CMD_START);
+  cr_expect_str_eq(rest, "interval=1ms");
+  cr_expect_eq(opt_command("interval=1ms", &rest), OPT_CMD_START, "options alone: a start");
+  cr_expect_str_eq(rest, "interval=1ms");
+  cr_expect_eq(opt_command("stopwatch=1", &rest), OPT_CMD_START, "a word that starts like one");
+  cr_expect_str_eq(rest, "stopwatch=1");
+  cr_expect_eq(opt_command(NULL, &rest), OPT_CMD_START);
+}
+
+Test(options, loop_chunks_are_named_by_number_and_start_time) {
+  cr_assert_eq(opt_parse("loop=1m,file=/tmp/p-%n-%t.folded", &o, err, sizeof err), 0, "%s", err);
+  char name[256];
+  cr_assert_eq(opt_chunk_file(&o, 7, (time_t)0, name, sizeof name), 0);
+  struct tm tm;
+  time_t zero = 0;
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&zero, &tm));
+  char want[256];
+  snprintf(want, sizeof want, "/tmp/p-7-%s.folded", stamp);
+  cr_expect_str_eq(name, want);
+  cr_expect(strstr(o.file, "/tmp/p-0-"), "the first chunk's name: %s", o.file);
+  cr_assert_eq(opt_parse("loop=1m,format=svg", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.file_pattern, "sampler-%p-%n.svg", "the default name numbers the chunks");
+  cr_assert_eq(opt_set_file(&o, "/tmp/last.html", err, sizeof err), 0, "%s", err);
+  cr_expect_eq(o.format, FORMAT_HTML, "the format follows the new file's extension");
 }

@@ -75,15 +75,25 @@ static void remove_dir(void) {
 
 TestSuite(output, .init = setup_profile, .fini = remove_dir);
 
+/* Writes what the sampler holds now to o->file, as the agent does. */
+static int write_now(const struct agent_options *o, char *err, size_t errlen) {
+  struct sampler_snapshot s;
+  int rc = sampler_snapshot(&s, 0);
+  if (rc) return rc;
+  rc = output_write(o, o->file, &s, err, errlen);
+  sampler_snapshot_free(&s);
+  return rc;
+}
+
 Test(output, folded_holds_exactly_the_stacks) {
   struct agent_options o;
   options_for(&o, "p.folded", NULL);
   char err[512];
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   cr_expect_str_eq(slurp(o.file), "main;A.run 3\nmain;B c.run 2\n");
   cr_expect_eq(others_in_dir("p.folded"), 0, "no temporary file left beside it");
   options_for(&o, "p.folded", "weight=cpu");
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   cr_expect_str_eq(slurp(o.file), "main;A.run 3000000\nmain;B c.run 2000000\n",
                    "weight=cpu: nanoseconds");
 }
@@ -92,15 +102,15 @@ Test(output, svg_html_and_text_are_complete) {
   struct agent_options o;
   char err[512];
   options_for(&o, "p.svg", NULL);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   char *svg = slurp(o.file);
   cr_expect(strstr(svg, "A.run") && strstr(svg, "</svg>\n"), "SVG complete with its frames");
   options_for(&o, "p.html", NULL);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   char *html = slurp(o.file);
   cr_expect(strstr(html, "</html>"), "HTML complete");
   options_for(&o, "p.txt", NULL);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   char *txt = slurp(o.file);
   cr_expect(strstr(txt, "Total: 5 samples in 2 distinct stacks"), "%s", txt);
   cr_expect(strstr(txt, "Hot frames by self"), "the hot frames table");
@@ -119,15 +129,15 @@ Test(output, flame_graph_subtitles_count_with_thousands_separators) {
   struct agent_options o;
   char err[512];
   options_for(&o, "p.svg", NULL);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   char *svg = slurp(o.file);
   cr_expect(strstr(svg, "hasrun auto, 1,234,565 samples from 0 captures</text>"), "%s", svg);
   options_for(&o, "p.html", NULL);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   char *html = slurp(o.file);
   cr_expect(strstr(html, "hasrun auto, 0 captures\""), "the page adds its own total");
   options_for(&o, "p.svg", "weight=cpu");
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   svg = slurp(o.file);
   cr_expect(strstr(svg, "1,234,565,000,000 ns of CPU from 0 captures</text>"), "weight=cpu");
 }
@@ -139,7 +149,7 @@ Test(output, an_unwritable_target_is_an_error_and_changes_nothing) {
   cr_assert_eq(mkdir(o.file, 0755), 0);
   cr_expect_eq(output_check_writable(&o, err, sizeof err), -EISDIR);
   cr_expect(strstr(err, "is a directory"), "%s", err);
-  int rc = output_write(&o, err, sizeof err);
+  int rc = write_now(&o, err, sizeof err);
   cr_expect_lt(rc, 0, "renaming over a directory fails");
   cr_expect(strstr(err, o.file) != NULL, "the message names the path: %s", err);
   struct stat st;
@@ -156,7 +166,9 @@ Test(output, summary_line_carries_the_counters) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  output_summary(f, &o);
+  struct sampler_report r;
+  sampler_report(&r);
+  output_summary(f, &o, o.file, &r);
   fclose(f);
   cr_expect(strncmp(buf, "[sampler] file=", 15) == 0, "%s", buf);
   cr_expect(strstr(buf, " stacks=2 "), "%s", buf);
@@ -174,12 +186,12 @@ Test(output, the_file_mode_follows_the_umask) {
   char err[512];
   options_for(&o, "p.folded", NULL);
   mode_t old = umask(077);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   struct stat st;
   cr_assert_eq(stat(o.file, &st), 0);
   cr_expect_eq(st.st_mode & 0777, 0600u, "umask 077: %o", st.st_mode & 0777);
   umask(022);
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   cr_assert_eq(stat(o.file, &st), 0);
   cr_expect_eq(st.st_mode & 0777, 0644u, "umask 022: %o", st.st_mode & 0777);
   umask(old);
@@ -217,7 +229,7 @@ Test(output, a_writer_killed_at_any_moment_leaves_the_whole_profile_or_nothing) 
   options_for(&o, "p.html", NULL);
   char err[512];
   double t0 = now_s();
-  cr_assert_eq(output_write(&o, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   double took = now_s() - t0;
   cr_assert(ends_with_html(o.file));
   unlink(o.file);
@@ -226,7 +238,7 @@ Test(output, a_writer_killed_at_any_moment_leaves_the_whole_profile_or_nothing) 
   for (int round = 0; round < 40; round++) {
     pid_t child = fork();
     cr_assert_geq(child, 0);
-    if (child == 0) _exit(output_write(&o, err, sizeof err) == 0 ? 0 : 1);
+    if (child == 0) _exit(write_now(&o, err, sizeof err) == 0 ? 0 : 1);
     usleep((useconds_t)(took * 1.2e6 * (double)(rand_r(&seed) % 1000) / 1000.0));
     kill(child, SIGKILL); /* as Runtime.halt or a crash would end the writer */
     waitpid(child, NULL, 0);
@@ -244,4 +256,123 @@ Test(output, a_writer_killed_at_any_moment_leaves_the_whole_profile_or_nothing) 
                took * 1e3);
   cr_log_info("40 writers killed: %d finished, %d midway; a write takes %.0f ms", whole, none,
               took * 1e3);
+}
+
+/* ---- pprof ---- */
+
+#include <zlib.h>
+
+#include "fg_pprof.h"
+
+/* The file's bytes. */
+static unsigned char *slurp_bytes(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  static unsigned char buf[1 << 20];
+  *len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  return buf;
+}
+
+/* fg_write_folded of p into a string. */
+static char *folded_of(fg_profile *p) {
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  cr_assert_eq(fg_write_folded(f, p), 0);
+  fclose(f);
+  return out;
+}
+
+Test(output, pprof_reads_back_as_the_same_stacks_in_both_sample_types) {
+  /* a thread root, a frame with a line, and one with a ':' that is not a line */
+  uint32_t root = intern_string("[worker 1 tid=42]", 17), m = intern_string("p/C.m:152", 9),
+           odd = intern_string("weird:name", 10);
+  uint32_t s3[] = {root, m, odd};
+  cr_assert_eq(traces_add(s3, 3, 4, 4000000), 0);
+  struct agent_options o;
+  options_for(&o, "p.pb.gz", "threads");
+  cr_assert_eq(o.format, FORMAT_PPROF, "the format from .pb.gz");
+  char err[512];
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(others_in_dir("p.pb.gz"), 0, "no temporary file left beside it");
+  size_t len;
+  unsigned char *buf = slurp_bytes(o.file, &len);
+  cr_assert(fg_is_gzip(buf, len), "gzipped");
+  fg_profile *p = fg_profile_new();
+  fg_read_error e;
+  cr_assert_eq(fg_read_pprof(p, buf, len, FG_MAIN, NULL, &e), 0, "%s", e.msg);
+  cr_expect_str_eq(folded_of(p),
+                   "[worker 1 tid=42];p/C.m:152;weird:name 4\nmain;A.run 3\nmain;B c.run 2\n",
+                   "the first sample type: units; the thread label back as the root frame");
+  fg_profile_free(p);
+  p = fg_profile_new();
+  cr_assert_eq(fg_read_pprof(p, buf, len, FG_MAIN, "cpu", &e), 0, "%s", e.msg);
+  cr_expect_str_eq(folded_of(p),
+                   "[worker 1 tid=42];p/C.m:152;weird:name 4000000\nmain;A.run 3000000\n"
+                   "main;B c.run 2000000\n",
+                   "cpu: nanoseconds");
+  cr_expect_eq(fg_read_pprof(p, buf, len, FG_MAIN, "wall", &e), -EINVAL);
+  cr_expect(strstr(e.msg, "no sample type 'wall' (the profile has: samples, cpu)"), "%s", e.msg);
+  fg_profile_free(p);
+}
+
+/* data[0..len) gunzipped into out (at most cap bytes); returns its length. */
+static size_t gunzip(const unsigned char *data, size_t len, unsigned char *out, size_t cap) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  cr_assert_eq(inflateInit2(&z, 15 + 16), Z_OK);
+  z.next_in = (unsigned char *)data;
+  z.avail_in = (uInt)len;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  cr_assert_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+  size_t n = cap - z.avail_out;
+  inflateEnd(&z);
+  return n;
+}
+
+Test(output, a_damaged_pprof_file_is_an_error_not_a_crash) {
+  uint32_t root = intern_string("[worker 1 tid=42]", 17), m = intern_string("p/C.m:152", 9);
+  uint32_t s3[] = {root, m};
+  cr_assert_eq(traces_add(s3, 2, 4, 4000000), 0);
+  struct agent_options o;
+  options_for(&o, "d.pprof", "threads");
+  char err[512];
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  size_t zlen;
+  unsigned char *zipped = slurp_bytes(o.file, &zlen);
+  static unsigned char raw[1 << 20], copy[1 << 20];
+  size_t rawlen = gunzip(zipped, zlen, raw, sizeof raw);
+  fg_profile *p = fg_profile_new();
+  fg_read_error e;
+  cr_assert_eq(fg_read_pprof(p, raw, rawlen, FG_MAIN, NULL, &e), 0, "not gzipped: read too: %s",
+               e.msg);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 9);
+  fg_profile_free(p);
+  unsigned seed = 12345;
+  int errors = 0, fine = 0;
+  for (int i = 0; i < 4000; i++) {
+    /* half of them damage the gzip file, half the protobuf inside */
+    const unsigned char *good = i % 2 ? zipped : raw;
+    size_t n = i % 2 ? zlen : rawlen;
+    memcpy(copy, good, n);
+    if (i % 3 == 0) {
+      n = (size_t)rand_r(&seed) % n; /* cut short */
+    } else {
+      for (int k = 0; k < 1 + i % 4; k++) /* bits flipped */
+        copy[(size_t)rand_r(&seed) % n] ^= (unsigned char)(1u << (rand_r(&seed) % 8));
+    }
+    p = fg_profile_new();
+    int rc = fg_read_pprof(p, copy, n, FG_MAIN, NULL, &e);
+    cr_expect(rc == 0 || rc == -EINVAL, "rc %d", rc);
+    if (rc) {
+      errors++;
+      cr_expect(e.msg[0] != '\0', "an error says what is wrong");
+    } else {
+      fine++;
+    }
+    fg_profile_free(p);
+  }
+  cr_expect_gt(errors, 1000, "damage found: %d errors, %d read", errors, fine);
 }

@@ -10,6 +10,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,7 +159,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, weight, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -357,7 +358,8 @@ def jcmd_load(pid, opts):
 
 
 def case_attach():
-    """Agent_OnAttach: jcmd JVMTI.agent_load into a running JVM; a second load is refused."""
+    """Agent_OnAttach: jcmd JVMTI.agent_load into a running JVM; a second start while it runs is
+    refused."""
     out = tmpfile(".folded")
     proc = subprocess.Popen(java_cmd(None, "forever", 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -370,7 +372,7 @@ def case_attach():
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-    check("already loaded in this JVM: one sampler per JVM" in err, "no message for the second load: " + err[-500:])
+    check("already running" in err and "stop it first" in err, "no message for the second load: " + err[-500:])
     stacks = parse_folded(out)
     total = sum(stacks.values())
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st or "Scenarios.busyBeta" in st)
@@ -776,6 +778,261 @@ def case_torture_exits():
         print(f"kill -3 x3 then SIGTERM: {err.count('profile so far written')} dumps, final {n} samples")
 
 
+# ---- the launcher: a JVM driven only through `sampler` ----
+
+def launcher(*words, want=None):
+    """Runs the launcher; returns (exit status, stdout, stderr). With want, checks the status."""
+    p = subprocess.run([ARGS.launcher, *[str(w) for w in words]], capture_output=True, text=True, timeout=120)
+    print(f"$ sampler {' '.join(str(w) for w in words)}  -> {p.returncode}: {(p.stdout + p.stderr).strip()[:300]}")
+    if want is not None:
+        check(p.returncode == want, f"sampler {' '.join(map(str, words))}: exit {p.returncode}, want {want}: "
+                                    f"{p.stdout}{p.stderr}")
+    return p.returncode, p.stdout, p.stderr
+
+
+def busy_share(stacks):
+    total = sum(stacks.values())
+    busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st or "Scenarios.busyBeta" in st)
+    return total, busy
+
+
+def forever_jvm():
+    return subprocess.Popen(java_cmd(None, "forever", 0, extra_jvm=[error_file_flag()]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def end_jvm(proc):
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    no_crash(proc.returncode, 143, err)
+    return err
+
+
+def case_launcher():
+    """start / status / dump / stop through the launcher, a second start with other options,
+    collect, and the refusals of a running agent."""
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        pid = proc.pid
+        _, out, _ = launcher("status", pid, want=0)
+        check("not profiling" in out, f"status before any start: {out}")
+        _, _, err = launcher("stop", pid, want=1)
+        check("not being profiled" in err, err)
+        a, b = tmpfile(".folded"), tmpfile(".folded")
+        _, out, _ = launcher("start", "interval=1ms", f"file={a}", pid, want=0)
+        check(f"the profile goes to {a}" in out, out)
+        _, _, err = launcher("start", pid, want=1)
+        check("already running" in err, err)
+        time.sleep(2)
+        _, out, _ = launcher("status", pid, want=0)
+        check("running since" in out and "interval 1ms" in out and f"output {a}" in out, out)
+        n = int(re.search(r"samples (\d+)", out).group(1))
+        check(n > 500, f"status: only {n} samples after 2 s of two busy threads at 1 ms")
+        _, out, _ = launcher("dump", f"file={b}", pid, want=0)
+        check(f"written to {b}" in out, out)
+        dumped = parse_folded(b)
+        time.sleep(1)
+        _, out, _ = launcher("stop", pid, want=0)
+        check(f"profile written to {a}" in out, out)
+        final = parse_folded(a)
+        total, busy = busy_share(final)
+        print(f"first run: {total} samples, {busy} in the busy methods; the dump had {sum(dumped.values())}")
+        check(total > 2000 and busy > 0.9 * total, "the profile should hold the busy threads' 3 s at 1 ms")
+        check(sum(dumped.values()) < total, "the dump came before the end")
+        _, _, err = launcher("stop", pid, want=1)
+        check("not running" in err, err)
+        # the same agent, other options
+        c = tmpfile(".folded")
+        launcher("start", "interval=5ms,threads", f"file={c}", pid, want=0)
+        time.sleep(1.5)
+        launcher("stop", pid, want=0)
+        second = parse_folded(c)
+        total, busy = busy_share(second)
+        roots = by_thread(second)
+        print(f"second run (5 ms, threads): {total} samples, threads {sorted(roots)}")
+        check(any(r.startswith("busy-alpha") for r in roots), "threads=on in the second start: no thread roots")
+        check(100 < total < 1200, f"{total} samples in 1.5 s of two threads at 5 ms")
+        _, out, _ = launcher("status", pid, want=0)
+        check(f"the last profile was written to {c}" in out, out)
+        _, _, err = launcher("start", "signal=PROF", pid, want=1)
+        check("signal=: fixed when the agent was loaded" in err, err)
+        _, _, err = launcher("start", "interval=1min", pid, want=1)
+        check("interval=1min" in err, err)
+        # collect, with a relative file name: from the launcher's directory
+        cwd = os.getcwd()
+        os.chdir(ARGS.tmp)
+        try:
+            launcher("collect", "-d", "1s", "file=collected.svg", pid, want=0)
+        finally:
+            os.chdir(cwd)
+        svg = open(os.path.join(ARGS.tmp, "collected.svg")).read()
+        check(svg.rstrip().endswith("</svg>") and "busyAlpha" in svg, "collect: no whole SVG with the busy method")
+    finally:
+        err = end_jvm(proc)
+    check(err.count("[sampler] ") == 3, f"one summary line per run ended: {err.count('[sampler] ')}")
+
+
+def case_launcher_agentpath():
+    """An agent loaded at start (-agentpath) takes the launcher's commands: the launcher finds that
+    copy in the JVM, whatever its path. A stopped run is not written again at exit."""
+    out, out2 = tmpfile(".folded"), tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        _, st, _ = launcher("status", proc.pid, want=0)
+        check("running since" in st and f"output {out}" in st, st)
+        launcher("stop", f"file={out2}", proc.pid, want=0)
+        check(not os.path.exists(out), "stop,file= wrote the start's file")
+        total, busy = busy_share(parse_folded(out2))
+        print(f"stopped with file=: {total} samples, {busy} busy")
+        check(total > 1000 and busy > 0.9 * total, "the profile of the agent loaded at start")
+    finally:
+        err = end_jvm(proc)
+    check(err.count("[sampler] ") == 1, "the stopped run was written again at exit")
+    check(not os.path.exists(out), "the start's file was written at exit")
+
+
+def case_pprof():
+    """format=pprof: `go tool pprof` reads the file with the summary's totals and finds the hot
+    method; the flamegraph tool reads it back with the thread roots."""
+    out = tmpfile(".pb.gz")
+    p = run(f"interval=1ms,threads,lines,file={out}", "spin", 2)
+    check(p.returncode == 0, p.stderr[-1500:])
+    s = summary(p.stderr)
+    check(s["format"] == "pprof", f"format {s['format']} from .pb.gz")
+    go = shutil.which("go")
+    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
+    raw = subprocess.run([go, "tool", "pprof", "-raw", out], capture_output=True, text=True, timeout=120)
+    check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[-1500:]}")
+    check("samples/count cpu/nanoseconds[dflt]" in raw.stdout, "sample types: " + raw.stdout[:800])
+    units = cpu = 0
+    for m in re.finditer(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw.stdout, re.M):
+        units += int(m.group(1))
+        cpu += int(m.group(2))
+    print(f"go tool pprof -raw: {units} samples, {cpu / 1e6:.1f} ms of CPU; summary: samples={s['samples']} "
+          f"cpu_ms={s['cpu_ms']}")
+    check(units == int(s["samples"]), "the samples differ from the summary's")
+    check(abs(cpu / 1e6 - float(s["cpu_ms"])) <= 0.1, "the CPU time differs from the summary's")
+    check("thread:[main]" in raw.stdout or "thread:[spinner" in raw.stdout, "no thread labels")
+    top = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=3", out], capture_output=True, text=True,
+                         timeout=120)
+    rows = [l.split()[-1] for l in top.stdout.splitlines() if re.match(r"^\s+[\d.]+m?s\s", l)]
+    print(f"go tool pprof -top: {rows}")
+    check(rows and rows[0] in ("Scenarios.spinOnFlag", "Scenarios.busyAlpha"), f"the hottest function: {rows}")
+    fg = os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")  # build/bin/sampler
+    folded = subprocess.run([fg, "-f", "folded", out], capture_output=True, text=True, timeout=120)
+    check(folded.returncode == 0, folded.stderr)
+    stacks = {}
+    for line in folded.stdout.splitlines():
+        st, n = line.rsplit(" ", 1)
+        stacks[st] = stacks.get(st, 0) + int(n)
+    check(sum(stacks.values()) == int(s["samples"]), f"flamegraph read {sum(stacks.values())} samples")
+    roots = by_thread(stacks)
+    check("main" in roots, f"thread roots from the labels: {sorted(roots)}")
+    check(any(re.search(r"Scenarios\.spinOnFlag:\d+$", st) for st in stacks), "lines back on the frames")
+
+
+def case_launcher_errors():
+    """Every refusal of the launcher, with its message and exit status."""
+    import pwd
+    code, _, err = launcher("frob", 1)
+    check(code == 2 and "unknown command 'frob'" in err, err)
+    code, _, err = launcher("start")
+    check(code == 2 and "no PID given" in err, err)
+    code, _, err = launcher("status", "12x")
+    check(code == 2 and "is not a process id" in err, err)
+    code, _, err = launcher("collect", "1")
+    check(code == 2 and "collect needs -d TIME" in err, err)
+    code, _, err = launcher("collect", "-d", "soon", "1")
+    check(code == 2 and "-d soon" in err, err)
+    code, _, err = launcher("dump", "interval=1ms", "1")
+    check(code == 2 and "dump takes file=PATH only" in err, err)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    code, _, err = launcher("status", dead.pid)
+    check(code == 3 and f"no such process: {dead.pid}" in err, err)
+    code, _, err = launcher("status", os.getpid())
+    check(code == 4 and "is not a HotSpot JVM" in err, err)
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        if os.geteuid() == 0:  # the launcher as another user
+            nobody = pwd.getpwnam("nobody")
+            p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                                ARGS.launcher, "status", str(proc.pid)], capture_output=True, text=True, timeout=60)
+            code, err = p.returncode, p.stderr
+        else:  # a process of root's
+            code, _, err = launcher("status", 1)
+        check(code == 5 and "belongs to" in err and "run sampler as that user" in err, f"{code}: {err}")
+        code, _, err = launcher("start", "bogus=1", proc.pid)
+        check(code == 1 and "unknown option 'bogus'" in err, err)
+        code, out, _ = launcher("status", proc.pid)
+        check(code == 0 and "not profiling" in out, "a refused first start leaves no agent running: " + out)
+        out_dir = os.path.join(ARGS.tmp, "no-such-dir")
+        code, _, err = launcher("start", f"file={out_dir}/p.folded", proc.pid)
+        check(code == 1 and "cannot be written" in err, err)
+    finally:
+        end_jvm(proc)
+    blocked = subprocess.Popen([ARGS.java, "-XX:+DisableAttachMechanism", "-cp", ARGS.classes, "Scenarios", "forever", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        code, _, err = launcher("start", blocked.pid)
+        check(code == 6 and "the attach to" in err, f"{code}: {err}")
+    finally:
+        blocked.kill()
+        blocked.wait()
+
+
+def case_loop():
+    """loop=1s: a complete profile per second, numbered, each from zero; the last one at stop."""
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        pattern = os.path.join(ARGS.tmp, "chunk-%n.folded")
+        launcher("start", "interval=1ms,loop=1s", f"file={pattern}", proc.pid, want=0)
+        time.sleep(3.5)
+        _, out, _ = launcher("stop", proc.pid, want=0)
+    finally:
+        err = end_jvm(proc)
+    chunks = sorted(glob.glob(os.path.join(ARGS.tmp, "chunk-*.folded")),
+                    key=lambda f: int(re.search(r"chunk-(\d+)", f).group(1)))
+    names = [os.path.basename(c) for c in chunks]
+    check(names[:4] == ["chunk-0.folded", "chunk-1.folded", "chunk-2.folded", "chunk-3.folded"], f"chunks: {names}")
+    for c in chunks:
+        no_temp_left(c)
+    totals = [sum(parse_folded(c).values()) for c in chunks]
+    print(f"chunks {names}: samples {totals}")
+    # two busy threads: ~2,000 samples a second at 1 ms; every whole chunk from zero
+    for n in totals[:3]:
+        check(1200 < n < 2600, f"a 1-second chunk with {n} samples (want about 2,000): {totals}")
+    check("chunk 2 written to" in err, "the chunks' messages: " + err[-800:])
+
+
+def case_torture_attach():
+    """attach -> profile -> detach (start/stop) twenty times in a row into one JVM, at 100 us:
+    no crash, no hang, every profile complete and from zero."""
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        totals = []
+        for i in range(20):
+            out = tmpfile(".folded")
+            launcher("start", "interval=100us" + (",threads" if i % 2 else ""), f"file={out}", proc.pid, want=0)
+            time.sleep(0.2)
+            launcher("stop", proc.pid, want=0)
+            totals.append(sum(parse_folded(out).values()))
+            no_temp_left(out)
+        check(proc.poll() is None, "the JVM ended")
+    finally:
+        err = end_jvm(proc)
+    print(f"20 start/stop cycles at 100 us: samples per profile {totals}")
+    check(min(totals) > 200, f"a profile of 0.2 s at 100 us with few samples: {totals}")
+    check(max(totals) < 8000, f"a profile that did not start from zero: {totals}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -788,6 +1045,7 @@ def main():
     ap.add_argument("--jcmd", help="default: the jcmd beside --java, else jcmd from PATH")
     ap.add_argument("--jnilib", help="the JNI library of the native-frame scenarios")
     ap.add_argument("--dltarget", help="the library the dlopen storm loads")
+    ap.add_argument("--launcher", help="the sampler launcher (build/bin/sampler)")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     ARGS.agent = os.path.abspath(ARGS.agent)

@@ -1,0 +1,21 @@
+/*
+ * pprof.h — the profile in pprof's format: profile.proto, gzipped (`format=pprof`), as
+ * `go tool pprof`, Grafana Pyroscope and speedscope read it.
+ */
+#ifndef SAMPLER_PPROF_H
+#define SAMPLER_PPROF_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sampler.h"
+
+struct pprof_info {
+  uint64_t interval_ns; /* the sampling period */
+  int threads;          /* stacks begin with "[NAME tid=N]": made into labels */
+  const char *comment;  /* a line about how the profile was taken, or NULL */
+};
+
+/* Writes snapshot s to f as a gzipped profile.proto. Returns 0, -ENOMEM or -EIO. */
+int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_snapshot *s);
+
+#endif
