@@ -160,18 +160,42 @@ static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size
   if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
 
-static void register_thread(const struct sampler_thread *t) {
+static void register_thread(JNIEnv *jni, const struct sampler_thread *t) {
   int rc = sampler_thread_started(t);
-  if (rc < 0) say("thread %s not sampled: %s", t->name, strerror(-rc));
+  if (rc < 0) {
+    say("thread %s not sampled: %s", t->name, strerror(-rc));
+    if (t->handle && jni) (*jni)->DeleteGlobalRef(jni, (jobject)t->handle);
+  }
+}
+
+/* A Java thread's handle in the registry: a global reference to it (for its state). */
+static void *thread_handle(JNIEnv *jni, jthread t) {
+  return jni ? (void *)(*jni)->NewGlobalRef(jni, t) : NULL;
+}
+
+/* The enum sampler_thread_state of the thread whose handle (a global reference) is h. */
+static int thread_state(void *ctx, void *h) {
+  (void)ctx;
+  jint st = 0;
+  if (!agent.jvmti ||
+      (*agent.jvmti)->GetThreadState(agent.jvmti, (jthread)h, &st) != JVMTI_ERROR_NONE)
+    return SAMPLER_STATE_UNKNOWN;
+  if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) return SAMPLER_STATE_BLOCKED;
+  if (st & JVMTI_THREAD_STATE_SLEEPING) return SAMPLER_STATE_SLEEPING;
+  if (st & JVMTI_THREAD_STATE_PARKED) return SAMPLER_STATE_PARKED;
+  if (st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) return SAMPLER_STATE_WAITING;
+  if (st & JVMTI_THREAD_STATE_RUNNABLE) return SAMPLER_STATE_RUNNABLE;
+  return SAMPLER_STATE_UNKNOWN;
 }
 
 /* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
 static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   char name[128];
   thread_name(jvmti, jni, t, name, sizeof name);
-  struct sampler_thread th = {.tid = plat_gettid(), .name = name, .env = jni};
+  struct sampler_thread th = {
+      .tid = plat_gettid(), .name = name, .env = jni, .handle = thread_handle(jni, t)};
   plat_self_stack(&th.stack_lo, &th.stack_hi); /* for walking from a stub's frame record */
-  register_thread(&th);
+  register_thread(jni, &th);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
@@ -180,8 +204,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
-  (void)jvmti, (void)jni, (void)t;
-  sampler_thread_ended(plat_gettid()); /* also after death: never leave a stale tid behind */
+  (void)jvmti, (void)t;
+  void *h = sampler_thread_ended(plat_gettid()); /* also after death: no stale tid behind */
+  if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
 }
 
 /* Without the JavaThread layout: Java threads are matched by the name the kernel keeps for
@@ -201,7 +226,7 @@ static int register_by_comm(void *vctx, pid_t tid) {
     if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 &&
         strlen(comm) == strnlen(c->names[i], 15)) {
       struct sampler_thread th = {.tid = tid, .name = c->names[i]};
-      register_thread(&th);
+      register_thread(NULL, &th);
       break;
     }
   }
@@ -232,11 +257,14 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
     if (rc == -EINVAL) by_eetop = 0; /* no layout: fall back on names below */
     if (rc == -EINVAL && names) snprintf(names[i], sizeof names[i], "%s", name);
     if (rc == 0) {
-      register_thread(&th);
+      th.handle = thread_handle(jni, t);
+      register_thread(jni, &th);
       jint state = 0;
       if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE ||
-          !(state & JVMTI_THREAD_STATE_ALIVE))
-        sampler_thread_ended(th.tid);
+          !(state & JVMTI_THREAD_STATE_ALIVE)) {
+        void *h = sampler_thread_ended(th.tid);
+        if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
+      }
     }
     (*jni)->DeleteLocalRef(jni, t);
   }
@@ -474,6 +502,7 @@ static struct sampler_config sampler_config_of(const struct agent_options *o) {
                                  .native_frames = o->cstack,
                                  .jvm_threads = o->jvmthreads,
                                  .duration_ns = o->duration_ns,
+                                 .wall = o->wall,
                                  .sig = o->sig};
 }
 
@@ -539,7 +568,10 @@ static int setup(JavaVM *vm, const char *options) {
   if (rc) return rc;
 
   struct sampler_config sc = sampler_config_of(&agent.opt);
-  struct sampler_jvm jvm = {.asgct = asgct, .symbol = libjvm_sym, .method_name = name_method};
+  struct sampler_jvm jvm = {.asgct = asgct,
+                            .symbol = libjvm_sym,
+                            .method_name = name_method,
+                            .thread_state = thread_state};
   rc = sampler_init(&sc, &jvm);
   if (rc == -EBUSY) {
     say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",

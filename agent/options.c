@@ -352,6 +352,18 @@ static int parse_duration(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
+static int parse_event(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                       char *err, size_t errlen) {
+  (void)opt;
+  if (!strcmp(v, "cpu"))
+    o->wall = 0;
+  else if (!strcmp(v, "wall"))
+    o->wall = 1;
+  else
+    return fail(err, errlen, "event=%s: accepted: cpu, wall", v);
+  return 0;
+}
+
 static int parse_loop(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
                       size_t errlen) {
   (void)opt;
@@ -392,6 +404,12 @@ static int parse_help(const struct opt_spec *opt, const char *v, struct agent_op
 #define SWITCH(member) OPT_SWITCH, parse_switch, offsetof(struct agent_options, member)
 
 static const struct opt_spec OPTIONS[] = {
+    {"event", "EV", OPT_TAKES_VALUE, parse_event, 0, "cpu", NULL,
+     "`cpu`: where threads use CPU (a sample per interval of a thread's CPU time); `wall`: where "
+     "they spend wall-clock time, running or waiting (a sample per interval per thread, its "
+     "state — `[running]`, `[sleeping]`, `[parked]`, `[waiting]`, `[blocked on monitor]`, `[in "
+     "system call]` — as the leaf; a thread that has not run since its last sample gives it "
+     "again without being signalled)"},
     {"interval", "TIME", OPT_TAKES_VALUE, parse_interval, 0, "10ms", NULL,
      "time between samples, with a unit `ns`, `us`, `ms`, `s`; 100us to 10s"},
     {"file", "PATH", OPT_TAKES_VALUE, parse_file, 0, NULL, "`sampler-%p.<format>`",
@@ -506,6 +524,10 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
  * format) against codemap, jvmthreads (from cstack) against cstack, the file's default name
  * (from the format). */
 static int settle(struct agent_options *o, char *err, size_t errlen) {
+  if (o->wall && o->hasrun == SAMPLER_HASRUN_REGS)
+    return fail(err, errlen,
+                "event=wall: needs hasrun=auto or hasrun=cpu (it tells threads that have not run "
+                "by their CPU clocks)");
   if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(
         err, errlen,

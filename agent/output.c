@@ -260,7 +260,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   struct tm tm;
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
   opt_format_duration(o->interval_ns, ival, sizeof ival);
-  fprintf(f, "sampler CPU profile of %s (pid %d), written %s\n", program, (int)getpid(), when);
+  fprintf(f, "sampler %s profile of %s (pid %d), written %s\n", o->wall ? "wall-clock" : "CPU",
+          program, (int)getpid(), when);
   fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s\n\n", ival,
           hasrun_name(o->hasrun), o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples", o->depth,
           o->sig_name);
@@ -271,13 +272,19 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           (double)n->wall_ns / 1e9, n->ticks, n->overruns);
   fprintf(f, "  threads               %d registered in all, %d live now\n", r->threads_registered,
           r->threads_live);
-  fprintf(f, "  samples               %" PRIu64 " (one per %s of a thread's CPU%s)\n", n->units,
-          ival, o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per capture" : "");
+  if (o->wall)
+    fprintf(f,
+            "  samples               %" PRIu64 " (one per %s per thread, running or not; %" PRIu64
+            " of them given again without a signal: the thread had not run)\n",
+            n->units, ival, n->wall_reused);
+  else
+    fprintf(f, "  samples               %" PRIu64 " (one per %s of a thread's CPU%s)\n", n->units,
+            ival, o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per capture" : "");
   fprintf(f, "  captures              %" PRIu64 " (stacks taken by the signal handler)\n",
           n->samples);
   fprintf(f, "  CPU time attributed   %.3f s\n", (double)n->cpu_ns / 1e9);
-  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a [cpu before wait] leaf)\n",
-          n->blocked);
+  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a %s leaf)\n", n->blocked,
+          o->wall ? "state" : "[cpu before wait]");
   if (o->hasrun == SAMPLER_HASRUN_REGS)
     fprintf(f, "  coverage              n/a (hasrun=regs measures no CPU time)\n\n");
   else
@@ -457,7 +464,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
     opt_format_duration(o->interval_ns, ival, sizeof ival);
     snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
              ival, hasrun_name(o->hasrun));
-    struct pprof_info info = {o->interval_ns, o->threads, comment};
+    struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment};
     rc = pprof_write(f, &info, s);
   } else {
     struct build_ctx c = {fg_profile_new(), o->weight, NULL, 0, 0};
@@ -474,7 +481,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
         char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
         fg_options_init(&fo);
         opt_format_duration(o->interval_ns, ival, sizeof ival);
-        snprintf(title, sizeof title, "CPU profile: %s", program);
+        snprintf(title, sizeof title, "%s profile: %s", o->wall ? "Wall-clock" : "CPU", program);
         grouped(r->n.samples, captures, sizeof captures);
         grouped(c.total, total, sizeof total);
         /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
@@ -516,7 +523,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " cost_median_us=%.1f cost_p99_us=%.1f native_median_us=%.1f native_p99_us=%.1f"
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
-          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64 "\n",
+          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
+          " event=%s wall_reused=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -524,6 +532,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
-          r.faults, n->store_failed + n->names_refused);
+          r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused);
   fflush(out);
 }

@@ -80,8 +80,8 @@ static void pb_message(struct pb *b, unsigned field, struct pb *m) {
 /* ---- the string table ---- */
 
 struct strtab {
-  struct pb out;   /* the Profile's string_table fields, in id order */
-  char **keys;     /* open addressing, by content */
+  struct pb out; /* the Profile's string_table fields, in id order */
+  char **keys;   /* open addressing, by content */
   int64_t *ids;
   size_t cap, n;
   int err;
@@ -177,6 +177,7 @@ struct encoder {
   uint64_t nlocations;
   int64_t key_thread, key_tid;
   int threads;
+  uint64_t wall_ns; /* wall clock: the wall time of a sample (else 0) */
 };
 
 /* The Location id of frame id `frame`, written with its Function the first time. */
@@ -187,13 +188,13 @@ static uint64_t location(struct encoder *e, uint32_t frame) {
   size_t len = split_line(name, &line);
   uint64_t id = ++e->nlocations;
   int64_t fname = str_id(&e->str, name, len);
-  pb_uint(&e->msg, 1, id);      /* Function.id: one per location, named by its frame */
-  pb_int(&e->msg, 2, fname);    /* name */
-  pb_int(&e->msg, 3, fname);    /* system_name */
+  pb_uint(&e->msg, 1, id);   /* Function.id: one per location, named by its frame */
+  pb_int(&e->msg, 2, fname); /* name */
+  pb_int(&e->msg, 3, fname); /* system_name */
   pb_message(&e->prof, 5, &e->msg);
-  pb_uint(&e->sub, 1, id);      /* Line.function_id */
+  pb_uint(&e->sub, 1, id); /* Line.function_id */
   if (line) pb_int(&e->sub, 2, line);
-  pb_uint(&e->msg, 1, id);      /* Location.id */
+  pb_uint(&e->msg, 1, id); /* Location.id */
   pb_message(&e->msg, 4, &e->sub);
   pb_message(&e->prof, 4, &e->msg);
   if (frame < e->nframes) e->location_of[frame] = id;
@@ -212,6 +213,7 @@ static void sample(void *ctx, const struct sampler_stack *s) {
   for (int i = s->n - 1; i >= first; i--) pb_varint(&e->packed, location(e, s->frames[i]));
   pb_message(&e->msg, 1, &e->packed); /* Sample.location_id, packed, leaf first */
   pb_varint(&e->packed, s->units);
+  if (e->wall_ns) pb_varint(&e->packed, s->units * e->wall_ns);
   pb_varint(&e->packed, s->cpu_ns);
   pb_message(&e->msg, 2, &e->packed); /* Sample.value */
   if (tname) {
@@ -265,7 +267,9 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   e.location_of = calloc(e.nframes ? e.nframes : 1, sizeof *e.location_of);
   if (!e.location_of) return -ENOMEM;
   str_of(&e.str, ""); /* string_table[0] */
+  e.wall_ns = info->wall ? info->interval_ns : 0;
   value_type(&e, 1, "samples", "count");
+  if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
   value_type(&e, 1, "cpu", "nanoseconds");
   e.key_thread = str_of(&e.str, "thread");
   e.key_tid = str_of(&e.str, "tid");
@@ -274,12 +278,12 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-  pb_uint(&e.prof, 9, now_ns > wall ? now_ns - wall : 0); /* time_nanos: the start */
-  pb_uint(&e.prof, 10, wall);                              /* duration_nanos */
-  value_type(&e, 11, "cpu", "nanoseconds");                /* period_type */
-  pb_uint(&e.prof, 12, info->interval_ns);                 /* period */
+  pb_uint(&e.prof, 9, now_ns > wall ? now_ns - wall : 0);         /* time_nanos: the start */
+  pb_uint(&e.prof, 10, wall);                                     /* duration_nanos */
+  value_type(&e, 11, info->wall ? "wall" : "cpu", "nanoseconds"); /* period_type */
+  pb_uint(&e.prof, 12, info->interval_ns);                        /* period */
   if (info->comment) pb_int(&e.prof, 13, str_of(&e.str, info->comment));
-  pb_int(&e.prof, 14, str_of(&e.str, "cpu")); /* default_sample_type */
+  pb_int(&e.prof, 14, str_of(&e.str, info->wall ? "wall" : "cpu")); /* default_sample_type */
   int rc = e.prof.err ? e.prof.err : e.msg.err ? e.msg.err : e.sub.err ? e.sub.err : e.packed.err;
   if (!rc) rc = e.str.err ? e.str.err : e.str.out.err;
   if (!rc) { /* fields may come in any order: the strings after the rest */

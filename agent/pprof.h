@@ -12,6 +12,7 @@
 struct pprof_info {
   uint64_t interval_ns; /* the sampling period */
   int threads;          /* stacks begin with "[NAME tid=N]": made into labels */
+  int wall;             /* wall-clock samples: a sample is interval_ns of wall time */
   const char *comment;  /* a line about how the profile was taken, or NULL */
 };
 

@@ -68,13 +68,17 @@ static void rd_skip(struct rd *r, unsigned wire) {
   switch (wire) {
   case 0: rd_varint(r); break;
   case 1:
-    if (r->end - r->p < 8) r->bad = 1;
-    else r->p += 8;
+    if (r->end - r->p < 8)
+      r->bad = 1;
+    else
+      r->p += 8;
     break;
   case 2: rd_sub(r); break;
   case 5:
-    if (r->end - r->p < 4) r->bad = 1;
-    else r->p += 4;
+    if (r->end - r->p < 4)
+      r->bad = 1;
+    else
+      r->p += 4;
     break;
   default: r->bad = 1;
   }
@@ -159,8 +163,10 @@ static void read_value_type(struct tables *t, struct rd m) {
   unsigned f, w;
   int64_t type = 0;
   while (rd_field(&m, &f, &w)) {
-    if (f == 1 && w == 0) type = (int64_t)rd_varint(&m);
-    else rd_skip(&m, w);
+    if (f == 1 && w == 0)
+      type = (int64_t)rd_varint(&m);
+    else
+      rd_skip(&m, w);
   }
   if (m.bad || grow((void **)&t->types, &t->cap_types, t->ntypes + 1, sizeof *t->types)) {
     t->err = m.bad ? -EINVAL : -ENOMEM;
@@ -173,9 +179,12 @@ static void read_function(struct tables *t, struct rd m) {
   unsigned f, w;
   struct func fn = {0, 0};
   while (rd_field(&m, &f, &w)) {
-    if (f == 1 && w == 0) fn.id = rd_varint(&m);
-    else if (f == 2 && w == 0) fn.name = (int64_t)rd_varint(&m);
-    else rd_skip(&m, w);
+    if (f == 1 && w == 0)
+      fn.id = rd_varint(&m);
+    else if (f == 2 && w == 0)
+      fn.name = (int64_t)rd_varint(&m);
+    else
+      rd_skip(&m, w);
   }
   if (m.bad || grow((void **)&t->funcs, &t->cap_funcs, t->nfuncs + 1, sizeof *t->funcs)) {
     t->err = m.bad ? -EINVAL : -ENOMEM;
@@ -195,9 +204,12 @@ static void read_location(struct tables *t, struct rd m) {
       struct line ln = {0, 0};
       unsigned g, v;
       while (rd_field(&lm, &g, &v)) {
-        if (g == 1 && v == 0) ln.function = rd_varint(&lm);
-        else if (g == 2 && v == 0) ln.line = (int64_t)rd_varint(&lm);
-        else rd_skip(&lm, v);
+        if (g == 1 && v == 0)
+          ln.function = rd_varint(&lm);
+        else if (g == 2 && v == 0)
+          ln.line = (int64_t)rd_varint(&lm);
+        else
+          rd_skip(&lm, v);
       }
       if (lm.bad) m.bad = 1;
       if (grow((void **)&t->lines, &t->cap_lines, t->nlines + 1, sizeof *t->lines)) {
@@ -248,14 +260,18 @@ struct builder {
 
 static void push_loc(void *ctx, uint64_t v) {
   struct builder *b = ctx;
-  if (grow((void **)&b->locs, &b->cap_locs, b->nlocs + 1, sizeof *b->locs)) b->err = -ENOMEM;
-  else b->locs[b->nlocs++] = v;
+  if (grow((void **)&b->locs, &b->cap_locs, b->nlocs + 1, sizeof *b->locs))
+    b->err = -ENOMEM;
+  else
+    b->locs[b->nlocs++] = v;
 }
 
 static void push_value(void *ctx, uint64_t v) {
   struct builder *b = ctx;
-  if (grow((void **)&b->values, &b->cap_values, b->nvalues + 1, sizeof *b->values)) b->err = -ENOMEM;
-  else b->values[b->nvalues++] = v;
+  if (grow((void **)&b->values, &b->cap_values, b->nvalues + 1, sizeof *b->values))
+    b->err = -ENOMEM;
+  else
+    b->values[b->nvalues++] = v;
 }
 
 /* Appends one frame name (printf-style) to the names of this sample; its offset goes in lens
@@ -279,8 +295,8 @@ static void push_frame(struct builder *b, const char *fmt, ...) {
   b->names_len += (size_t)n;
 }
 
-static int add_sample(fg_profile *p, int column, size_t value_index, struct builder *b,
-                      struct rd m, fg_read_error *err) {
+static int add_sample(fg_profile *p, int column, size_t value_index, struct builder *b, struct rd m,
+                      fg_read_error *err) {
   const struct tables *t = b->t;
   b->nlocs = b->nvalues = b->names_len = b->nframes = 0;
   const struct str *thread = NULL;
@@ -297,10 +313,14 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       int64_t key = 0, str = 0, num = 0;
       unsigned g, v;
       while (rd_field(&lm, &g, &v)) {
-        if (g == 1 && v == 0) key = (int64_t)rd_varint(&lm);
-        else if (g == 2 && v == 0) str = (int64_t)rd_varint(&lm);
-        else if (g == 3 && v == 0) num = (int64_t)rd_varint(&lm);
-        else rd_skip(&lm, v);
+        if (g == 1 && v == 0)
+          key = (int64_t)rd_varint(&lm);
+        else if (g == 2 && v == 0)
+          str = (int64_t)rd_varint(&lm);
+        else if (g == 3 && v == 0)
+          num = (int64_t)rd_varint(&lm);
+        else
+          rd_skip(&lm, v);
       }
       if (lm.bad) m.bad = 1;
       if (key == key_thread && str > 0) thread = string_at(t, str);
@@ -315,14 +335,17 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
   uint64_t count = b->values[value_index];
   if (!count || !b->nlocs) return 0;
   if (thread) {
-    if (tid >= 0) push_frame(b, "[%.*s tid=%lld]", (int)thread->len, thread->p, (long long)tid);
-    else push_frame(b, "[%.*s]", (int)thread->len, thread->p);
+    if (tid >= 0)
+      push_frame(b, "[%.*s tid=%lld]", (int)thread->len, thread->p, (long long)tid);
+    else
+      push_frame(b, "[%.*s]", (int)thread->len, thread->p);
   }
   for (size_t i = b->nlocs; i-- > 0;) {
     struct loc key = {b->locs[i], 0, 0};
     const struct loc *l = bsearch(&key, t->locs, t->nlocs, sizeof *t->locs, by_loc_id);
-    if (!l) return fail(err, -EINVAL, "pprof: a sample names location %llu, which is not there",
-                        (unsigned long long)b->locs[i]);
+    if (!l)
+      return fail(err, -EINVAL, "pprof: a sample names location %llu, which is not there",
+                  (unsigned long long)b->locs[i]);
     if (!l->n) {
       push_frame(b, "[0x%llx]", (unsigned long long)l->id);
       continue;
@@ -332,16 +355,22 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       struct func fkey = {ln->function, 0};
       const struct func *fn = bsearch(&fkey, t->funcs, t->nfuncs, sizeof *t->funcs, by_func_id);
       const struct str *name = fn ? string_at(t, fn->name) : NULL;
-      if (!name) return fail(err, -EINVAL, "pprof: location %llu names no function", (unsigned long long)l->id);
-      if (!name->len) push_frame(b, "[unknown]");
-      else if (ln->line > 0) push_frame(b, "%.*s:%lld", (int)name->len, name->p, (long long)ln->line);
-      else push_frame(b, "%.*s", (int)name->len, name->p);
+      if (!name)
+        return fail(err, -EINVAL, "pprof: location %llu names no function",
+                    (unsigned long long)l->id);
+      if (!name->len)
+        push_frame(b, "[unknown]");
+      else if (ln->line > 0)
+        push_frame(b, "%.*s:%lld", (int)name->len, name->p, (long long)ln->line);
+      else
+        push_frame(b, "%.*s", (int)name->len, name->p);
     }
   }
   if (b->err) return fail(err, b->err, "out of memory");
   for (size_t i = 0; i < b->nframes; i++) b->frames[i] = b->names + (uintptr_t)b->frames[i];
   int rc = fg_profile_add_n(p, b->frames, b->lens, b->nframes, count, column);
-  return rc ? fail(err, rc, "%s", rc == -ENOMEM ? "out of memory" : "pprof: an empty frame name") : 0;
+  return rc ? fail(err, rc, "%s", rc == -ENOMEM ? "out of memory" : "pprof: an empty frame name")
+            : 0;
 }
 
 /* ---- the whole file ---- */
@@ -416,8 +445,10 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
   while (!t.err && rd_field(&r, &f, &w)) {
     if (f == 6 && w == 2) { /* string_table */
       struct rd s = rd_sub(&r);
-      if (grow((void **)&t.strs, &t.cap_strs, t.nstrs + 1, sizeof *t.strs)) t.err = -ENOMEM;
-      else t.strs[t.nstrs++] = (struct str){(const char *)s.p, (size_t)(s.end - s.p)};
+      if (grow((void **)&t.strs, &t.cap_strs, t.nstrs + 1, sizeof *t.strs))
+        t.err = -ENOMEM;
+      else
+        t.strs[t.nstrs++] = (struct str){(const char *)s.p, (size_t)(s.end - s.p)};
     } else if (f == 1 && w == 2) {
       read_value_type(&t, rd_sub(&r));
     } else if (f == 5 && w == 2) {
@@ -428,16 +459,20 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
       struct rd s = rd_sub(&r);
       if (grow((void **)&t.samples, &t.cap_samples, t.nsamples + 1, sizeof *t.samples))
         t.err = -ENOMEM;
-      else t.samples[t.nsamples++] = s;
+      else
+        t.samples[t.nsamples++] = s;
     } else {
       rd_skip(&r, w);
     }
   }
   int rc = 0;
-  if (t.err == -ENOMEM) rc = fail(err, -ENOMEM, "out of memory");
-  else if (r.bad || t.err) rc = fail(err, -EINVAL, "not a pprof profile (malformed protobuf)");
+  if (t.err == -ENOMEM)
+    rc = fail(err, -ENOMEM, "out of memory");
+  else if (r.bad || t.err)
+    rc = fail(err, -EINVAL, "not a pprof profile (malformed protobuf)");
   else if (!t.nstrs || t.strs[0].len != 0)
-    rc = fail(err, -EINVAL, "not a pprof profile (no string table, or its first string is not empty)");
+    rc = fail(err, -EINVAL,
+              "not a pprof profile (no string table, or its first string is not empty)");
   size_t vi = 0;
   if (!rc && value) {
     for (vi = 0; vi < t.ntypes; vi++) {
@@ -449,15 +484,19 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
       size_t o = 0;
       for (size_t i = 0; i < t.ntypes && o < sizeof have; i++) {
         const struct str *s = string_at(&t, t.types[i]);
-        if (s) o += (size_t)snprintf(have + o, sizeof have - o, "%s%.*s", i ? ", " : "", (int)s->len, s->p);
+        if (s)
+          o += (size_t)snprintf(have + o, sizeof have - o, "%s%.*s", i ? ", " : "", (int)s->len,
+                                s->p);
       }
       rc = fail(err, -EINVAL, "pprof: no sample type '%s' (the profile has: %s)", value, have);
     }
   }
   t.key_thread = t.key_tid = -1;
   for (size_t i = 1; i < t.nstrs; i++) {
-    if (t.strs[i].len == 6 && !memcmp(t.strs[i].p, "thread", 6) && t.key_thread < 0) t.key_thread = (int64_t)i;
-    if (t.strs[i].len == 3 && !memcmp(t.strs[i].p, "tid", 3) && t.key_tid < 0) t.key_tid = (int64_t)i;
+    if (t.strs[i].len == 6 && !memcmp(t.strs[i].p, "thread", 6) && t.key_thread < 0)
+      t.key_thread = (int64_t)i;
+    if (t.strs[i].len == 3 && !memcmp(t.strs[i].p, "tid", 3) && t.key_tid < 0)
+      t.key_tid = (int64_t)i;
   }
   if (!rc) {
     qsort(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id);
@@ -465,7 +504,8 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
     struct builder b;
     memset(&b, 0, sizeof b);
     b.t = &t;
-    for (size_t i = 0; i < t.nsamples && !rc; i++) rc = add_sample(p, column, vi, &b, t.samples[i], err);
+    for (size_t i = 0; i < t.nsamples && !rc; i++)
+      rc = add_sample(p, column, vi, &b, t.samples[i], err);
     free(b.locs);
     free(b.values);
     free(b.names);

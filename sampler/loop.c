@@ -253,6 +253,7 @@ int sampler_run(void) {
     uint64_t c1 = plat_self_cpu_ns();
     loop.st.ticks++;
     loop.round++;
+    loop.slots++;
     hist_add(&loop.tick_cost, c1 - c0);
     loop_measure(c1);
     traces_unlock();
@@ -261,6 +262,7 @@ int sampler_run(void) {
     if (now >= next) { /* overran: skip the rounds we missed, keep the phase */
       uint64_t missed = (now - next) / interval + 1;
       loop.st.overruns += missed;
+      loop.slots += missed;
       next += missed * interval;
     }
     when = next - span / 2 + jitter(span);

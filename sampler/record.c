@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "intern.h"
@@ -29,6 +30,14 @@ int record_init(void) {
   loop.id_self = intern_string("[sampler thread (this profiler)]", 32);
   loop.id_name_full = intern_string("[name not kept: table full]", 27);
   loop.id_stack_full = intern_string("[stack not kept: table full]", 28);
+  static const char *const states[] = {"[running]", "[running]", "[sleeping]",
+                                       "[parked]",  "[waiting]", "[blocked on monitor]"};
+  for (int i = 0; i <= SAMPLER_STATE_BLOCKED; i++) {
+    loop.id_state[i] = intern_string(states[i], strlen(states[i]));
+    if (loop.id_state[i] == TRACES_NO_ID) return -ENOMEM;
+  }
+  loop.id_syscall = intern_string("[in system call]", 16);
+  if (loop.id_syscall == TRACES_NO_ID) return -ENOMEM;
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
                  loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
                  loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID ||
@@ -140,6 +149,28 @@ void record_self(uint64_t sampler_cpu_ns) {
   loop.self_cpu_recorded = sampler_cpu_ns;
 }
 
+/* Wall clock: keeps the stack just stored (loop.fbuf[0..n)) as the thread's last. */
+static void keep_last(struct thread_book *b, int n) {
+  if (n > b->cap_last) {
+    uint32_t *p = realloc(b->last, (size_t)n * 2 * sizeof *p);
+    if (!p) {
+      b->nlast = 0; /* the next round asks it again */
+      return;
+    }
+    b->last = p;
+    b->cap_last = n * 2;
+  }
+  memcpy(b->last, loop.fbuf, (size_t)n * sizeof *loop.fbuf);
+  b->nlast = n;
+}
+
+void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units) {
+  (void)s;
+  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
+  store(b->nlast, units, 0);
+  loop.st.wall_reused += units;
+}
+
 void record_lost(const struct thread_slot *s, struct thread_book *b) {
   if (!b->req_units && !b->req_cpu) return;
   int n = begin_stack(s, b);
@@ -219,7 +250,14 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
       plat_mapping_of(r->sp, &s->stack_lo, &s->stack_hi);
     }
     int n = walked_frames(r, begin_stack(s, b), code);
-    if (r->in_syscall) {
+    if (loop.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
+      int state = b->req_state;
+      if (state == SAMPLER_STATE_UNKNOWN || state == SAMPLER_STATE_RUNNABLE)
+        loop.fbuf[n++] = r->in_syscall ? loop.id_syscall : loop.id_state[SAMPLER_STATE_RUNNABLE];
+      else
+        loop.fbuf[n++] = loop.id_state[state];
+      st->blocked += r->in_syscall;
+    } else if (r->in_syscall) {
       loop.fbuf[n++] = loop.id_blocked;
       st->blocked++;
     }
@@ -228,6 +266,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
     store(n, units, b->req_cpu);
     st->samples++;
+    if (loop.cfg.wall) keep_last(b, n);
   }
   /* auto: tiny deltas after we woke it count only if the thread really moved */
   if (b->req_ambiguous) {

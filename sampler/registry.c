@@ -72,6 +72,7 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
   strncpy(s->name, t->name ? t->name : "", REG_NAME_MAX - 1);
   s->name[REG_NAME_MAX - 1] = '\0';
   if (t->env) s->env = t->env;
+  if (t->handle) s->handle = t->handle;
   if (t->stack_hi) {
     s->stack_lo = t->stack_lo;
     s->stack_hi = t->stack_hi;
@@ -117,6 +118,7 @@ int registry_add(const struct sampler_thread *t) {
   s->tid = t->tid;
   s->gen++;
   s->env = NULL;
+  s->handle = NULL;
   s->stack_lo = s->stack_hi = 0;
   set_info(s, t);
   s->record->checksum = 0;
@@ -152,15 +154,19 @@ int registry_has(pid_t tid) {
   return found;
 }
 
-void registry_remove(pid_t tid) {
+void *registry_remove(pid_t tid) {
+  void *handle = NULL;
   pthread_mutex_lock(&registry.mu);
   int idx = find_live(tid);
   if (idx >= 0) {
     struct thread_slot *s = registry_slot(idx);
     pthread_mutex_lock(&s->lock); /* waits out a sampler that is signalling this thread */
     atomic_store(&s->state, SLOT_FREE);
+    handle = s->handle;
+    s->handle = NULL;
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_sub(&registry.live, 1);
   }
   pthread_mutex_unlock(&registry.mu);
+  return handle;
 }

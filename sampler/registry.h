@@ -38,7 +38,8 @@ struct thread_slot {
   int32_t tid;
   uint32_t gen; /* bumped at every registration */
   char name[REG_NAME_MAX];
-  JNIEnv *env; /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
+  JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
+  void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
@@ -63,8 +64,9 @@ void registry_remove_slot(int i, uint32_t gen);
 int registry_has(pid_t tid);
 
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
- * return the sampler will not signal that tid again. Thread-safe. */
-void registry_remove(pid_t tid);
+ * return the sampler will not signal that tid again, nor use its handle. Returns the handle
+ * the registration carried (for its owner to free), or NULL. Thread-safe. */
+void *registry_remove(pid_t tid);
 
 /* The chunks of slots (registry.c): published once each, never freed or moved. */
 extern struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];

@@ -36,6 +36,8 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   loop.cfg = *c;
   loop.name_fn = jvm->method_name;
   loop.name_ctx = jvm->method_name_ctx;
+  loop.state_fn = jvm->thread_state;
+  loop.state_ctx = jvm->thread_state_ctx;
   free(loop.fbuf); /* a second init (tests) replaces the first */
   free(loop.namebuf);
   free(loop.kinds);
@@ -102,7 +104,7 @@ int sampler_thread_started(const struct sampler_thread *t) {
   return rc < 0 ? rc : 0;
 }
 
-void sampler_thread_ended(pid_t tid) { registry_remove(tid); }
+void *sampler_thread_ended(pid_t tid) { return registry_remove(tid); }
 
 int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_t self_tid) {
   const char *why = jvm_layout.hotspot_missing;

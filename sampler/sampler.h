@@ -44,6 +44,9 @@ struct sampler_config {
   int native_frames;    /* walk native frames too (native.h) */
   int jvm_threads;      /* sample every thread of the process, not only the registered ones */
   uint64_t duration_ns; /* stop after this long; 0: until stopped */
+  int wall;             /* wall clock: every thread every interval, running or not (a thread
+                           that has not run since its last sample gives it again, without a
+                           signal); its state as the leaf frame */
   int sig;              /* the sampling signal */
 };
 
@@ -52,6 +55,18 @@ struct sampler_config {
  * be resolved (then "[unknown method]" is used). Called on the sampler thread. */
 typedef int (*sampler_method_name_fn)(void *ctx, jmethodID m, jint bci, char *buf, size_t len);
 
+/* A thread's state, for wall-clock samples. */
+enum sampler_thread_state {
+  SAMPLER_STATE_UNKNOWN = 0, /* not a Java thread, or not known */
+  SAMPLER_STATE_RUNNABLE,
+  SAMPLER_STATE_SLEEPING, /* Thread.sleep */
+  SAMPLER_STATE_PARKED,   /* LockSupport.park */
+  SAMPLER_STATE_WAITING,  /* Object.wait */
+  SAMPLER_STATE_BLOCKED   /* waiting to enter a monitor */
+};
+/* The state (enum sampler_thread_state) of the thread with host handle `handle`. Called on
+ * the sampler thread. */
+typedef int (*sampler_thread_state_fn)(void *ctx, void *handle);
 /* Looks up a symbol of libjvm (as dlsym would), or returns NULL. */
 typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
 
@@ -62,6 +77,8 @@ struct sampler_jvm {
   void *symbol_ctx;
   sampler_method_name_fn method_name; /* names frames */
   void *method_name_ctx;
+  sampler_thread_state_fn thread_state; /* for wall-clock samples; NULL: states unknown */
+  void *thread_state_ctx;
 };
 
 /* Prepares the sampler: the registry, the trace table, the code map (cfg->codemap), HotSpot's
@@ -93,15 +110,17 @@ struct sampler_thread {
   const char *name;
   JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
+  void *handle;                 /* the host's handle of it (thread_state's argument), or NULL */
 };
 
 /* Registers a thread to be sampled (again: updates a live registration with the same tid).
  * Returns 0, -ENOSPC (too many threads), -ENOMEM. Thread-safe. */
 int sampler_thread_started(const struct sampler_thread *t);
 
-/* Unregisters the thread with this kernel tid; on return it will not be signalled again.
- * Thread-safe; call on the thread itself as it ends (its tid cannot be reused meanwhile). */
-void sampler_thread_ended(pid_t tid);
+/* Unregisters the thread with this kernel tid; on return it will not be signalled again, nor
+ * its handle used. Returns that handle (for the host to free), or NULL. Thread-safe; call on
+ * the thread itself as it ends (its tid cannot be reused meanwhile). */
+void *sampler_thread_ended(pid_t tid);
 
 /* Sets up the walk of samples in VM code called from Java (the frame anchor; hotspot.h) from
  * the calling thread: its JNIEnv, its JavaThread address (java.lang.Thread.eetop) and its tid.
@@ -155,6 +174,8 @@ struct sampler_counters {
   uint64_t keys_refused;    /* frame names not cached: the cache was full (looked up again) */
   uint64_t names_refused;   /* names not kept: the name table was full ([name not kept: ...]) */
   uint64_t blocked;         /* captures that found the thread blocked in a system call */
+  uint64_t wall_reused;     /* wall clock: samples of a thread that had not run, given again
+                               without a signal */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
   uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */
   uint64_t

@@ -32,9 +32,14 @@ int loop_reserve(int limit) {
 struct thread_book *loop_book(int i, const struct thread_slot *s) {
   struct thread_book *b = &loop.books[i];
   if (b->gen != s->gen) {
+    uint32_t *last = b->last; /* the buffer stays for the next owner */
+    int cap = b->cap_last;
     memset(b, 0, sizeof *b);
     b->gen = s->gen;
     b->root_id = TRACES_NO_ID;
+    b->last = last;
+    b->cap_last = cap;
+    b->wall_slot = loop.slots;
   }
   return b;
 }

@@ -29,8 +29,13 @@ struct thread_book {
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
-  uint64_t next_look;    /* tick number of the next look (idle back-off) */
-  int stack_asked;       /* the thread's stack was looked up in /proc/self/maps (once) */
+  /* wall clock */
+  uint64_t wall_slot; /* intervals (loop.slots) before this one have their wall samples */
+  uint32_t *last;     /* the last stack recorded (its state leaf included), to give again */
+  int nlast, cap_last;
+  int req_state;      /* enum sampler_thread_state when the request was sent */
+  uint64_t next_look; /* tick number of the next look (idle back-off) */
+  int stack_asked;    /* the thread's stack was looked up in /proc/self/maps (once) */
   /* the outstanding request */
   uint64_t req_units;
   uint64_t req_cpu;
@@ -45,6 +50,8 @@ struct loop_state {
   struct sampler_config cfg;
   sampler_method_name_fn name_fn;
   void *name_ctx;
+  sampler_thread_state_fn state_fn;
+  void *state_ctx;
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */
   struct hist latency;       /* signal sent -> handler entry */
@@ -58,7 +65,9 @@ struct loop_state {
   int seen_registered;       /* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self;
-  uint32_t id_name_full, id_stack_full; /* what stands in when a table is full */
+  uint32_t id_name_full, id_stack_full;         /* what stands in when a table is full */
+  uint32_t id_state[SAMPLER_STATE_BLOCKED + 1]; /* wall clock: the state leaves */
+  uint32_t id_syscall;                          /* ... and a runnable thread in a system call */
   struct {
     uint64_t samples, units, cpu_ns;
   } not_kept; /* captures whose stack the table could not store: one stack of their own */
@@ -76,6 +85,8 @@ struct loop_state {
   int ngone;
   uint64_t round; /* rounds since the agent loaded: the schedule's clock (st.ticks, the
                      report's, starts again with each profile) */
+  uint64_t slots; /* intervals since the agent loaded, the rounds skipped by overruns too: the
+                      wall clock's (sampler thread only) */
   uint64_t base_wall, base_cpu, base_process; /* where the profile's wall time, the sampler
                                                  thread's CPU and the process's CPU start */
   _Atomic uint32_t stop;                      /* futex word */
@@ -97,6 +108,10 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
 
 /* Records the DONE answer (word w) of slot s and sets it IDLE. traces_lock and slot lock held. */
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
+
+/* Wall clock: gives the last stack of a thread that has not run since again, with `units`
+ * samples. traces_lock and slot lock held. */
+void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units);
 
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */

@@ -14,9 +14,67 @@
 /* How long a due sample may wait for its thread to be caught running (see below). */
 #define MAX_DEFER_NS 500000000u
 
+/* Idle back-off: the round of the next look at a thread found idle `streak` times in a row —
+ * 0, 1, 3, 7 ... rounds later, up to MAX_BACKOFF_NS — or longer when there are so many threads
+ * that their looks alone would cost more than ~8 clock reads a round: the cost of a round
+ * stays with the threads that run, whatever the number that sleep. */
+static uint64_t next_look(uint32_t streak) {
+  uint64_t cap = loop.max_backoff, fair = (uint64_t)registry_live() / 8;
+  if (cap < fair) cap = fair;
+  uint64_t back = streak >= 20 ? cap : (1ull << (streak - 1)) - 1;
+  if (back > cap) back = cap;
+  return loop.round + 1 + back;
+}
+
+/* Wall clock: every round owes every thread a sample. A thread that has not run since its last
+ * one (its CPU clock says so) is not signalled: its last stack is given again, for all the
+ * rounds since (idle threads are looked at with the same back-off as in CPU mode). One that
+ * ran is asked where it is now, with the JVM's word on its state. */
+static int wall_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
+  struct sampler_counters *st = &loop.st;
+  if (loop.round < b->next_look) {
+    st->skipped_idle++;
+    return 0;
+  }
+  uint64_t cpu;
+  st->looks++;
+  int rc = plat_thread_cpu_ns(s->tid, &cpu);
+  if (rc == -EINVAL || rc == -ESRCH) {
+    loop_note_gone(i, s->gen);
+    return 0;
+  }
+  uint64_t owed = loop.slots + 1 - b->wall_slot; /* the rounds overruns skipped too */
+  uint64_t d = rc == 0 && b->have_base && cpu > b->cpu_base ? cpu - b->cpu_base : 0;
+  if (rc == 0 && (!b->have_base || cpu > b->cpu_base)) b->cpu_base = cpu;
+  if (rc != 0) st->clock_errors++;
+  /* after a capture that found it blocked, a tiny delta is our own signal's doing: it woke the
+   * thread, which went back into its wait */
+  int ran = rc != 0 || !b->have_base || d > (b->last_blocked ? AMBIGUOUS_NS : 0);
+  b->have_base = rc == 0;
+  if (!ran && b->nlast > 0) {
+    record_again(s, b, owed);
+    b->wall_slot = loop.slots + 1;
+    st->skipped_cpu++;
+    b->idle_streak++;
+    b->next_look = next_look(b->idle_streak);
+    return 0;
+  }
+  b->idle_streak = 0;
+  b->next_look = 0;
+  b->wall_slot = loop.slots + 1;
+  b->req_units = owed;
+  b->req_cpu = d;
+  b->req_ambiguous = 0;
+  b->req_state =
+      s->handle && loop.state_fn ? loop.state_fn(loop.state_ctx, s->handle) : SAMPLER_STATE_UNKNOWN;
+  *mode = SAMPLE_CAPTURE;
+  return 1;
+}
+
 int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
   const struct sampler_config *cfg = &loop.cfg;
   struct sampler_counters *st = &loop.st;
+  if (cfg->wall) return wall_decide(i, s, b, mode);
   if (cfg->hasrun == SAMPLER_HASRUN_REGS) {
     *mode = SAMPLE_IF_MOVED;
     return 1;
@@ -45,15 +103,8 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   if (d == 0) {
     st->skipped_cpu++;
     b->idle_streak++;
-    /* Idle back-off: 0, 1, 3, 7 ... rounds, up to MAX_BACKOFF_NS — or longer when there are
-     * so many threads that their looks alone would cost more than ~8 clock reads a round:
-     * the cost of a round stays with the threads that run, whatever the number that sleep. */
-    uint64_t cap = loop.max_backoff, fair = (uint64_t)registry_live() / 8;
-    if (cap < fair) cap = fair;
-    uint64_t back = b->idle_streak >= 20 ? cap : (1ull << (b->idle_streak - 1)) - 1;
-    if (back > cap) back = cap;
-    if (b->defer_since) back = 0; /* a due sample waits for it to run: look every round */
-    b->next_look = loop.round + 1 + back;
+    /* a due sample waits for it to run: look every round */
+    b->next_look = b->defer_since ? loop.round + 1 : next_look(b->idle_streak);
     return 0;
   }
   b->idle_streak = 0;

@@ -174,7 +174,7 @@ ParameterizedTestParameters(options, rejected) {
       {"depth=8193", "depth=8193: accepted: a whole number from 1 to 8192"},
       {"depth=12x", "depth=12x: accepted: a whole number from 1 to 8192"},
       {"depth=+5", "depth=+5: accepted: a whole number from 1 to 8192"},
-      {"format=png", "format=png: accepted: folded, text, svg, html"},
+      {"format=png", "format=png: accepted: folded, text, svg, html, pprof"},
       {"threads=2", "threads=2: accepted: on, off"},
       {"hasrun=both", "hasrun=both: accepted: auto, cpu, regs"},
       {"lines=some", "lines=some: accepted: on, off"},
@@ -191,12 +191,14 @@ ParameterizedTestParameters(options, rejected) {
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
       {"nope",
-       "unknown option 'nope' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
+       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
+       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
+      {"event=wall,hasrun=regs", "event=wall: needs hasrun=auto or hasrun=cpu (it tells threads "
+                                 "that have not run by their CPU clocks)"},
   };
   return cr_make_param_array(struct bad, cases, sizeof cases / sizeof *cases);
 }
@@ -260,6 +262,7 @@ static bool is_duration_90s(const struct agent_options *p) {
 }
 static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
+static bool is_event_wall(const struct agent_options *p) { return p->wall == 1; }
 static bool is_loop_10m(const struct agent_options *p) {
   return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
 }
@@ -276,13 +279,15 @@ struct option_case {
 
 /* In the option table's order (options/every_option_has_a_case checks). */
 static const struct option_case OPTION_CASES[] = {
+    {"event", "event=wall", is_event_wall, "event=alloc", "event=alloc: accepted: cpu, wall",
+     "event=cpu"},
     {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
      "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
      "interval=10ms"},
     {"file", "file=/tmp/p.txt", is_file_txt, "file=", "file=: empty path",
      "file=sampler-%p.folded"},
     {"format", "format=svg", is_format_svg, "format=pdf",
-     "format=pdf: accepted: folded, text, svg, html", "format=folded"},
+     "format=pdf: accepted: folded, text, svg, html, pprof", "format=folded"},
     {"depth", "depth=64", is_depth_64, "depth=-1",
      "depth=-1: accepted: a whole number from 1 to 8192", "depth=1024"},
     {"threads", "threads", is_threads, "threads=1", "threads=1: accepted: on, off", "threads=off"},
@@ -332,6 +337,7 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
   cr_expect_eq(a->weight, b->weight, "%s: weight", what);
   cr_expect_eq(a->loop_ns, b->loop_ns, "%s: loop_ns", what);
+  cr_expect_eq(a->wall, b->wall, "%s: wall", what);
   cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
 }

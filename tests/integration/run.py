@@ -159,7 +159,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -932,6 +932,46 @@ def case_pprof():
     roots = by_thread(stacks)
     check("main" in roots, f"thread roots from the labels: {sorted(roots)}")
     check(any(re.search(r"Scenarios\.spinOnFlag:\d+$", st) for st in stacks), "lines back on the frames")
+
+
+def case_wall():
+    """event=wall: five threads each spending its time one known way (computing, blocked on a
+    monitor, sleeping, parked, waiting) get a sample every interval, all in their state; the idle
+    ones without being signalled."""
+    secs = 3
+    out = tmpfile(".folded")
+    p = run(f"event=wall,interval=1ms,threads,file={out}", "wall", secs)
+    check(p.returncode == 0, p.stderr[-1500:])
+    s = summary(p.stderr)
+    check(s.get("event") == "wall", "the summary names the event")
+    stacks = parse_folded(out)
+    want = {"holder": "[running]", "blocked": "[blocked on monitor]", "sleeper": "[sleeping]",
+            "parker": "[parked]", "waiter": "[waiting]"}
+    per = {}
+    for st, n in stacks.items():
+        m = re.match(r"^\[(.+?) tid=\d+\]", st)
+        if m and m.group(1) in want:
+            t = per.setdefault(m.group(1), [0, 0])
+            t[0] += n
+            t[1] += n if st.endswith(";" + want[m.group(1)]) else 0
+    samples, reused = int(s["samples"]), int(s["wall_reused"])
+    print(f"{samples} samples, {reused} given again without a signal, {s['captures']} captures; per thread "
+          f"(samples, in its state): {per}")
+    for name, state in want.items():
+        total, in_state = per.get(name, [0, 0])
+        check(total >= 0.8 * secs * 1000, f"{name}: {total} samples in {secs} s at 1 ms (wall: one per interval)")
+        check(in_state >= 0.9 * total, f"{name}: {in_state} of {total} samples {state}")
+    totals = [t for t, _ in per.values()]
+    check(max(totals) <= 1.1 * min(totals), f"the same wall time, the same samples: {totals}")
+    check(reused >= 0.7 * samples, "idle threads should be sampled without a signal")
+    # pprof: the wall time as a sample type of its own, the default
+    pb = tmpfile(".pb.gz")
+    p = run(f"event=wall,interval=10ms,threads,file={pb}", "wall", 1)
+    check(p.returncode == 0, p.stderr[-1500:])
+    go = shutil.which("go")
+    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
+    raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True, timeout=120)
+    check("samples/count wall/nanoseconds[dflt] cpu/nanoseconds" in raw.stdout, "pprof sample types: " + raw.stdout[:600])
 
 
 def case_launcher_errors():

@@ -27,6 +27,10 @@
 //   soak      for long runs: a thread starting a short-lived thread every millisecond, one
 //             loading, running and dropping Payload classes (directory: third argument), one
 //             allocating, one computing
+//   wall      five threads, each spending its time one known way: computing while holding a
+//             monitor (holder), blocked on entering that monitor (blocked), sleeping in
+//             Thread.sleep (sleeper), parked in LockSupport.parkNanos (parker), waiting in
+//             Object.wait (waiter)
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -43,6 +47,38 @@ public class Scenarios {
     static final List<Thread> workers = new ArrayList<>();
     static final long[] cpu = new long[64];
     static volatile long sink;
+
+    static final Object held = new Object();
+    static final Object waitOn = new Object();
+
+    // ---- wall: one way of spending time per thread ----
+    static void holdAndCompute() {
+        synchronized (held) { sink += busyAlpha(); } // holds it to the end
+    }
+
+    static void blockOnMonitor() {
+        while (!stop) {
+            synchronized (held) { sink++; }
+        }
+    }
+
+    static void sleepLoop() {
+        while (!stop) {
+            try { Thread.sleep(50); } catch (InterruptedException e) { return; }
+        }
+    }
+
+    static void parkLoop() {
+        while (!stop) LockSupport.parkNanos(50_000_000L);
+    }
+
+    static void waitLoop() {
+        while (!stop) {
+            synchronized (waitOn) {
+                try { waitOn.wait(50); } catch (InterruptedException e) { return; }
+            }
+        }
+    }
 
     // ---- busy methods: distinct, easy to find in a profile ----
     static long busyAlpha() {
@@ -339,6 +375,13 @@ public class Scenarios {
                 worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
                 worker("churn-0", () -> sink += churn());
                 worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "wall":
+                worker("holder", Scenarios::holdAndCompute);
+                worker("blocked", Scenarios::blockOnMonitor);
+                worker("sleeper", Scenarios::sleepLoop);
+                worker("parker", Scenarios::parkLoop);
+                worker("waiter", Scenarios::waitLoop);
                 break;
             case "exit":
             case "forever":
