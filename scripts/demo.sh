@@ -14,7 +14,7 @@ cd "$root"
 echo "demo: 1. installs what is missing of scripts/packages.txt: $(sed -e 's/#.*//' scripts/packages.txt | xargs)"
 echo "      2. builds the agent, the flamegraph tool and the demo program in build-demo/ (no tests)"
 echo "      3. installs libsampler.so into the JDK's lib directory (so -agentlib:sampler finds it)"
-echo "         and the flamegraph tool into /usr/local/bin"
+echo "         and the flamegraph tool and the sampler launcher into /usr/local/bin"
 echo "      4. profiles the demo program (three runs, 12 s in all) and writes its flame graph"
 bash scripts/deps.sh build
 sudo=""
@@ -25,7 +25,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/d
 cmake --build "$build" -j "$(nproc)"
 $sudo cmake --install "$build" >/dev/null
 libdir=$(sed -n 's/^SAMPLER_JAVA_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
-echo "installed: $libdir/libsampler.so and $(command -v flamegraph)"
+echo "installed: $libdir/libsampler.so, $(command -v flamegraph) and $(command -v sampler)"
 
 out="$root/$build/demo"
 mkdir -p "$out"
