@@ -375,13 +375,15 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
                " (choose another signal=)\n");
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
+  fprintf(f, "  tables                %zu stacks, %zu names, %zu cached frame keys\n", r->stacks,
+          r->names, r->keys);
   fprintf(f,
           "  stacks not kept       %" PRIu64 " (the stack table full: %" PRIu64
           "; the rest no memory): kept under [stack not kept: table full]\n",
           n->store_failed, n->stacks_refused);
   fprintf(f,
           "  names not kept        %" PRIu64 " (the name table full: [name not kept: table full]);"
-          " names looked up again %" PRIu64 " (their cache full)\n",
+          " frame key cache emptied %" PRIu64 " times (full)\n",
           n->names_refused, n->keys_refused);
   fprintf(f,
           "  faults contained      %" PRIu64

@@ -166,6 +166,8 @@ static void report_locked(struct sampler_report *r) {
   r->n.keys_refused = tr.keys;
   r->n.names_refused = intern_refused() - since.names_refused;
   r->stacks = traces_count();
+  r->names = intern_count();
+  r->keys = traces_keys();
   r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
   r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
   r->cost_max_ns = loop.cost.max;

@@ -171,7 +171,8 @@ struct sampler_counters {
   uint64_t store_failed;    /* captures whose stack could not be stored (no memory, or the
                                stack table full): kept under [stack not kept: table full] */
   uint64_t stacks_refused;  /* of those, refused by the stack table's limits (traces.h) */
-  uint64_t keys_refused;    /* frame names not cached: the cache was full (looked up again) */
+  uint64_t keys_refused;    /* times the frame key cache was full and emptied (names are then
+                               looked up again) */
   uint64_t names_refused;   /* names not kept: the name table was full ([name not kept: ...]) */
   uint64_t blocked;         /* captures that found the thread blocked in a system call */
   uint64_t wall_reused;     /* wall clock: samples of a thread that had not run, given again
@@ -206,6 +207,7 @@ struct sampler_report {
   int threads_registered; /* threads seen */
   int threads_live;       /* threads registered now */
   size_t stacks;          /* distinct stacks */
+  size_t names, keys;     /* frame names kept; cached frame keys (method or pc -> name) */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */

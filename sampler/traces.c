@@ -90,9 +90,11 @@ int traces_key_put(struct traces_key key, uint32_t id) {
     keys[i].id = id;
     return 0;
   }
-  if (nkeys >= limit.keys) {
+  if (nkeys >= limit.keys) { /* full: it starts again empty (a cache: names are found again) */
     refused.keys++;
-    return -ENOSPC;
+    itab_free(&key_tab);
+    if (itab_init(&key_tab, 4096)) return -ENOMEM;
+    nkeys = 0;
   }
   if (grow((void **)&keys, &keys_cap, nkeys + 1, sizeof *keys)) return -ENOMEM;
   if (itab_insert(&key_tab, key_hash(key), (uint32_t)nkeys)) return -ENOMEM;
@@ -147,6 +149,8 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 }
 
 size_t traces_count(void) { return ntraces; }
+
+size_t traces_keys(void) { return nkeys; }
 
 void traces_clear(void) {
   itab_free(&trace_tab);

@@ -21,15 +21,16 @@
 int traces_init(void);
 
 /* The limits: distinct stacks, frames stored in them, and cached keys. Defaults:
- * TRACES_MAX_STACKS, TRACES_MAX_FRAMES, TRACES_MAX_KEYS (~200 MB at most together). Tests set
+ * TRACES_MAX_STACKS, TRACES_MAX_FRAMES, TRACES_MAX_KEYS (~135 MB at most together). Tests set
  * small ones. Callers hold the lock. */
 #define TRACES_MAX_STACKS (1u << 20)
 #define TRACES_MAX_FRAMES (32u << 20)
-#define TRACES_MAX_KEYS (4u << 20)
+#define TRACES_MAX_KEYS (128u << 10)
 void traces_set_limits(size_t stacks, size_t frames, size_t keys);
 
-/* What the limits refused so far: new stacks (their captures: the caller stores them elsewhere)
- * and keys (not cached: the name is looked up again next time). */
+/* What the limits refused so far: new stacks (their captures: the caller stores them elsewhere),
+ * and how many times the key cache was full and emptied (each class a JVM loads again brings
+ * new jmethodIDs, so a long run with class unloading would otherwise grow it forever). */
 struct traces_refusals {
   uint64_t stacks, keys;
 };
@@ -47,7 +48,7 @@ struct traces_key {
 /* The frame id cached for a key, or TRACES_NO_ID. */
 uint32_t traces_key_get(struct traces_key key);
 
-/* Caches id for key. Returns 0, -ENOMEM, or -ENOSPC (the limit: counted). */
+/* Caches id for key; a full cache is emptied first (counted). Returns 0 or -ENOMEM. */
 int traces_key_put(struct traces_key key, uint32_t id);
 
 /* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
@@ -68,6 +69,8 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 
 /* Number of distinct stacks. */
 size_t traces_count(void);
+/* Number of cached keys. */
+size_t traces_keys(void);
 /* Forgets every stack (the next profile starts from none); the key cache and the names stay.
  * Callers hold the lock. */
 void traces_clear(void);

@@ -166,7 +166,7 @@ Test(intern, names_are_cleaned_for_the_outputs) {
   cr_expect_eq(intern_string("a;b", 3), intern_string("a:b", 3), "names that clean alike are one");
 }
 
-Test(traces, the_stack_table_and_the_key_cache_stop_at_their_limits_and_count) {
+Test(traces, the_stack_table_stops_at_its_limits_and_the_key_cache_starts_again_counted) {
   cr_assert_eq(traces_init(), 0);
   traces_lock();
   traces_set_limits(2, 1000, 1);
@@ -177,8 +177,10 @@ Test(traces, the_stack_table_and_the_key_cache_stop_at_their_limits_and_count) {
   cr_expect_eq(traces_add(a, 2, 5, 50), 0, "a stack already kept still takes captures");
   cr_expect_eq(traces_count(), 2);
   cr_expect_eq(traces_key_put((struct traces_key){1, 1}, 7), 0);
-  cr_expect_eq(traces_key_put((struct traces_key){2, 1}, 8), -ENOSPC, "the key cache is full");
-  cr_expect_eq(traces_key_get((struct traces_key){1, 1}), 7u, "what it holds it keeps");
+  cr_expect_eq(traces_key_put((struct traces_key){2, 1}, 8), 0, "a full key cache starts again");
+  cr_expect_eq(traces_key_get((struct traces_key){2, 1}), 8u, "with the new key");
+  cr_expect_eq(traces_key_get((struct traces_key){1, 1}), TRACES_NO_ID, "and without the old ones");
+  cr_expect_eq(traces_keys(), 1u, "its size stays at the limit");
   traces_set_limits(100, 5, 100); /* frames: 4 stored, one more stack of 2 would pass 5 */
   cr_expect_eq(traces_add(c, 2, 1, 10), -ENOSPC, "the frame pool is full");
   struct traces_refusals r;
