@@ -182,17 +182,267 @@ public class Workloads {
         }
     }
 
+
+    // ---- xml: build a document, transform it with XSLT, validate it against a schema ----
+    static final String XSD = "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'>"
+        + "<xs:element name='orders'><xs:complexType><xs:sequence>"
+        + "<xs:element name='order' maxOccurs='unbounded'><xs:complexType><xs:sequence>"
+        + "<xs:element name='item' type='xs:string'/><xs:element name='qty' type='xs:int'/>"
+        + "<xs:element name='price' type='xs:decimal'/></xs:sequence>"
+        + "<xs:attribute name='id' type='xs:int'/></xs:complexType></xs:element>"
+        + "</xs:sequence></xs:complexType></xs:element></xs:schema>";
+    static final String XSL = "<xsl:stylesheet version='1.0' xmlns:xsl='http://www.w3.org/1999/XSL/Transform'>"
+        + "<xsl:template match='/orders'><orders><xsl:for-each select='order'><xsl:sort select='item'/>"
+        + "<order id='{@id}'><item><xsl:value-of select='item'/></item><qty><xsl:value-of select='qty * 2'/></qty>"
+        + "<price><xsl:value-of select='price'/></price></order></xsl:for-each></orders></xsl:template></xsl:stylesheet>";
+    static final ThreadLocal<javax.xml.transform.Templates> XSLT = ThreadLocal.withInitial(() -> {
+        try {
+            return javax.xml.transform.TransformerFactory.newInstance()
+                .newTemplates(new javax.xml.transform.stream.StreamSource(new StringReader(XSL)));
+        } catch (Exception e) { throw new RuntimeException(e); }
+    });
+    static final ThreadLocal<javax.xml.validation.Schema> SCHEMA = ThreadLocal.withInitial(() -> {
+        try {
+            return javax.xml.validation.SchemaFactory.newInstance(javax.xml.XMLConstants.W3C_XML_SCHEMA_NS_URI)
+                .newSchema(new javax.xml.transform.stream.StreamSource(new StringReader(XSD)));
+        } catch (Exception e) { throw new RuntimeException(e); }
+    });
+
+    static long xml(int seed) throws Exception {
+        StringBuilder sb = new StringBuilder("<orders>");
+        Random r = new Random(seed);
+        for (int k = 0; k < 60; k++)
+            sb.append("<order id='").append(k).append("'><item>item-").append(r.nextInt(1000)).append("</item><qty>")
+              .append(r.nextInt(50)).append("</qty><price>").append(r.nextInt(10000) / 100.0).append("</price></order>");
+        sb.append("</orders>");
+        StringWriter out = new StringWriter();
+        XSLT.get().newTransformer().transform(new javax.xml.transform.stream.StreamSource(new StringReader(sb.toString())),
+            new javax.xml.transform.stream.StreamResult(out));
+        SCHEMA.get().newValidator().validate(new javax.xml.transform.stream.StreamSource(new StringReader(out.toString())));
+        return out.toString().length();
+    }
+
+    // ---- compiler: javac (javax.tools) on a generated source, in memory ----
+    static long compiler(int seed) throws Exception {
+        javax.tools.JavaCompiler jc = javax.tools.ToolProvider.getSystemJavaCompiler();
+        if (jc == null) throw new IllegalStateException("compiler: no javax.tools compiler (a JRE, not a JDK)");
+        StringBuilder src = new StringBuilder("public class Gen" + seed + " {\n");
+        for (int m = 0; m < 20; m++)
+            src.append("  static int m").append(m).append("(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * ")
+               .append(m + seed % 7).append(" ^ (s >>> 3); return s; }\n");
+        src.append("  public static int all(int x) { return ");
+        for (int m = 0; m < 20; m++) src.append(m > 0 ? " + " : "").append("m").append(m).append("(x)");
+        src.append("; }\n}\n");
+        String code = src.toString();
+        javax.tools.JavaFileObject file = new javax.tools.SimpleJavaFileObject(
+                java.net.URI.create("string:///Gen" + seed + ".java"), javax.tools.JavaFileObject.Kind.SOURCE) {
+            @Override public CharSequence getCharContent(boolean ignore) { return code; }
+        };
+        final long[] bytes = {0};
+        javax.tools.StandardJavaFileManager std = jc.getStandardFileManager(null, null, null);
+        javax.tools.JavaFileManager fm = new javax.tools.ForwardingJavaFileManager<javax.tools.JavaFileManager>(std) {
+            @Override public javax.tools.JavaFileObject getJavaFileForOutput(Location loc, String name,
+                    javax.tools.JavaFileObject.Kind kind, javax.tools.FileObject sibling) {
+                return new javax.tools.SimpleJavaFileObject(java.net.URI.create("mem:///" + name + ".class"), kind) {
+                    @Override public OutputStream openOutputStream() {
+                        return new ByteArrayOutputStream() { @Override public void close() { bytes[0] += size(); } };
+                    }
+                };
+            }
+        };
+        Boolean ok = jc.getTask(null, fm, null, List.of("-proc:none", "-g:none"), null, List.of(file)).call();
+        if (!ok) throw new IllegalStateException("compiler: the generated source did not compile");
+        return bytes[0];
+    }
+
+    // ---- raytrace: spheres, one light, shadows and reflections, a 48x48 image ----
+    static long raytrace(int seed) {
+        double[][] sph = {{0, -1, 3, 1}, {2, 0, 4, 1}, {-2, 0, 4, 1}, {0, -5001, 0, 5000}};
+        long h = 0;
+        int n = 48;
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++) {
+                double dx = (x - n / 2.0) / n, dy = (y - n / 2.0) / n + (seed % 3) * 1e-3, dz = 1;
+                double len = Math.sqrt(dx * dx + dy * dy + dz * dz);
+                h = h * 31 + (long) (255 * trace(sph, 0, 0, 0, dx / len, dy / len, dz / len, 3));
+            }
+        return h;
+    }
+
+    static double trace(double[][] sph, double ox, double oy, double oz, double dx, double dy, double dz, int depth) {
+        double best = Double.MAX_VALUE;
+        int hit = -1;
+        for (int i = 0; i < sph.length; i++) {
+            double[] s = sph[i];
+            double px = ox - s[0], py = oy - s[1], pz = oz - s[2];
+            double b = px * dx + py * dy + pz * dz, c = px * px + py * py + pz * pz - s[3] * s[3], disc = b * b - c;
+            if (disc < 0) continue;
+            double t = -b - Math.sqrt(disc);
+            if (t > 1e-6 && t < best) { best = t; hit = i; }
+        }
+        if (hit < 0) return 0.1;
+        double hx = ox + dx * best, hy = oy + dy * best, hz = oz + dz * best;
+        double nx = (hx - sph[hit][0]) / sph[hit][3], ny = (hy - sph[hit][1]) / sph[hit][3], nz = (hz - sph[hit][2]) / sph[hit][3];
+        double lx = 5 - hx, ly = 5 - hy, lz = -5 - hz, ll = Math.sqrt(lx * lx + ly * ly + lz * lz);
+        lx /= ll; ly /= ll; lz /= ll;
+        double diffuse = Math.max(0, nx * lx + ny * ly + nz * lz);
+        for (double[] s : sph) { // shadow ray
+            double px = hx - s[0], py = hy - s[1], pz = hz - s[2];
+            double b = px * lx + py * ly + pz * lz, c = px * px + py * py + pz * pz - s[3] * s[3];
+            if (b * b - c > 0 && -b - Math.sqrt(b * b - c) > 1e-6) { diffuse *= 0.3; break; }
+        }
+        if (depth == 0) return diffuse;
+        double d = dx * nx + dy * ny + dz * nz;
+        return 0.7 * diffuse + 0.3 * trace(sph, hx, hy, hz, dx - 2 * d * nx, dy - 2 * d * ny, dz - 2 * d * nz, depth - 1);
+    }
+
+    // ---- audio: a synthesizer voice through a biquad filter, an echo and a 256-point DFT ----
+    static long audio(int seed) {
+        int n = 4096;
+        float[] buf = new float[n];
+        double phase = 0, f = 220 + seed % 50;
+        for (int i = 0; i < n; i++) { phase += 2 * Math.PI * f / 44100; buf[i] = (float) (Math.sin(phase) + 0.3 * Math.sin(3 * phase)); }
+        double b0 = 0.2, b1 = 0.4, b2 = 0.2, a1 = -0.5, a2 = 0.3, x1 = 0, x2 = 0, y1 = 0, y2 = 0;
+        for (int i = 0; i < n; i++) {
+            double y = b0 * buf[i] + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
+            x2 = x1; x1 = buf[i]; y2 = y1; y1 = y; buf[i] = (float) y;
+        }
+        for (int i = 1103; i < n; i++) buf[i] += 0.4f * buf[i - 1103];
+        double energy = 0;
+        for (int k = 0; k < 64; k++) {
+            double re = 0, im = 0;
+            for (int i = 0; i < 256; i++) { double a = 2 * Math.PI * k * i / 256; re += buf[i] * Math.cos(a); im -= buf[i] * Math.sin(a); }
+            energy += re * re + im * im;
+        }
+        return (long) energy;
+    }
+
+    // ---- txdb: an in-memory key-value store with transactions (read, update, commit/abort) ----
+    static final int ACCOUNTS = 1 << 14;
+    static final long[] balance = new long[ACCOUNTS];
+    static final java.util.concurrent.locks.ReentrantReadWriteLock[] stripes = new java.util.concurrent.locks.ReentrantReadWriteLock[64];
+    static final java.util.concurrent.ConcurrentHashMap<Integer, String> names = new java.util.concurrent.ConcurrentHashMap<>();
+    static {
+        for (int i = 0; i < stripes.length; i++) stripes[i] = new java.util.concurrent.locks.ReentrantReadWriteLock();
+        for (int i = 0; i < ACCOUNTS; i++) { balance[i] = 1000; names.put(i, "account-" + i); }
+    }
+
+    static long txdb(int seed) {
+        Random r = new Random(seed);
+        long sum = 0;
+        for (int t = 0; t < 200; t++) {
+            int a = r.nextInt(ACCOUNTS), b = r.nextInt(ACCOUNTS), amount = r.nextInt(100);
+            if (t % 4 == 0) { // a read-only transaction: a range query
+                var l = stripes[a % 64].readLock();
+                l.lock();
+                try { for (int k = 0; k < 32; k++) sum += balance[(a + k) % ACCOUNTS] + names.get((a + k) % ACCOUNTS).length(); }
+                finally { l.unlock(); }
+                continue;
+            }
+            int s1 = Math.min(a % 64, b % 64), s2 = Math.max(a % 64, b % 64); // lock order: no deadlock
+            stripes[s1].writeLock().lock();
+            if (s2 != s1) stripes[s2].writeLock().lock();
+            try {
+                Map<Integer, Long> undo = new HashMap<>();
+                undo.put(a, balance[a]); undo.put(b, balance[b]);
+                balance[a] -= amount; balance[b] += amount;
+                if (balance[a] < 0) for (var e : undo.entrySet()) balance[e.getKey()] = e.getValue(); // abort
+                else sum += amount;
+            } finally {
+                if (s2 != s1) stripes[s2].writeLock().unlock();
+                stripes[s1].writeLock().unlock();
+            }
+        }
+        return sum;
+    }
+
+    // ---- server: com.sun.net.httpserver with a pool of 50 threads; loopback clients ----
+    static com.sun.net.httpserver.HttpServer server;
+    static synchronized int serverPort() throws IOException {
+        if (server == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true"); // no Nagle/delayed-ACK stalls
+            server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 256);
+            server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(50, r -> {
+                Thread t = new Thread(r, "http-pool");
+                t.setDaemon(true);
+                return t;
+            }));
+            server.createContext("/work", ex -> {
+                String q = ex.getRequestURI().getQuery();
+                int n = Integer.parseInt(q.substring(q.indexOf('=') + 1));
+                int[] data = new Random(n).ints(400, 0, 100000).toArray();
+                Arrays.sort(data);
+                StringBuilder body = new StringBuilder("{\"n\":").append(n).append(",\"median\":").append(data[200]).append(",\"top\":[");
+                for (int i = 0; i < 20; i++) body.append(i > 0 ? "," : "").append(data[399 - i]);
+                byte[] out = body.append("]}").toString().getBytes();
+                ex.sendResponseHeaders(200, out.length);
+                try (OutputStream os = ex.getResponseBody()) { os.write(out); }
+            });
+            server.start();
+        }
+        return server.getAddress().getPort();
+    }
+
+    static long serverRequest(int seed) throws Exception {
+        java.net.URL url = new java.net.URL("http://127.0.0.1:" + serverPort() + "/work?n=" + seed);
+        java.net.HttpURLConnection c = (java.net.HttpURLConnection) url.openConnection();
+        try (InputStream in = c.getInputStream()) {
+            byte[] body = in.readAllBytes();
+            return body.length + body[body.length - 2];
+        }
+    }
+
+    // ---- wakers: hundreds of threads, each waking every 5 ms for a little work ----
+    static final AtomicLong wakeOps = new AtomicLong();
+    static long wakers(int seed) throws Exception {
+        // the worker threads only start the wakers (once) and then wait: the wakers' own work is
+        // the throughput
+        synchronized (Workloads.class) {
+            if (wakeOps.get() == 0) {
+                wakeOps.set(1);
+                for (int i = 0; i < WAKERS; i++) {
+                    final int id = i;
+                    Thread t = new Thread(() -> {
+                        long h = id;
+                        for (int k = 0; !stop; k++) {
+                            LockSupport.parkNanos(5_000_000L);
+                            for (int j = 0; j < 2000; j++) h = h * 31 + j;
+                            if (measuring) ops.incrementAndGet();
+                        }
+                        sink += h;
+                    }, "waker-" + i);
+                    t.setDaemon(true);
+                    t.start();
+                }
+            }
+        }
+        Thread.sleep(20);
+        return 1;
+    }
+    static final int WAKERS = 400;
+    static volatile long sink;
+
+    static final List<String> ALL = List.of("compress", "crypto", "scimark", "serial", "xml", "compiler",
+        "raytrace", "audio", "txdb", "server", "wakers");
+
     static Op op(String w, int t) {
         switch (w) {
             case "compress": return Workloads::compress;
             case "crypto": return Workloads::crypto;
             case "scimark": return Workloads::scimark;
             case "serial": return Workloads::serial;
+            case "xml": return Workloads::xml;
+            case "compiler": return Workloads::compiler;
+            case "raytrace": return Workloads::raytrace;
+            case "audio": return Workloads::audio;
+            case "txdb": return Workloads::txdb;
+            case "server": return Workloads::serverRequest;
+            case "wakers": return Workloads::wakers;
             case "mix": {
                 Op[] all = {Workloads::compress, Workloads::crypto, Workloads::scimark, Workloads::serial};
                 return all[t % all.length];
             }
-            default: throw new IllegalArgumentException("unknown workload " + w + " (compress, crypto, scimark, serial, mix)");
+            default: throw new IllegalArgumentException("unknown workload " + w + " (" + String.join(", ", ALL) + ", mix)");
         }
     }
 
@@ -235,7 +485,7 @@ public class Workloads {
                     for (int i = 0; !stop || i < CHECKED; i++) {
                         sum = sum * 31 + op.run(i);
                         if (i == CHECKED - 1) sums[id] = sum;
-                        if (measuring) ops.incrementAndGet();
+                        if (measuring && !w.equals("wakers")) ops.incrementAndGet(); // wakers count their own
                     }
                 } catch (Exception e) { throw new RuntimeException(e); }
             }, "worker-" + t);
@@ -254,5 +504,7 @@ public class Workloads {
         long check = 0;
         for (long s : sums) check = check * 31 + s;
         System.out.printf(Locale.ROOT, "ops_per_s=%.2f ops=%d checksum=%d%n", ops.get() / ((t1 - t0) / 1e9), ops.get(), check);
+        System.out.flush();
+        if (server != null) server.stop(0); // its dispatcher thread would keep the JVM alive
     }
 }
