@@ -313,7 +313,7 @@ Test(sampler, a_full_stack_table_keeps_every_sample_under_one_stack) {
   traces_set_limits(1, 1u << 20, 1u << 20); /* one stack; the rest cannot be kept */
   traces_unlock();
   struct sampler_counters st;
-  run(SAMPLER_HASRUN_AUTO, 2, 0, 1, 300, &st);
+  run(SAMPLER_HASRUN_AUTO, 2, 0, 1, 600, &st);
   struct not_kept_tally k = {0};
   sampler_foreach_stack(tally_not_kept, &k);
   cr_log_info("units %lu in %lu stacks, %lu of them not kept; store_failed %lu refused %lu",
