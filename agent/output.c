@@ -466,7 +466,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
     opt_format_duration(o->interval_ns, ival, sizeof ival);
     snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
              ival, hasrun_name(o->hasrun));
-    struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment};
+    struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment, program};
     rc = pprof_write(f, &info, s);
   } else {
     struct build_ctx c = {fg_profile_new(), o->weight, NULL, 0, 0};

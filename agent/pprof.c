@@ -195,6 +195,7 @@ static uint64_t location(struct encoder *e, uint32_t frame) {
   pb_uint(&e->sub, 1, id); /* Line.function_id */
   if (line) pb_int(&e->sub, 2, line);
   pb_uint(&e->msg, 1, id); /* Location.id */
+  pb_uint(&e->msg, 2, 1);  /* mapping_id: the one mapping, already symbolized */
   pb_message(&e->msg, 4, &e->sub);
   pb_message(&e->prof, 4, &e->msg);
   if (frame < e->nframes) e->location_of[frame] = id;
@@ -271,6 +272,12 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   value_type(&e, 1, "samples", "count");
   if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
   value_type(&e, 1, "cpu", "nanoseconds");
+  /* one Mapping for everything, with functions and lines: nothing for pprof to symbolize */
+  pb_uint(&e.sub, 1, 1);                                                     /* id */
+  pb_int(&e.sub, 5, str_of(&e.str, info->program ? info->program : "java")); /* filename */
+  pb_uint(&e.sub, 7, 1);                                                     /* has_functions */
+  pb_uint(&e.sub, 9, 1);                                                     /* has_line_numbers */
+  pb_message(&e.prof, 3, &e.sub);
   e.key_thread = str_of(&e.str, "thread");
   e.key_tid = str_of(&e.str, "tid");
   sampler_snapshot_foreach(s, sample, &e);

@@ -14,6 +14,7 @@ struct pprof_info {
   int threads;          /* stacks begin with "[NAME tid=N]": made into labels */
   int wall;             /* wall-clock samples: a sample is interval_ns of wall time */
   const char *comment;  /* a line about how the profile was taken, or NULL */
+  const char *program;  /* the program's name (the mapping's file name), or NULL: "java" */
 };
 
 /* Writes snapshot s to f as a gzipped profile.proto. Returns 0, -ENOMEM or -EIO. */
