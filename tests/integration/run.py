@@ -981,6 +981,9 @@ def case_wall():
 def case_launcher_errors():
     """Every refusal of the launcher, with its message and exit status."""
     import pwd
+    code, out, _ = launcher("help")
+    check(code == 0 and "exit status:" in out and "\n  interval=TIME" in out and "or: -agentpath" not in out,
+          "help: the usage, the exit statuses and the agent's options: " + out[-600:])
     code, _, err = launcher("frob", 1)
     check(code == 2 and "unknown command 'frob'" in err, err)
     code, _, err = launcher("start")
