@@ -20,6 +20,11 @@ int itab_init(struct itab *t, size_t cap) {
   return 0;
 }
 
+void itab_clear(struct itab *t) {
+  if (t->idx) memset(t->idx, 0xff, t->cap * sizeof *t->idx);
+  t->n = 0;
+}
+
 void itab_free(struct itab *t) {
   free(t->hash);
   free(t->idx);

@@ -22,6 +22,10 @@ struct itab {
 /* Allocates an empty table of `cap` slots (a power of two). Returns 0 or -ENOMEM. */
 int itab_init(struct itab *t, size_t cap);
 
+/* Empties the table, keeping its memory (no free and regrow: a table emptied again and again
+ * would otherwise fragment the heap around the long-lived blocks allocated between). */
+void itab_clear(struct itab *t);
+
 /* Frees the table's memory (the owner's array is its own). */
 void itab_free(struct itab *t);
 

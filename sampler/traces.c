@@ -92,8 +92,7 @@ int traces_key_put(struct traces_key key, uint32_t id) {
   }
   if (nkeys >= limit.keys) { /* full: it starts again empty (a cache: names are found again) */
     refused.keys++;
-    itab_free(&key_tab);
-    if (itab_init(&key_tab, 4096)) return -ENOMEM;
+    itab_clear(&key_tab);
     nkeys = 0;
   }
   if (grow((void **)&keys, &keys_cap, nkeys + 1, sizeof *keys)) return -ENOMEM;
@@ -153,8 +152,14 @@ size_t traces_count(void) { return ntraces; }
 size_t traces_keys(void) { return nkeys; }
 
 void traces_clear(void) {
-  itab_free(&trace_tab);
-  if (itab_init(&trace_tab, 4096)) trace_tab.cap = 0; /* traces_add then refuses: -ENOMEM */
+  /* the index keeps its size for the next profile (emptied in place), unless an exceptional
+   * one made it large */
+  if (trace_tab.cap > (1u << 20)) {
+    itab_free(&trace_tab);
+    if (itab_init(&trace_tab, 4096)) trace_tab.cap = 0; /* traces_add regrows it */
+  } else {
+    itab_clear(&trace_tab);
+  }
   ntraces = 0;
   pool_len = 0;
   refused.stacks = 0;

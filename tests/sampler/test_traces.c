@@ -202,3 +202,27 @@ Test(intern, the_name_table_stops_at_its_limits_and_counts) {
   cr_expect_eq(intern_string("x", 1), INTERN_NO_ID, "past the byte limit");
   cr_expect_eq(intern_refused(), 2u);
 }
+
+/* A profile cut (loop=, dump) empties the stack table in place: the same stacks come back as
+ * new entries with fresh counts, and many cuts in a row lose nothing. */
+Test(traces, clearing_empties_the_table_in_place_and_it_works_again) {
+  cr_assert_eq(traces_init(), 0);
+  traces_lock();
+  for (int round = 0; round < 50; round++) {
+    for (uint32_t i = 0; i < 3000; i++) {
+      uint32_t st[] = {1, i + 2, (uint32_t)round + 7};
+      cr_assert_eq(traces_add(st, 3, 1, 10), 0);
+      cr_assert_eq(traces_add(st, 3, 2, 20), 0);
+    }
+    cr_assert_eq(traces_count(), 3000u, "round %d", round);
+    traces_clear();
+    cr_assert_eq(traces_count(), 0u);
+  }
+  uint32_t st[] = {1, 2, 3};
+  cr_assert_eq(traces_add(st, 3, 4, 40), 0);
+  struct seen s = {0};
+  traces_foreach(collect, &s);
+  cr_expect_eq(s.n, 1);
+  cr_expect_eq(s.units[0], 4u, "counts start from zero after a clear");
+  traces_unlock();
+}
