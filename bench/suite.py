@@ -3,7 +3,8 @@
 
     bench/suite.py [--workloads all] [--configs none,s10,s1,jfr10,jfr1] [--java java]
                    [--seconds 5] [--warmup 2] [--min-rounds 3] [--max-rounds 10] [--ci 1.0]
-                   [--busy N] [--name NAME] [--quick]
+                   [--busy N] [--name NAME] [--define NAME=OPTIONS] [--agent-of NAME=PATH]
+                   [--quick]
 
 Every run is a fresh JVM (bench/java/Workloads.java: warm-up, then a timed phase that reports
 operations per second and a checksum of the work). Within a round each workload runs under every
@@ -16,6 +17,8 @@ the mechanism: build/bench/sigcost's two busy threads signalled every 1 ms again
 Configurations: none; s10, s1: the agent at 10 ms, 1 ms; s1-nonative: 1 ms, Java frames only;
 s1-wall: 1 ms wall clock; jfr10, jfr1: JFR with only jdk.ExecutionSample at that period;
 jfrcpu10, jfrcpu1: JFR's CPU-time sampler (jdk.CPUTimeSample, JEP 509; JDK 25 and later).
+--define NAME=OPTIONS adds a configuration of the agent; --agent-of NAME=PATH runs configuration
+NAME with another libsampler.so (a build of an older commit, to compare in one run).
 --busy N: N CPU-bound processes run beside the JVM for the whole suite (a busy host).
 
 Writes bench/results/NAME.md (tables, geometric means, the floor), NAME.svg (overhead per
@@ -90,8 +93,9 @@ def run_one(args, workload, config, tmp):
     spec = CONFIGS[config]
     cmd = [args.java, *JVM]
     event = None
-    if spec and spec.startswith("agent:"):
-        cmd.append(f"-agentpath:{args.agent}={spec[6:]},file={tmp}/p.folded")
+    if spec and spec.startswith("agent"):  # agent:OPTIONS or agent@PATH:OPTIONS
+        where, _, opts = spec.partition(":")
+        cmd.append(f"-agentpath:{where[6:] or args.agent}={opts},file={tmp}/p.folded")
     elif spec and spec.startswith("jfr:"):
         _, event, setting = spec.split(":")
         cmd.append(f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr")
@@ -222,10 +226,22 @@ def main():
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the JVM")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--name", default=None)
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=OPTIONS",
+                    help="one more config: the agent's options (e.g. s1-cpu=interval=1ms,hasrun=cpu)")
+    ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH",
+                    help="another libsampler.so for config NAME (e.g. a build of an older commit)")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run (the test suite's): compress and server, none/s10/jfr10, one short round")
     args = ap.parse_args()
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
+    for d in args.define:
+        name, _, opts = d.partition("=")
+        CONFIGS[name] = "agent:" + opts
+    args.agent_of = dict(a.partition("=")[::2] for a in args.agent_of)
+    for name, path in args.agent_of.items():
+        if name not in CONFIGS or not os.path.exists(path):
+            sys.exit(f"--agent-of {name}: no such config, or {path} missing")
+        CONFIGS[name] = CONFIGS[name].replace("agent:", f"agent@{path}:", 1)
     args.classes = os.path.join(args.build, "bench", "classes")
     args.sigcost = os.path.join(args.build, "bench", "sigcost")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
