@@ -50,10 +50,22 @@ int plat_thread_cpu_ns(pid_t tid, uint64_t *ns) {
   return 0;
 }
 
-int plat_thread_on_cpu(pid_t tid, uint64_t cpu_ns) {
-  uint64_t now;
-  int rc = plat_thread_cpu_ns(tid, &now);
-  return rc ? rc : now > cpu_ns;
+int plat_thread_running(pid_t tid) {
+  /* opened and closed each time: keeping a descriptor per thread open could take file
+   * descriptors the application needs */
+  char buf[512];
+  snprintf(buf, sizeof buf, "/proc/self/task/%d/stat", (int)tid);
+  int fd = open(buf, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  int e = errno;
+  close(fd);
+  if (n < 0) return -e;
+  if (n == 0) return -ESRCH;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+  if (!paren || paren[1] != ' ' || !paren[2]) return -EPROTO;
+  return paren[2] == 'R';
 }
 
 int plat_futex_wait(const uint32_t *addr, uint32_t expected, uint64_t timeout_ns) {

@@ -84,12 +84,10 @@ int plat_signal_thread(pid_t tid, int sig, int value);
  * per-thread CPU clock without disturbing it. Returns 0 or -errno (-EINVAL: thread gone). */
 int plat_thread_cpu_ns(pid_t tid, uint64_t *ns);
 
-/* 1 when thread `tid` of this process is on a CPU now, 0 when it is not (blocked, or runnable
- * but waiting for a CPU), or -errno (-EINVAL: gone). `cpu_ns` is a reading of its CPU clock
- * (plat_thread_cpu_ns) just taken: the clock of a thread on a CPU includes its current slice up
- * to the moment of the read, so it has moved since only if the thread is running. One
- * clock_gettime: 0.4-0.7 µs here, where reading /proc/<tid>/stat, which says so too, takes ~9 µs. */
-int plat_thread_on_cpu(pid_t tid, uint64_t cpu_ns);
+/* 1 when the kernel says thread `tid` of this process is running or runnable, 0 when it is
+ * blocked (sleeping, stopped), or -errno (-ENOENT: gone). Reads /proc/self/task/<tid>/stat:
+ * a few microseconds; opens and closes one file descriptor. Not signal-safe. */
+int plat_thread_running(pid_t tid);
 
 /* Futex wait on *addr while it equals `expected`, for at most timeout_ns (0: no timeout).
  * Returns 0 when woken or the value differed, -ETIMEDOUT, -EINTR. */

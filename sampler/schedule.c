@@ -125,10 +125,9 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * allowed), which shifts the program's timing. So while the kernel says it is blocked, the
    * due sample waits (its units keep accruing) for a round that finds it running — at most
    * MAX_DEFER_NS, after which it is taken where the thread is, with a [cpu before wait] leaf.
-   * "Running" is on a CPU now: its clock moved since the read above (a runnable thread waiting
-   * for a CPU waits a round too). Busy threads skip the check. */
+   * Busy threads skip the check. */
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && (d < cfg->interval_ns / 2 || b->last_blocked) &&
-      plat_thread_on_cpu(s->tid, cpu) == 0) {
+      plat_thread_running(s->tid) == 0) {
     if (!b->defer_since) b->defer_since = loop.round + 1;
     if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS) {
       st->deferred++;
