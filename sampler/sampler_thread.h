@@ -29,7 +29,6 @@ struct thread_book {
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
-  uint64_t looked;       /* round + 1 of the last look at its CPU clock (CPU mode) */
   /* wall clock */
   uint64_t wall_slot; /* intervals (loop.slots) before this one have their wall samples */
   uint32_t *last;     /* the last stack recorded (its state leaf included), to give again */

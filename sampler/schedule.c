@@ -26,20 +26,6 @@ static uint64_t next_look(uint32_t streak) {
   return loop.round + 1 + back;
 }
 
-/* A thread that runs, but little (a few µs now and then: hundreds of threads waking briefly),
- * is looked at again about when it may have accrued its next interval at the pace it keeps:
- * half the rounds that pace needs (it may speed up), up to the idle back-off's limit. Looking at
- * every such thread every round would cost a clock read each, hundreds a round, while only a few
- * of them come due; the CPU a thread uses meanwhile is not lost, only counted at the next look.
- * `d` ns were used over the last `since` rounds. */
-static uint64_t paced_look(const struct thread_book *b, uint64_t d, uint64_t since) {
-  uint64_t next = (b->units_given + 1) * loop.cfg.interval_ns; /* cum at which it comes due */
-  uint64_t lacks = next > b->cum ? next - b->cum : 0;
-  uint64_t back = d ? lacks / d * since / 2 : 0; /* rounds until due at this pace, halved */
-  if (back > loop.max_backoff) back = loop.max_backoff;
-  return back ? loop.round + 1 + back : 0;
-}
-
 /* Wall clock: every round owes every thread a sample. A thread that has not run since its last
  * one (its CPU clock says so) is not signalled: its last stack is given again, for all the
  * rounds since (idle threads are looked at with the same back-off as in CPU mode). One that
@@ -110,8 +96,6 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     *mode = SAMPLE_IF_MOVED; /* no CPU evidence: the checksum decides */
     return 1;
   }
-  uint64_t since = b->looked ? loop.round + 1 - b->looked : 1; /* rounds since the last look */
-  b->looked = loop.round + 1;
   uint64_t d = 0;
   if (b->have_base && cpu > b->cpu_base) d = cpu - b->cpu_base;
   if (!b->have_base || cpu > b->cpu_base) b->cpu_base = cpu;
@@ -132,7 +116,6 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   uint64_t due = b->cum / cfg->interval_ns - b->units_given;
   if (due == 0) {
     st->skipped_cpu++; /* ran, but less than an interval's worth so far */
-    b->next_look = paced_look(b, d, since);
     return 0;
   }
   /* Catch it running. A thread that used less than half the interval since the last look, or
