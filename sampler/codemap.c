@@ -388,7 +388,7 @@ void codemap_stats(struct codemap_stats *out) {
   pthread_mutex_lock(&writer.mu);
   *out = writer.st;
   pthread_mutex_unlock(&writer.mu);
-  out->kinds_lost = codemap_kinds_lost();
+  codemap_kinds_stats(out);
 }
 
 /* Frees retired snapshots now, after a grace period. Takes writer.mu. */

@@ -49,6 +49,7 @@ struct codemap_stats {
   uint64_t inline_trunc; /* inline chains cut to CODEMAP_MAX_INLINE frames (innermost kept) */
   uint64_t grace_waits;  /* reclamation rounds (each waits for readers that might see old data) */
   uint64_t kinds_lost;   /* inline edges the frame-kind index could not store (no memory) */
+  uint64_t kinds_keys;   /* keys the frame-kind index holds now (dead ones until a rebuild) */
 };
 
 /* How a Java frame was running, as flame graphs annotate it. */

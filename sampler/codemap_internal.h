@@ -68,8 +68,9 @@ void codemap_kinds_update(const struct cm_entry *e, int delta);
 /* Empties the frame-kind index and returns how many facts it could not store. */
 uint64_t codemap_kinds_reset(void);
 
-/* Inline facts the frame-kind index could not store (no memory). */
-uint64_t codemap_kinds_lost(void);
+/* Fills out's kinds_lost (facts the frame-kind index could not store: no memory) and
+ * kinds_keys (the keys it holds). */
+void codemap_kinds_stats(struct codemap_stats *out);
 
 /* Inline records (codemap_cmlr.c): visits the usable PCStackInfo entries of compile_info's
  * JVMTI_CMLR_INLINE_INFO records: counts them (e == NULL) or copies them into e's arrays,

@@ -3,8 +3,10 @@
  * about methods ("M has compiled code", "A is inlined into B at bci"), kept beside the code
  * map's snapshots and updated wherever an edit publishes or drops an nmethod; and
  * codemap_frame_kinds(), which reads it to tell how each frame of a walked stack ran. Its own
- * mutex: readers never wait for a writer's grace period. Keys whose count drops to zero stay,
- * so it only grows with the distinct methods and call sites ever compiled.
+ * mutex: readers never wait for a writer's grace period. Keys whose count dropped to zero are
+ * left out when the index is rebuilt (when it would otherwise grow), so its size follows the
+ * live compiled code, not all the code ever compiled: classes unloaded and loaded again bring
+ * new jmethodIDs, and the index would otherwise grow without bound.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -53,17 +55,20 @@ static uint32_t ki_refs(jmethodID callee, jmethodID caller, jint bci) {
 static void ki_add(jmethodID callee, jmethodID caller, jint bci, int delta) {
   if (!callee) return;
   if (delta > 0 && (kind_index.n + 1) * 4 > kind_index.cap * 3) {
-    size_t cap = kind_index.cap ? kind_index.cap * 2 : 1024;
+    /* rebuilt with the live keys only, twice their number at least (not every add rebuilds) */
+    size_t live = 0, oldcap = kind_index.cap, cap = oldcap ? oldcap : 1024;
+    for (size_t i = 0; i < oldcap; i++) live += kind_index.slots[i].refs > 0;
+    while ((live + 1) * 2 > cap) cap *= 2;
     struct ki_slot *t = calloc(cap, sizeof *t), *old = kind_index.slots;
-    size_t oldcap = kind_index.cap;
     if (!t) {
       kind_index.lost++;
       return;
     }
     kind_index.slots = t;
     kind_index.cap = cap;
+    kind_index.n = live;
     for (size_t i = 0; i < oldcap; i++)
-      if (old[i].callee) *ki_find(old[i].callee, old[i].caller, old[i].bci) = old[i];
+      if (old[i].refs) *ki_find(old[i].callee, old[i].caller, old[i].bci) = old[i];
     free(old);
   }
   struct ki_slot *k = ki_find(callee, caller, bci);
@@ -99,11 +104,11 @@ uint64_t codemap_kinds_reset(void) {
   return lost;
 }
 
-uint64_t codemap_kinds_lost(void) {
+void codemap_kinds_stats(struct codemap_stats *out) {
   pthread_mutex_lock(&kind_index.mu);
-  uint64_t lost = kind_index.lost;
+  out->kinds_lost = kind_index.lost;
+  out->kinds_keys = kind_index.n;
   pthread_mutex_unlock(&kind_index.mu);
-  return lost;
 }
 
 /* Whether the frames [0, n) carry exactly the methods of the inline chain chain[0, n)

@@ -404,6 +404,35 @@ Test(codemap, frame_kinds_index_grows_and_keeps_counts) {
   cr_assert_eq(st.kinds_lost, 0);
 }
 
+/* Classes unloaded and loaded again: every round brings methods with new jmethodIDs, compiled
+ * with an inlined callee, then unloaded. The index holds the live code's keys, not every key
+ * ever seen. */
+Test(codemap, frame_kinds_index_follows_the_live_code_not_all_code_ever) {
+  for (uintptr_t round = 0; round < 200; round++) {
+    for (uintptr_t k = 0; k < 100; k++) {
+      uintptr_t id = 0x100000 + 16 * (round * 100 + k), at = 0x4000000 + 0x100 * k;
+      jmethodID chain[] = {MID(id), MID(id + 8)};
+      jint bcis[] = {1, 2};
+      PCStackInfo pc = {(void *)(at + 8), 2, chain, bcis};
+      jvmtiCompiledMethodLoadInlineRecord inl = {{JVMTI_CMLR_INLINE_INFO, 1, 0, NULL}, 1, &pc};
+      cr_assert_eq(codemap_add_method(chain[1], ADDR(at), 0x100, &inl), 0);
+    }
+    const uintptr_t walk[][2] = {{0x100000 + 16 * round * 100, 1},
+                                 {0x100000 + 16 * round * 100 + 8, 2}};
+    cr_assert_str_eq(kinds_of(0xdead0, walk, 2), "ij", "round %lu", (unsigned long)round);
+    for (uintptr_t k = 0; k < 100; k++) {
+      uintptr_t id = 0x100000 + 16 * (round * 100 + k);
+      cr_assert_eq(codemap_remove_method(MID(id + 8), ADDR(0x4000000 + 0x100 * k)), 0);
+    }
+    cr_assert_str_eq(kinds_of(0xdead0, walk, 2), "zz", "round %lu: unloaded", (unsigned long)round);
+  }
+  struct codemap_stats st;
+  codemap_stats(&st);
+  cr_expect_eq(st.kinds_lost, 0);
+  /* 200 rounds x 200 keys were seen; at most a rebuild's worth of dead ones stay */
+  cr_expect_leq(st.kinds_keys, 2048, "the index holds %lu keys", (unsigned long)st.kinds_keys);
+}
+
 /* ---- 50k entries against a brute-force model ----------------------------------------------- */
 
 #define CELL 16
