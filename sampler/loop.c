@@ -268,6 +268,7 @@ int sampler_run(void) {
     when = next - span / 2 + jitter(span);
   }
   drain();
+  plat_thread_running_release(); /* no descriptors kept between runs */
   handler_set_active(0);
   traces_lock();
   loop_measure(plat_self_cpu_ns());

@@ -11,3 +11,55 @@
 #define CASE(name) Test(platform, name)
 #define EXPECT(cond, ...) cr_expect(cond, __VA_ARGS__)
 #include "platform_cases.inc"
+
+/* plat_thread_running (host only): the state of a spinning and of a blocked thread, one
+ * descriptor kept per thread for the next call, closed when its thread has ended or on
+ * release. */
+static _Atomic int block_release;
+static void *blocker(void *arg) {
+  (void)arg;
+  atomic_store(&target_tid, plat_gettid());
+  while (!atomic_load(&block_release)) usleep(1000);
+  return NULL;
+}
+
+static pid_t start(pthread_t *t, void *(*fn)(void *)) {
+  atomic_store(&target_tid, 0);
+  pthread_create(t, NULL, fn, NULL);
+  while (!atomic_load(&target_tid)) usleep(1000);
+  return atomic_load(&target_tid);
+}
+
+Test(platform, thread_running_from_kept_descriptors) {
+  plat_thread_running_release();
+  atomic_store(&stop_target, 0);
+  atomic_store(&block_release, 0);
+  pthread_t ts, tb;
+  pid_t spin = start(&ts, spinner), blocked = start(&tb, blocker);
+  int state = -1;
+  for (int k = 0; k < 100 && state != 0; k++) { /* between its sleeps it runs, now and then */
+    state = plat_thread_running(blocked);
+    if (state != 0) usleep(300);
+  }
+  cr_expect(state == 0, "a thread sleeping in usleep is blocked: got %d", state);
+  errno = 4321;
+  int ran = 0;
+  for (int k = 0; k < 50; k++) ran += plat_thread_running(spin) == 1;
+  cr_expect(errno == 4321, "errno preserved");
+  cr_expect(ran >= 45, "a spinning thread is running or runnable in %d of 50 reads", ran);
+  cr_expect(plat_thread_running_kept() == 2, "one descriptor kept per thread: %d",
+            plat_thread_running_kept());
+  atomic_store(&stop_target, 1);
+  pthread_join(ts, NULL);
+  int rc = 0;
+  for (int k = 0; k < 1000 && (rc = plat_thread_running(spin)) >= 0; k++) usleep(1000);
+  cr_expect(rc == -ENOENT || rc == -ESRCH, "an ended thread: -ENOENT or -ESRCH, got %d", rc);
+  cr_expect(plat_thread_running_kept() == 1, "its descriptor closed: %d kept",
+            plat_thread_running_kept());
+  plat_thread_running_release();
+  cr_expect(plat_thread_running_kept() == 0, "all released");
+  cr_expect(plat_thread_running(blocked) == 0, "opened again after a release");
+  atomic_store(&block_release, 1);
+  pthread_join(tb, NULL);
+  plat_thread_running_release();
+}
