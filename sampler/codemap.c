@@ -40,8 +40,8 @@
  * nmethods say about methods — "M has compiled code" and "A is inlined into B at bci" (one
  * reference per record that says it) — updated wherever an edit publishes or drops an nmethod.
  * codemap_frame_kinds() reads it under its own mutex (never waiting for a writer's grace
- * period); keys whose count drops to zero stay, so the index only grows with the distinct
- * methods and call sites ever compiled.
+ * period); keys whose count dropped to zero are left out when it is rebuilt, so it follows
+ * the live code (codemap_kinds.c).
  *
  * Stub names are interned (intern.h) in storage that is never freed, so a hit's name stays
  * valid after the stub is unloaded or the map is torn down.
