@@ -73,6 +73,7 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
   s->name[REG_NAME_MAX - 1] = '\0';
   if (t->env) s->env = t->env;
   if (t->handle) s->handle = t->handle;
+  if (t->started_ns) s->started_ns = t->started_ns;
   if (t->stack_hi) {
     s->stack_lo = t->stack_lo;
     s->stack_hi = t->stack_hi;
@@ -120,6 +121,7 @@ int registry_add(const struct sampler_thread *t) {
   s->env = NULL;
   s->handle = NULL;
   s->stack_lo = s->stack_hi = 0;
+  s->started_ns = 0;
   set_info(s, t);
   s->record->checksum = 0;
   /* keep the sequence, drop any request the previous owner left behind */

@@ -41,6 +41,7 @@ struct thread_slot {
   JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
+  uint64_t started_ns;          /* sampler_thread.started_ns */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
   int32_t mode;                 /* enum sample_mode, written before PENDING */

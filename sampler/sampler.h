@@ -10,8 +10,9 @@
  *  - SAMPLER_HASRUN_REGS: the JVMPI paper's — signal every thread every tick; a thread has run
  *    when its register checksum changed; one cost unit per stack captured.
  *  - SAMPLER_HASRUN_CPU: the thread's own CPU clock, read without disturbing it; a thread is
- *    signalled only once it has accrued a full interval of CPU since its last sample, and that
- *    sample carries floor(accrued / interval) units. Our own signal's cost is excluded (the
+ *    signalled when its CPU crosses an interval boundary (the first one after a random phase,
+ *    so that a thread's samples are its CPU / interval in expectation, short-lived and briefly
+ *    waking threads too), and the sample carries the boundaries crossed as units. Our own signal's cost is excluded (the
  *    handler reports the thread's CPU clock at its exit).
  *  - SAMPLER_HASRUN_AUTO: CPU as above; the register checksum arbitrates the one ambiguous
  *    case — tiny CPU deltas of a thread we found blocked and woke ourselves — and stands in
@@ -111,6 +112,8 @@ struct sampler_thread {
   JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
   void *handle;                 /* the host's handle of it (thread_state's argument), or NULL */
+  uint64_t started_ns; /* plat_mono_ns() at its start (a ThreadStart), 0 when not known: a
+                          thread started after the profile began has all its CPU in it */
 };
 
 /* Registers a thread to be sampled (again: updates a live registration with the same tid).

@@ -29,6 +29,16 @@ int loop_reserve(int limit) {
   return 0;
 }
 
+/* A thread's phase: uniform in [0, interval) (splitmix64 of a counter). */
+static uint64_t next_phase(void) {
+  static uint64_t n;
+  uint64_t z = (n += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return loop.cfg.interval_ns ? z % loop.cfg.interval_ns : 0;
+}
+
 struct thread_book *loop_book(int i, const struct thread_slot *s) {
   struct thread_book *b = &loop.books[i];
   if (b->gen != s->gen) {
@@ -40,6 +50,15 @@ struct thread_book *loop_book(int i, const struct thread_slot *s) {
     b->last = last;
     b->cap_last = cap;
     b->wall_slot = loop.slots;
+    /* A thread's first sample comes when its CPU crosses the first interval boundary after
+     * a random phase, not after a whole interval: otherwise every thread's last fraction of an
+     * interval went unsampled — nothing for a short burst, and for hundreds of briefly waking
+     * threads a large share of their CPU. With the phase, the samples a thread gets are its
+     * CPU / interval in expectation. */
+    b->phase = next_phase();
+    /* started since the profile began: its CPU clock began with it (the thread's start-up
+     * work is CPU like any other); else the CPU before the first look is not this profile's */
+    if (s->started_ns && s->started_ns >= loop.base_wall) b->have_base = 1;
   }
   return b;
 }

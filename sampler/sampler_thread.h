@@ -23,9 +23,12 @@ struct thread_book {
   uint64_t cpu_base;     /* thread CPU clock at the last look (ns) */
   uint64_t cum;          /* CPU accrued since registration, our own cost excluded (ns) */
   uint64_t cum_captured; /* cum at the last capture request */
-  uint64_t units_given;  /* cost units handed out so far: floor(cum / interval) at requests */
+  uint64_t units_given;  /* cost units handed out so far: floor((cum + phase) / interval) */
+  uint64_t phase;        /* random in [0, interval): where in an interval the thread starts */
   uint64_t ambiguous;    /* small CPU deltas right after we woke a blocked thread (ns) */
   int last_blocked;      /* the last capture found the thread blocked in a system call */
+  int woken;             /* ... and the look after it has not come yet: our signal may have
+                            woken it, and a tiny delta then is our doing */
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */

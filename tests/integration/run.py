@@ -121,7 +121,7 @@ def case_busyidle():
     check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
 
 
-def proportion_case(scenario, group, opts=""):
+def proportion_case(scenario, group, opts="", points=5.0):
     out = tmpfile(".folded")
     p = run(f"interval=1ms,threads,file={out}{opts}", scenario, 8)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -138,7 +138,8 @@ def proportion_case(scenario, group, opts=""):
     print(f"{group}: samples {s_group}/{s_total} = {s_share:.2f}%, cpu {c_group/1e6:.1f}/{c_total/1e6:.1f} ms = {c_share:.2f}%")
     print("per thread (samples, cpu ms):", {w: (samples.get(w, 0), round(cpu[w] / 1e6, 1)) for w in workers})
     check(s_total > 1000, f"too few samples: {s_total}")
-    check(abs(s_share - c_share) <= 5.0, f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than 5 points apart")
+    check(abs(s_share - c_share) <= points,
+          f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than {points:g} points apart")
     return s_share, c_share
 
 
@@ -150,6 +151,14 @@ def case_spin():
 def case_bursty():
     """(c) threads waking every 5 ms for ~100 us: samples ~ CPU time (5 points)."""
     proportion_case("bursty", "bursty-")
+
+
+def case_wakers():
+    """400 threads waking every 50 ms for ~5 us, beside two busy threads: the wakers' share of
+    the samples within 2 points of their share of the CPU (before a thread's samples started at
+    a random phase and only the look right after a blocked capture held CPU as ambiguous, they
+    got about half of it: 4.3-4.5 points short)."""
+    proportion_case("wakers", "waker-", points=2.0)
 
 
 BAD_OPTIONS = [

@@ -3,6 +3,8 @@
 //   busyidle  two busy threads in distinct methods + 50 threads sleeping, waiting or parked
 //   spin      a thread spinning on a volatile flag beside a busy thread
 //   bursty    10 threads that wake every 5 ms for ~100 us of work, beside a busy thread
+//   wakers    400 threads that wake every 50 ms for ~5 us of work (a few % of the CPU), beside
+//             two busy threads
 //   exit      busy, then System.exit(3) from a worker thread
 //   forever   busy until killed
 //   lines     one thread in a method with a hot and a cool loop on separate lines
@@ -45,7 +47,7 @@ public class Scenarios {
     static final Object lock = new Object();
     static final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     static final List<Thread> workers = new ArrayList<>();
-    static final long[] cpu = new long[64];
+    static final long[] cpu = new long[512];
     static volatile long sink;
 
     static final Object held = new Object();
@@ -225,6 +227,22 @@ public class Scenarios {
         sink += h;
     }
 
+    static long wakeWork(long seed) {
+        // ~5 us of work
+        long h = seed;
+        for (int i = 0; i < 2_000; i++) h = h * 6364136223846793005L + 1442695040888963407L;
+        return h;
+    }
+
+    static void wakeLoop() {
+        long h = 0;
+        while (!stop) {
+            LockSupport.parkNanos(50_000_000);
+            h += wakeWork(h);
+        }
+        sink += h;
+    }
+
     // ---- torture: thread churn, deoptimization ----
     static final java.util.concurrent.atomic.AtomicLong started = new java.util.concurrent.atomic.AtomicLong();
 
@@ -305,6 +323,11 @@ public class Scenarios {
             case "bursty":
                 for (int i = 0; i < 10; i++) worker("bursty-" + i, Scenarios::bursty);
                 worker("busy-alpha", () -> sink += busyAlpha());
+                break;
+            case "wakers":
+                for (int i = 0; i < 400; i++) worker("waker-" + i, Scenarios::wakeLoop);
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("busy-beta", () -> sink += busyBeta());
                 break;
             case "trig":
                 worker("trig", () -> sink += (long) trig());
