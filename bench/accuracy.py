@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Accuracy of each ThreadHasRun mode against ground truth (ThreadMXBean CPU time per thread).
 
-    bench/accuracy.py [--rounds 3] [--seconds 8]
+    bench/accuracy.py [--rounds 3] [--seconds 8] [--agent PATH] [--name accuracy]
 
 Runs the integration-test programs (tests/integration/java/Scenarios.java) under each `hasrun`
 mode at interval=1ms and reports, per scenario, the share of samples that went to the threads
@@ -10,7 +10,9 @@ under study against their share of CPU time, plus what it cost (signals sent, sa
   bursty  10 threads waking every 5 ms for ~100 us of work, beside a busy thread (also: how
           many of their samples point at the code that ran rather than at the wait after it)
   idle    2 busy threads + 50 idle ones: the share of samples the idle threads got
-Writes bench/results/accuracy.md.
+  wakers  400 threads waking every 50 ms for ~5 us of work, beside two busy threads: their
+          share of the samples against their share of the CPU
+Writes bench/results/NAME.md (--agent: another build's libsampler.so, to compare).
 """
 import argparse
 import os
@@ -42,7 +44,7 @@ def one(agent, classes, mode, scenario, seconds, tmp):
         share_s, share_c = 100 * idle / max(total, 1), 0.0
     else:
         cpu = it.thread_cpu(p.stdout)
-        group = "spinner" if scenario == "spin" else "bursty-"
+        group = {"spin": "spinner", "bursty": "bursty-", "wakers": "waker-"}[scenario]
         s_tot = sum(per_thread.get(w, 0) for w in cpu)
         share_s = 100 * sum(per_thread.get(w, 0) for w in cpu if w.startswith(group)) / max(s_tot, 1)
         share_c = 100 * sum(v for w, v in cpu.items() if w.startswith(group)) / max(sum(cpu.values()), 1)
@@ -58,9 +60,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--agent", default=os.path.join(ROOT, "build", "agent", "libsampler.so"))
+    ap.add_argument("--name", default="accuracy")
     ap.add_argument("--classes", default=os.path.join(ROOT, "build", "tests", "integration", "classes"))
     args = ap.parse_args()
-    modes, scenarios = ["auto", "cpu", "regs"], ["spin", "bursty", "busyidle"]
+    modes, scenarios = ["auto", "cpu", "regs"], ["spin", "bursty", "busyidle", "wakers"]
     res = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
@@ -71,10 +74,10 @@ def main():
                     print(f"round {r} {mode:5s} {sc:8s} samples {v[0]:6.2f}% cpu {v[1]:6.2f}% signals/s {v[2]:7.0f} sampler {v[3]:.2f}%",
                           file=sys.stderr, flush=True)
     med = lambda xs: statistics.median(xs)
-    lines = [f"# accuracy", "", f"Command: `bench/accuracy.py {' '.join(sys.argv[1:])}`; interval=1ms, "
+    lines = [f"# {args.name}", "", f"Command: `bench/accuracy.py {' '.join(sys.argv[1:])}`; interval=1ms, "
              f"{args.rounds} interleaved rounds of {args.seconds:g} s per scenario; medians (min-max).", "",
-             "| hasrun | spinner: sample share vs CPU share | bursty threads: sample share vs CPU share | bursty threads' samples in `burstWork` (the code that ran) | idle threads' share of samples | signals sent per second (spin / bursty / busy+idle) | sampler thread CPU, % of a core (busy+idle) |",
-             "|---|---|---|---|---|---|---|"]
+             "| hasrun | spinner: sample share vs CPU share | bursty threads: sample share vs CPU share | bursty threads' samples in `burstWork` (the code that ran) | idle threads' share of samples | 400 wakers: sample share vs CPU share | signals sent per second (spin / bursty / busy+idle / wakers) | sampler thread CPU, % of a core (busy+idle / wakers) |",
+             "|---|---|---|---|---|---|---|---|"]
     for mode in modes:
         cells = []
         for sc in ("spin", "bursty"):
@@ -84,12 +87,15 @@ def main():
         cells.append(f"{med([x[4] for x in res[(mode, 'bursty')]]):.1f}%")
         idle = res[(mode, "busyidle")]
         cells.append(f"{med([x[0] for x in idle]):.3f}%")
+        v = res[(mode, "wakers")]
+        cells.append(f"{med([x[0] for x in v]):.2f}% vs {med([x[1] for x in v]):.2f}% "
+                     f"(error {med([x[0] - x[1] for x in v]):+.2f} points, {min(x[0] - x[1] for x in v):+.2f} to {max(x[0] - x[1] for x in v):+.2f})")
         cells.append(" / ".join(f"{med([x[2] for x in res[(mode, sc)]]):.0f}" for sc in scenarios))
-        cells.append(f"{med([x[3] for x in idle]):.2f}")
+        cells.append(f"{med([x[3] for x in idle]):.2f} / {med([x[3] for x in v]):.2f}")
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "accuracy.md"), "w") as f:
+    with open(os.path.join(HERE, "results", args.name + ".md"), "w") as f:
         f.write(text)
     print(text)
 

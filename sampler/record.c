@@ -171,6 +171,18 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
   loop.st.wall_reused += units;
 }
 
+void record_ended(const struct thread_slot *s, struct thread_book *b) {
+  (void)s;
+  uint64_t due = (b->cum + b->phase) / loop.cfg.interval_ns - b->units_given;
+  b->defer_since = 0;
+  if (!due || b->nlast <= 0) return;
+  b->units_given += due;
+  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
+  store(b->nlast, due, b->cum - b->cum_captured);
+  b->cum_captured = b->cum;
+  loop.st.ended_units += due;
+}
+
 void record_lost(const struct thread_slot *s, struct thread_book *b) {
   if (!b->req_units && !b->req_cpu) return;
   int n = begin_stack(s, b);
@@ -266,7 +278,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
     store(n, units, b->req_cpu);
     st->samples++;
-    if (loop.cfg.wall) keep_last(b, n);
+    keep_last(b, n); /* wall clock: given again; cpu: the stack a thread that ends keeps */
   }
   /* auto: tiny deltas after we woke it count only if the thread really moved */
   if (b->req_ambiguous) {

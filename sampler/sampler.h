@@ -180,6 +180,8 @@ struct sampler_counters {
   uint64_t blocked;         /* captures that found the thread blocked in a system call */
   uint64_t wall_reused;     /* wall clock: samples of a thread that had not run, given again
                                without a signal */
+  uint64_t ended_units;     /* units due to a thread that ended before it was caught running:
+                               given to the last stack it was caught in */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
   uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */
   uint64_t

@@ -78,6 +78,7 @@ struct loop_state {
   uint64_t self_units_given;
   pid_t self;              /* the sampler thread's own tid: never sampled */
   int handler_replaced;    /* the sampling signal's handler is not ours any more: no signals */
+  int flushing;            /* the last round: due samples are taken now, not deferred */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
@@ -115,6 +116,10 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
 /* Wall clock: gives the last stack of a thread that has not run since again, with `units`
  * samples. traces_lock and slot lock held. */
 void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units);
+/* A thread that ended while a due sample waited to catch it running: the units it was due go
+ * to the last stack it was caught in (where waiting longer would have found it), with the CPU
+ * since; nothing when it was never caught. */
+void record_ended(const struct thread_slot *s, struct thread_book *b);
 
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */

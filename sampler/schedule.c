@@ -106,7 +106,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * with 400 threads waking every 50 ms for ~10 us). */
   int woken = b->woken;
   b->woken = 0;
-  if (d == 0) {
+  if (d == 0 && !loop.flushing) {
     st->skipped_cpu++;
     b->idle_streak++;
     /* a due sample waits for it to run: look every round */
@@ -135,7 +135,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && (d < cfg->interval_ns / 2 || b->last_blocked) &&
       plat_thread_running(s->tid) == 0) {
     if (!b->defer_since) b->defer_since = loop.round + 1;
-    if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS) {
+    if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS && !loop.flushing) {
       st->deferred++;
       return 0;
     }

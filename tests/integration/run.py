@@ -155,10 +155,10 @@ def case_bursty():
 
 def case_wakers():
     """400 threads waking every 50 ms for ~5 us, beside two busy threads: the wakers' share of
-    the samples within 2 points of their share of the CPU (before a thread's samples started at
-    a random phase and only the look right after a blocked capture held CPU as ambiguous, they
-    got about half of it: 4.3-4.5 points short)."""
-    proportion_case("wakers", "waker-", points=2.0)
+    the samples within 1.5 points of their share of the CPU (measured: 0.2 points; before a
+    thread's samples started at a random phase, only the look right after a blocked capture held
+    CPU as ambiguous and a thread's due units outlived it, they got about half: 4.3 short)."""
+    proportion_case("wakers", "waker-", points=1.5)
 
 
 BAD_OPTIONS = [
