@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -121,6 +122,12 @@ int plat_thread_running(pid_t tid) {
   if (fd >= 0) close(fd);
   errno = e;
   return rc;
+}
+
+void plat_release_free_memory(void) {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 void plat_thread_running_release(void) {

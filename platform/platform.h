@@ -91,6 +91,12 @@ int plat_thread_cpu_ns(pid_t tid, uint64_t *ns);
  * up when the limit allows. One caller thread at a time; not signal-safe. */
 int plat_thread_running(pid_t tid);
 
+/* Gives the memory malloc holds free back to the system (glibc: malloc_trim), in every arena:
+ * after a burst of allocation and freeing, such as writing a profile, the allocator otherwise
+ * keeps it, and a process that writes one every minute grows. A few milliseconds; not
+ * signal-safe. */
+void plat_release_free_memory(void);
+
 /* Closes the descriptors plat_thread_running keeps; the number it keeps now. */
 void plat_thread_running_release(void);
 int plat_thread_running_kept(void);
