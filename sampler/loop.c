@@ -225,13 +225,20 @@ static uint64_t jitter(uint64_t span) {
 }
 
 /* The report's times since the profile began (loop.base_*; a cut moves them): wall, the
- * sampler thread's CPU (its clock reads self_cpu now) and the process's; the sampler's own CPU
- * goes into the profile. traces_lock held. */
-static void loop_measure(uint64_t self_cpu) {
+ * sampler thread's CPU (its clock reads self_cpu now) and, with `process`, the process's;
+ * the sampler's own CPU goes into the profile. traces_lock held. */
+static void loop_measure(uint64_t self_cpu, int process) {
   loop.st.sampler_cpu_ns = self_cpu - loop.base_cpu;
+  if (process) loop_measure_process();
+  record_self(loop.st.sampler_cpu_ns);
+}
+
+/* The process's CPU clock sums the clocks of all its threads (the kernel walks them: ~1 us
+ * per 100 threads here), so the rounds read it only with the discovery (every ~50 ms), and a
+ * report reads it when it is made. */
+void loop_measure_process(void) {
   loop.st.wall_ns = plat_mono_ns() - loop.base_wall;
   loop.st.process_cpu_ns = plat_process_cpu_ns() - loop.base_process;
-  record_self(loop.st.sampler_cpu_ns);
 }
 
 int sampler_run(void) {
@@ -283,7 +290,7 @@ int sampler_run(void) {
     loop.round++;
     loop.slots++;
     hist_add(&loop.tick_cost, c1 - c0);
-    loop_measure(c1);
+    loop_measure(c1, loop.round % (uint64_t)loop.discovery_rounds == 0);
     traces_unlock();
     next += interval;
     now = plat_mono_ns();
@@ -299,7 +306,7 @@ int sampler_run(void) {
   plat_thread_running_release(); /* no descriptors kept between runs */
   handler_set_active(0);
   traces_lock();
-  loop_measure(plat_self_cpu_ns());
+  loop_measure(plat_self_cpu_ns(), 1);
   traces_unlock();
   atomic_store(&loop.running, 0);
   plat_futex_wake((const uint32_t *)&loop.running, 1);

@@ -203,6 +203,7 @@ static void report_locked(struct sampler_report *r) {
 
 void sampler_report(struct sampler_report *r) {
   traces_lock();
+  if (atomic_load(&loop.running)) loop_measure_process();
   report_locked(r);
   traces_unlock();
 }
@@ -280,6 +281,7 @@ int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   memset(s, 0, sizeof *s);
   struct copy_ctx c = {s, 0, 0};
   traces_lock();
+  if (atomic_load(&loop.running)) loop_measure_process();
   report_locked(&s->report);
   traces_foreach(copy_stack, &c);
   if (loop.not_kept.samples) /* the captures the stack table could not take */

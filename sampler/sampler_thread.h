@@ -129,6 +129,9 @@ void record_lost(const struct thread_slot *s, struct thread_book *b);
  * after the round. */
 void loop_note_gone(int i, uint32_t gen);
 
+/* Brings the report's wall and process CPU times up to now. traces_lock held. */
+void loop_measure_process(void);
+
 /* Puts the sampler thread's own CPU since the last call into the profile, as a stack of its
  * own ([sampler thread (this profiler)]). traces_lock held. */
 void record_self(uint64_t sampler_cpu_ns);
