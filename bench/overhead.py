@@ -133,7 +133,7 @@ def overhead(args):
 
 def scaling(args):
     rows = []
-    cases = [(int(b), i) for b in args.busy_list.split(",") for i in (0, 200, 1000)]
+    cases = [(int(b), int(i)) for b in args.busy_list.split(",") for i in args.idle_list.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for busy, idle in cases[r % len(cases):] + cases[:r % len(cases)]:
@@ -193,7 +193,8 @@ def main():
     ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH",
                     help="another libsampler.so for config NAME (e.g. a build of an older commit)")
     ap.add_argument("--scaling", action="store_true", help="sampler CPU vs idle/busy thread counts")
-    ap.add_argument("--busy-list", default="1,2,4", help="--scaling: busy thread counts (idle: 0, 200, 1000)")
+    ap.add_argument("--busy-list", default="1,2,4", help="--scaling: busy thread counts")
+    ap.add_argument("--idle-list", default="0,100,1000", help="--scaling: idle thread counts")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 1 s; no markdown, CSV in the temp dir")
     args = ap.parse_args()
     for d in args.define:
