@@ -150,6 +150,12 @@ static void housekeeping(void) {
     loop.st.threads_gone++;
   }
   loop.ngone = 0;
+  if (loop.round >= loop.next_trim) {
+    /* every minute, the memory malloc holds free goes back to the system (~0.5 ms): tables
+     * that were emptied or regrown, names looked up and dropped; glibc keeps it otherwise */
+    loop.next_trim = loop.round + 60000000000ull / loop.cfg.interval_ns;
+    if (loop.round) plat_release_free_memory();
+  }
   if (loop.round < loop.next_discovery && !loop.refresh_objects) return;
   loop.next_discovery = loop.round + (uint64_t)loop.discovery_rounds;
   if (loop.cfg.jvm_threads) plat_foreach_thread(discover_one, NULL);

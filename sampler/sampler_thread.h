@@ -81,6 +81,7 @@ struct loop_state {
   int flushing;            /* the last round: due samples are taken now, not deferred */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
+  uint64_t next_trim;      /* round of the next plat_release_free_memory */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
   struct {
     int slot;
