@@ -188,23 +188,19 @@ static int thread_state(void *ctx, void *h) {
   return SAMPLER_STATE_UNKNOWN;
 }
 
-/* Registers the calling thread t: its JNIEnv is jni, its stack its own; `starting`: from its
- * ThreadStart (it has just started). */
-static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int starting) {
+/* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
+static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   char name[128];
   thread_name(jvmti, jni, t, name, sizeof name);
-  struct sampler_thread th = {.tid = plat_gettid(),
-                              .name = name,
-                              .env = jni,
-                              .handle = thread_handle(jni, t),
-                              .started_ns = starting ? plat_mono_ns() : 0};
+  struct sampler_thread th = {
+      .tid = plat_gettid(), .name = name, .env = jni, .handle = thread_handle(jni, t)};
   plat_self_stack(&th.stack_lo, &th.stack_hi); /* for walking from a stub's frame record */
   register_thread(jni, &th);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   if (atomic_load(&agent.dead) || is_sampler_thread(jni, t)) return;
-  register_current(jvmti, jni, t, 1);
+  register_current(jvmti, jni, t);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
@@ -476,7 +472,7 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
   }
-  register_current(jvmti, jni, t, 0);
+  register_current(jvmti, jni, t);
   setup_anchor_walk(jni, t);
   register_existing(jvmti, jni, t);
   begin_run(jvmti, jni);

@@ -73,7 +73,6 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
   s->name[REG_NAME_MAX - 1] = '\0';
   if (t->env) s->env = t->env;
   if (t->handle) s->handle = t->handle;
-  if (t->started_ns) s->started_ns = t->started_ns;
   if (t->stack_hi) {
     s->stack_lo = t->stack_lo;
     s->stack_hi = t->stack_hi;
@@ -121,7 +120,6 @@ int registry_add(const struct sampler_thread *t) {
   s->env = NULL;
   s->handle = NULL;
   s->stack_lo = s->stack_hi = 0;
-  s->started_ns = 0;
   set_info(s, t);
   s->record->checksum = 0;
   /* keep the sequence, drop any request the previous owner left behind */
@@ -154,6 +152,25 @@ int registry_has(pid_t tid) {
   int found = find_live(tid) >= 0;
   pthread_mutex_unlock(&registry.mu);
   return found;
+}
+
+static int cmp_tid(const void *a, const void *b) {
+  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int registry_live_tids(pid_t *out, int cap) {
+  pthread_mutex_lock(&registry.mu);
+  int n = 0, limit = registry_limit();
+  for (int i = 0; i < limit; i++) {
+    struct thread_slot *s = registry_slot(i);
+    if (atomic_load(&s->state) != SLOT_LIVE) continue;
+    if (n < cap) out[n] = s->tid;
+    n++;
+  }
+  pthread_mutex_unlock(&registry.mu);
+  if (n <= cap) qsort(out, (size_t)n, sizeof *out, cmp_tid);
+  return n;
 }
 
 void *registry_remove(pid_t tid) {

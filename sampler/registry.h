@@ -41,7 +41,6 @@ struct thread_slot {
   JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
-  uint64_t started_ns;          /* sampler_thread.started_ns */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
   int32_t mode;                 /* enum sample_mode, written before PENDING */
@@ -63,6 +62,10 @@ void registry_remove_slot(int i, uint32_t gen);
 
 /* 1 when a live slot has this tid. Thread-safe. */
 int registry_has(pid_t tid);
+
+/* The tids of the live slots, sorted, into out (at most cap of them); returns how many there
+ * are, which may be more than cap. Thread-safe. */
+int registry_live_tids(pid_t *out, int cap);
 
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
  * return the sampler will not signal that tid again, nor use its handle. Returns the handle

@@ -112,8 +112,6 @@ struct sampler_thread {
   JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
   void *handle;                 /* the host's handle of it (thread_state's argument), or NULL */
-  uint64_t started_ns; /* plat_mono_ns() at its start (a ThreadStart), 0 when not known: a
-                          thread started after the profile began has all its CPU in it */
 };
 
 /* Registers a thread to be sampled (again: updates a live registration with the same tid).

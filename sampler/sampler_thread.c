@@ -56,9 +56,6 @@ struct thread_book *loop_book(int i, const struct thread_slot *s) {
      * threads a large share of their CPU. With the phase, the samples a thread gets are its
      * CPU / interval in expectation. */
     b->phase = next_phase();
-    /* started since the profile began: its CPU clock began with it (the thread's start-up
-     * work is CPU like any other); else the CPU before the first look is not this profile's */
-    if (s->started_ns && s->started_ns >= loop.base_wall) b->have_base = 1;
   }
   return b;
 }
