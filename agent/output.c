@@ -302,7 +302,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  not looked at (idle back-off) %" PRIu64 " thread-rounds\n", n->skipped_idle);
   fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", n->skipped_regs);
   fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", n->deferred);
-  fprintf(f, "  due when the thread ended %" PRIu64 " samples (on the last stack it was caught in)\n",
+  fprintf(f,
+          "  due when the thread ended %" PRIu64 " samples (on the last stack it was caught in)\n",
           n->ended_units);
   fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n",
           ms(n->ambiguous_kept_ns), ms(n->ambiguous_dropped_ns));
