@@ -131,11 +131,6 @@ static struct {
   int n, cap;
 } known;
 
-static int cmp_tid(const void *a, const void *b) {
-  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Fills `known`; 0, or -ENOMEM (then every thread is looked up in the registry itself). */
 static int known_fill(void) {
   for (;;) {
@@ -158,7 +153,7 @@ static int known_fill(void) {
  * of every round). */
 static int discover_one(void *ctx, pid_t tid) {
   if (tid == loop.self) return 0;
-  if (ctx ? bsearch(&tid, known.tid, (size_t)known.n, sizeof tid, cmp_tid) != NULL
+  if (ctx ? bsearch(&tid, known.tid, (size_t)known.n, sizeof tid, registry_tid_cmp) != NULL
           : registry_has(tid))
     return 0;
   char name[32];
@@ -345,6 +340,9 @@ int sampler_run(void) {
   }
   drain();
   plat_thread_running_release(); /* no descriptors kept between runs */
+  free(known.tid);
+  known.tid = NULL;
+  known.n = known.cap = 0;
   handler_set_active(0);
   traces_lock();
   loop_measure(plat_self_cpu_ns(), 1);

@@ -154,7 +154,7 @@ int registry_has(pid_t tid) {
   return found;
 }
 
-static int cmp_tid(const void *a, const void *b) {
+int registry_tid_cmp(const void *a, const void *b) {
   pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
   return x < y ? -1 : x > y;
 }
@@ -169,7 +169,7 @@ int registry_live_tids(pid_t *out, int cap) {
     n++;
   }
   pthread_mutex_unlock(&registry.mu);
-  if (n <= cap) qsort(out, (size_t)n, sizeof *out, cmp_tid);
+  if (n <= cap) qsort(out, (size_t)n, sizeof *out, registry_tid_cmp);
   return n;
 }
 

@@ -63,9 +63,12 @@ void registry_remove_slot(int i, uint32_t gen);
 /* 1 when a live slot has this tid. Thread-safe. */
 int registry_has(pid_t tid);
 
-/* The tids of the live slots, sorted, into out (at most cap of them); returns how many there
- * are, which may be more than cap. Thread-safe. */
+/* The tids of the live slots, sorted (registry_tid_cmp), into out (at most cap of them);
+ * returns how many there are, which may be more than cap. Thread-safe. */
 int registry_live_tids(pid_t *out, int cap);
+
+/* qsort/bsearch order of pid_t values. */
+int registry_tid_cmp(const void *a, const void *b);
 
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
  * return the sampler will not signal that tid again, nor use its handle. Returns the handle
