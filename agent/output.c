@@ -378,8 +378,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
                " (choose another signal=)\n");
   fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
-  fprintf(f, "  tables                %zu stacks, %zu names, %zu cached frame keys\n", r->stacks,
-          r->names, r->keys);
+  fprintf(f, "  tables                %zu stacks, %zu names, %zu cached frame keys: %.1f MB\n",
+          r->stacks, r->names, r->keys, (double)r->table_bytes / 1048576.0);
   fprintf(f,
           "  stacks not kept       %" PRIu64 " (the stack table full: %" PRIu64
           "; the rest no memory): kept under [stack not kept: table full]\n",
@@ -529,7 +529,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
-          " event=%s wall_reused=%" PRIu64 "\n",
+          " event=%s wall_reused=%" PRIu64 " tables_kb=%zu\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -537,6 +537,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
-          r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused);
+          r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
+          r.table_bytes / 1024);
   fflush(out);
 }

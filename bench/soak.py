@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does the agent's memory stay flat over a long run? A soak test.
 
-    bench/soak.py [--seconds 3600] [--interval 1ms] [--opts threads] [--build build] [--check MB]
+    bench/soak.py [--seconds 3600] [--interval 1ms] [--opts threads] [--build build] [--check MB] [--nmt]
 
 Runs the `soak` scenario of the integration tests (a thread starting a short-lived thread every
 millisecond, one loading, running and dropping classes through fresh class loaders, one
@@ -20,6 +20,7 @@ than MB (what the test suite's 60-second run uses), printing the samples either 
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,29 @@ def slope(points):
     return sum((t - mt) * (k - mk) for t, k in points) / var if var else 0.0
 
 
+def nmt(pid, what):
+    """Output of `jcmd PID VM.native_memory WHAT` (JDK 17's jcmd beside the java used)."""
+    try:
+        return subprocess.run(["jcmd", str(pid), "VM.native_memory", what], capture_output=True, text=True,
+                              timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def nmt_malloc_growth(diff):
+    """{category: malloc growth in kB} from a summary.diff."""
+    out, cat = {}, None
+    for line in diff.splitlines():
+        m = re.match(r"^-\s+([A-Za-z][\w ]*?) \(reserved=", line)
+        if m:
+            cat = m.group(1)
+            continue
+        m = re.search(r"\(malloc=\d+KB(?: ([+-]\d+)KB)?", line)
+        if m and cat and cat not in out:
+            out[cat] = int(m.group(1) or 0)
+    return out
+
+
 def floors(points, windows):
     """[(mid-time, least kB)] of `windows` equal time windows over points [(t, kB)]."""
     t0, t1 = points[0][0], points[-1][0]
@@ -73,6 +97,9 @@ def main():
     ap.add_argument("--java", default="java")
     ap.add_argument("--every", type=float, default=None, help="seconds between readings (default: run/60, 1..30)")
     ap.add_argument("--check", type=float, default=None, help="fail when the agent's growth after warm-up exceeds this many MB")
+    ap.add_argument("--nmt", action="store_true",
+                    help="run both JVMs with Native Memory Tracking and report, per category, how much more the "
+                         "agented JVM's own malloc grew after warm-up (HotSpot's jmethodID blocks: Class, Internal)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     it = os.path.join(build, "tests", "integration")
@@ -82,6 +109,8 @@ def main():
         out = os.path.join(tmp, "soak.folded")
         opts = f"interval={args.interval},file={out}" + (f",{args.opts}" if args.opts else "")
         base = [args.java, "-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch", f"-XX:ErrorFile={tmp}/hs_err_%p.log"]
+        if args.nmt:
+            base.append("-XX:NativeMemoryTracking=summary")
         tail = ["-cp", os.path.join(it, "classes"), "Scenarios", "soak", str(args.seconds),
                 os.path.join(it, "payload-classes")]
         procs = {
@@ -91,8 +120,17 @@ def main():
         }
         t0 = time.time()
         samples = {k: [] for k in procs}
+        warm = args.seconds / 3
+        nmt_state, nmt_growth = "none", {}
         while any(p.poll() is None for p in procs.values()):
             t = time.time() - t0
+            if args.nmt and nmt_state == "none" and t >= warm:
+                for p in procs.values():
+                    nmt(p.pid, "baseline")
+                nmt_state = "baseline"
+            elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
+                nmt_growth = {k: nmt_malloc_growth(nmt(p.pid, "summary.diff")) for k, p in procs.items()}
+                nmt_state = "diff"
             for k, p in procs.items():
                 kb = rss_kb(p.pid) if p.poll() is None else None
                 if kb:
@@ -113,7 +151,6 @@ def main():
         if str(held) != said.get("samples"):
             print(f"FAIL: the profile holds {held} samples, the summary says {said.get('samples')}")
             return 1
-    warm = args.seconds / 3
     growth = {}
     for k in procs:
         # readings while the workload runs: after it, the agent writes its profile (and reads
@@ -125,6 +162,18 @@ def main():
               f"(peak {max(kb for _, kb in after) / 1024:.1f} MB); fitted floor growth {growth[k]:+.1f} MB")
     own = growth["agent"] - growth["plain"]
     print(f"the agent's own growth after warm-up: {own:+.1f} MB over {args.seconds - warm:.0f} s")
+    if "tables_kb" in said:
+        print(f"the profile's tables at the end (stacks, frame key cache, names): "
+              f"{int(said['tables_kb']) / 1024:.1f} MB, {said.get('stacks')} stacks")
+    if nmt_growth.get("agent") and nmt_growth.get("plain"):
+        a, b = nmt_growth["agent"], nmt_growth["plain"]
+        more = {c: a.get(c, 0) - b.get(c, 0) for c in set(a) | set(b)}
+        print("the agented JVM's malloc grew more than the plain one's after warm-up (Native Memory Tracking): " +
+              ", ".join(f"{c} {more[c] / 1024:+.1f} MB" for c in sorted(more, key=lambda c: -abs(more[c]))
+                        if abs(more[c]) >= 64))
+        jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
+        print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
+              f"classes are unloaded) {jmid:+.1f} MB; the rest {own - jmid:+.1f} MB")
     if args.check is not None and own > args.check:
         print(f"FAIL: more than {args.check} MB")
         return 1

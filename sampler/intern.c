@@ -53,6 +53,16 @@ const char *intern_name(uint32_t id) {
 
 size_t intern_count(void) { return atomic_load_explicit(&interner.count, memory_order_acquire); }
 
+size_t intern_bytes(void) {
+  pthread_mutex_lock(&interner.mu);
+  size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
+  size_t chunks = (n + CHUNK_NAMES - 1) / CHUNK_NAMES;
+  size_t b =
+      interner.bytes + chunks * CHUNK_NAMES * sizeof(const char *) + itab_bytes(&interner.index);
+  pthread_mutex_unlock(&interner.mu);
+  return b;
+}
+
 static uint32_t intern_clean(const char *s, size_t len);
 
 struct probe {

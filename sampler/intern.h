@@ -41,4 +41,8 @@ const char *intern_name(uint32_t id);
 /* Number of names interned: ids are 0 .. intern_count()-1. Lock-free. */
 size_t intern_count(void);
 
+/* The bytes the interner holds: the names' text, their chunks of pointers, its index.
+ * Thread-safe. */
+size_t intern_bytes(void);
+
 #endif

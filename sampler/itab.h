@@ -37,6 +37,11 @@ uint32_t itab_find(const struct itab *t, uint64_t h, bool (*eq)(const void *ctx,
  * -ENOMEM (the table is then unchanged). */
 int itab_insert(struct itab *t, uint64_t h, uint32_t idx);
 
+/* The bytes the table's arrays take. */
+static inline size_t itab_bytes(const struct itab *t) {
+  return t->cap * (sizeof *t->hash + sizeof *t->idx);
+}
+
 /* A 64-bit hash of len bytes (FNV-1a, finalized). */
 uint64_t itab_hash_bytes(const void *p, size_t len);
 

@@ -168,6 +168,7 @@ static void report_locked(struct sampler_report *r) {
   r->stacks = traces_count();
   r->names = intern_count();
   r->keys = traces_keys();
+  r->table_bytes = traces_bytes() + intern_bytes();
   r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
   r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
   r->cost_max_ns = loop.cost.max;

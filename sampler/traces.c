@@ -151,6 +151,11 @@ size_t traces_count(void) { return ntraces; }
 
 size_t traces_keys(void) { return nkeys; }
 
+size_t traces_bytes(void) {
+  return keys_cap * sizeof *keys + traces_cap * sizeof *traces + pool_cap * sizeof *frame_pool +
+         itab_bytes(&key_tab) + itab_bytes(&trace_tab);
+}
+
 void traces_clear(void) {
   /* the index keeps its size for the next profile (emptied in place), unless an exceptional
    * one made it large */

@@ -71,6 +71,9 @@ void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx
 size_t traces_count(void);
 /* Number of cached keys. */
 size_t traces_keys(void);
+/* The bytes the key cache and the stack table hold (their arrays and indexes, as allocated).
+ * Callers hold the lock. */
+size_t traces_bytes(void);
 /* Forgets every stack (the next profile starts from none); the key cache and the names stay.
  * Callers hold the lock. */
 void traces_clear(void);

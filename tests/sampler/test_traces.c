@@ -226,3 +226,30 @@ Test(traces, clearing_empties_the_table_in_place_and_it_works_again) {
   cr_expect_eq(s.units[0], 4u, "counts start from zero after a clear");
   traces_unlock();
 }
+
+/* The report's tables_kb: what the tables hold grows with what they keep (at least the frames
+ * and the names' text), and a clear gives back nothing the next profile would regrow. */
+Test(traces, their_memory_is_counted) {
+  cr_assert_eq(traces_init(), 0);
+  traces_lock();
+  size_t before = traces_bytes(), names_before = intern_bytes();
+  uint32_t st[64];
+  for (uint32_t i = 0; i < 20000; i++) {
+    for (int k = 0; k < 64; k++) st[k] = i * 64 + (uint32_t)k;
+    cr_assert_eq(traces_add(st, 64, 1, 1), 0);
+  }
+  size_t held = traces_bytes();
+  cr_expect_geq(held - before, 20000u * 64u * sizeof(uint32_t), "the frames alone: %zu bytes",
+                held - before);
+  cr_expect_leq(held - before, 4u * 20000u * 64u * sizeof(uint32_t) + (4u << 20),
+                "no more than the arrays' doubling and the indexes: %zu bytes", held - before);
+  char name[64];
+  for (int i = 0; i < 5000; i++) {
+    int n = snprintf(name, sizeof name, "a/rather/long/package/Name%d.methodName", i);
+    intern_string(name, (size_t)n);
+  }
+  cr_expect_geq(intern_bytes() - names_before, 5000u * 38u, "the names' text");
+  traces_clear();
+  cr_expect_leq(traces_bytes(), held, "a clear frees or keeps, never adds");
+  traces_unlock();
+}
