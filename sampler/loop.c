@@ -261,12 +261,10 @@ static uint64_t jitter(uint64_t span) {
   return span ? jitter_state % span : 0;
 }
 
-/* The report's times since the profile began (loop.base_*; a cut moves them): wall, the
- * sampler thread's CPU (its clock reads self_cpu now) and, with `process`, the process's;
- * the sampler's own CPU goes into the profile. traces_lock held. */
-static void loop_measure(uint64_t self_cpu, int process) {
+/* The sampler thread's CPU since the profile began (loop.base_cpu; a cut moves it), its clock
+ * reading self_cpu now; it goes into the profile. traces_lock held. */
+static void loop_measure_self(uint64_t self_cpu) {
   loop.st.sampler_cpu_ns = self_cpu - loop.base_cpu;
-  if (process) loop_measure_process();
   record_self(loop.st.sampler_cpu_ns);
 }
 
@@ -326,7 +324,7 @@ int sampler_run(void) {
     loop.round++;
     loop.slots++;
     hist_add(&loop.tick_cost, c1 - c0);
-    loop_measure(c1, 0);
+    loop_measure_self(c1);
     traces_unlock();
     next += interval;
     now = plat_mono_ns();
@@ -345,7 +343,8 @@ int sampler_run(void) {
   known.n = known.cap = 0;
   handler_set_active(0);
   traces_lock();
-  loop_measure(plat_self_cpu_ns(), 1);
+  loop_measure_self(plat_self_cpu_ns());
+  loop_measure_process();
   traces_unlock();
   atomic_store(&loop.running, 0);
   plat_futex_wake((const uint32_t *)&loop.running, 1);
