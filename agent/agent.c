@@ -189,23 +189,28 @@ static int thread_state(void *ctx, void *h) {
 }
 
 /* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
-static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int at_start) {
   char name[128];
   thread_name(jvmti, jni, t, name, sizeof name);
-  struct sampler_thread th = {
-      .tid = plat_gettid(), .name = name, .env = jni, .handle = thread_handle(jni, t)};
+  struct sampler_thread th = {.tid = plat_gettid(),
+                              .name = name,
+                              .env = jni,
+                              .handle = thread_handle(jni, t),
+                              .at_start = at_start,
+                              .start_cpu_ns = at_start ? plat_self_cpu_ns() : 0};
   plat_self_stack(&th.stack_lo, &th.stack_hi); /* for walking from a stub's frame record */
   register_thread(jni, &th);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   if (atomic_load(&agent.dead) || is_sampler_thread(jni, t)) return;
-  register_current(jvmti, jni, t);
+  register_current(jvmti, jni, t, 1);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   (void)jvmti, (void)t;
-  void *h = sampler_thread_ended(plat_gettid()); /* also after death: no stale tid behind */
+  /* also after death: no stale tid behind */
+  void *h = sampler_thread_ended(plat_gettid(), plat_self_cpu_ns());
   if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
 }
 
@@ -262,7 +267,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
       jint state = 0;
       if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE ||
           !(state & JVMTI_THREAD_STATE_ALIVE)) {
-        void *h = sampler_thread_ended(th.tid);
+        void *h = sampler_thread_ended(th.tid, 0);
         if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
       }
     }
@@ -472,7 +477,7 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
     check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
   }
-  register_current(jvmti, jni, t);
+  register_current(jvmti, jni, t, 0);
   setup_anchor_walk(jni, t);
   register_existing(jvmti, jni, t);
   begin_run(jvmti, jni);

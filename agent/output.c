@@ -305,6 +305,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f,
           "  due when the thread ended %" PRIu64 " samples (on the last stack it was caught in)\n",
           n->ended_units);
+  fprintf(f,
+          "  ended before sampled  %" PRIu64 " samples of %" PRIu64
+          " threads (the CPU they used before they ended: [thread ended before it was sampled])\n",
+          n->unsampled_units, n->unsampled_threads);
   fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n",
           ms(n->ambiguous_kept_ns), ms(n->ambiguous_dropped_ns));
   fprintf(f, "  CPU clock errors      %" PRIu64 "\n\n", n->clock_errors);

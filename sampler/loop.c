@@ -55,6 +55,21 @@ static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   return 1;
 }
 
+/* The end of the thread of the free slot s (book b, possibly an earlier owner's): the units
+ * it was due, and with the CPU clock it left in the slot, the CPU since the last look; the
+ * slot can then be reused. traces_lock held. */
+static void account_end(struct thread_slot *s, struct thread_book *b) {
+  if (!atomic_load(&s->end_cpu) && !(b->gen == s->gen && b->defer_since))
+    return;                     /* nothing to account: most free slots, every round */
+  pthread_mutex_lock(&s->lock); /* its name and birth stay while we read them */
+  uint64_t end = atomic_load(&s->end_cpu);
+  if (atomic_load(&s->state) != SLOT_LIVE && !loop.cfg.wall &&
+      (end || (b->gen == s->gen && b->defer_since)))
+    record_ended(s, b, end);
+  if (end) atomic_store(&s->end_cpu, 0);
+  pthread_mutex_unlock(&s->lock);
+}
+
 /* One round: a single pass over the registry that records the answers to the previous
  * round's requests and sends this round's. The answers need no wait of their own: a thread
  * answers within microseconds of being signalled, long before the next round, and one that
@@ -83,10 +98,13 @@ static void tick(void) {
     uint32_t w = atomic_load_explicit(&s->handshake, memory_order_acquire);
     int live = atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_LIVE;
     if (!live) {
-      /* the thread left: collect its last answer, or withdraw a request it will never see */
+      /* the thread left: collect its last answer, or withdraw a request it will never see;
+       * then (the round after an answer) account what it did since */
       if (b->gen == s->gen) withdraw(s, b, w);
-      if (b->gen == s->gen && b->defer_since && !loop.cfg.wall) record_ended(s, b);
-      if (handshake_state(w) != SAMPLE_DONE) continue;
+      if (handshake_state(w) != SAMPLE_DONE) {
+        account_end(s, b);
+        continue;
+      }
     }
     /* backed-off idle thread: nothing to do, not even the lock */
     if (!regs && handshake_state(w) == SAMPLE_IDLE && b->gen == s->gen &&
@@ -243,7 +261,10 @@ static void drain(void) {
         else
           withdraw(s, b, w);
       }
+      int ended = atomic_load(&s->state) != SLOT_LIVE &&
+                  !handshake_open(atomic_load(&s->handshake)) && atomic_load(&s->end_cpu);
       pthread_mutex_unlock(&s->lock);
+      if (ended) account_end(s, b);
     }
     traces_unlock();
     if (!open) return;
@@ -288,6 +309,12 @@ int sampler_run(void) {
    * carry (their bookkeeping starts again at first sight) */
   for (int i = 0; i < loop.cap; i++) loop.books[i].gen = UINT32_MAX;
   for (int i = 0; i < loop.cap; i++) loop.look[i] = 0;
+  /* threads that end while this run samples in CPU mode leave their last CPU reading for it
+   * (account_end); ends left from before it are not its own */
+  for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
+  registry_keep_ended(!loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
+  memset(&loop.unsampled, 0, sizeof loop.unsampled);
+  loop.unsampled.phase = loop_phase();
   traces_lock();
   uint64_t start = plat_mono_ns();
   loop.base_wall = start;
@@ -337,6 +364,7 @@ int sampler_run(void) {
     when = next - span / 2 + jitter(span);
   }
   drain();
+  registry_keep_ended(0);
   plat_thread_running_release(); /* no descriptors kept between runs */
   free(known.tid);
   known.tid = NULL;

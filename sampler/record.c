@@ -38,6 +38,8 @@ int record_init(void) {
   }
   loop.id_syscall = intern_string("[in system call]", 16);
   if (loop.id_syscall == TRACES_NO_ID) return -ENOMEM;
+  loop.id_unsampled = intern_string("[thread ended before it was sampled]", 36);
+  if (loop.id_unsampled == TRACES_NO_ID) return -ENOMEM;
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
                  loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
                  loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID ||
@@ -171,14 +173,65 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
   loop.st.wall_reused += units;
 }
 
-void record_ended(const struct thread_slot *s, struct thread_book *b) {
-  (void)s;
-  uint64_t due = (b->cum + b->phase) / loop.cfg.interval_ns - b->units_given;
+/* A thread that registers with less CPU than this is new (see record_ended). */
+#define FRESH_THREAD_CPU_NS 1000000u
+
+/* The CPU of threads that ended before any capture, pooled as if one thread's: a sample each
+ * time the pool crosses an interval boundary (after a random phase), on the stack
+ * [thread ended before it was sampled] under the root of the thread that crossed it. Per
+ * thread, a thread of 300 us at 1 ms would get a sample 30% of the time and the CPU of the
+ * other 70% would be nowhere; pooled, every such CPU is in the profile. */
+static void record_unsampled(const struct thread_slot *s, struct thread_book *b, uint64_t cpu) {
+  loop.st.unsampled_threads++;
+  loop.unsampled.cpu += cpu;
+  uint64_t units =
+      (loop.unsampled.cpu + loop.unsampled.phase) / loop.cfg.interval_ns - loop.unsampled.given;
+  if (!units) return;
+  int n = 0;
+  if (b) {
+    n = begin_stack(s, b);
+  } else if (loop.cfg.thread_roots) { /* no book of its own: the root is made here */
+    char buf[REG_NAME_MAX + 32];
+    int len = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
+    loop.fbuf[n++] = intern_string(buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
+  }
+  loop.fbuf[n++] = loop.id_unsampled;
+  store(n, units, loop.unsampled.cpu - loop.unsampled.captured);
+  loop.unsampled.given += units;
+  loop.unsampled.captured = loop.unsampled.cpu;
+  loop.st.unsampled_units += units;
+}
+
+void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t end_cpu) {
+  /* registered as it started, while this profile was taken: its CPU from its start to our
+   * first look is this profile's too. A new thread reaches its ThreadStart with ~40 us of CPU
+   * (the JVM setting it up): counted from 0. A thread attached again (the main thread as
+   * DestroyJavaVM) carries its earlier life's CPU, already sampled: counted from then. */
+  int born = s->born_ns && s->born_ns >= loop.base_wall;
+  uint64_t from = s->born_cpu < FRESH_THREAD_CPU_NS ? 0 : s->born_cpu;
+  if (b->gen != s->gen) { /* ended before our first look */
+    if (born && end_cpu > from) record_unsampled(s, NULL, end_cpu - from);
+    return;
+  }
+  if (end_cpu && b->have_base && end_cpu > b->cpu_base) {
+    b->cum += end_cpu - b->cpu_base;
+    b->cpu_base = end_cpu;
+  }
+  uint64_t before = end_cpu && born && b->have_base && b->first_base > from
+                        ? b->first_base - from
+                        : 0; /* from its start to our first look */
   b->defer_since = 0;
-  if (!due || b->nlast <= 0) return;
+  if (b->nlast <= 0) { /* never caught */
+    uint64_t cpu = b->cum + before - b->cum_captured;
+    b->cum_captured = b->cum;
+    if (cpu) record_unsampled(s, b, cpu);
+    return;
+  }
+  uint64_t due = (b->cum + before + b->phase) / loop.cfg.interval_ns - b->units_given;
+  if (!due) return;
   b->units_given += due;
   memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(b->nlast, due, b->cum - b->cum_captured);
+  store(b->nlast, due, b->cum - b->cum_captured + before);
   b->cum_captured = b->cum;
   loop.st.ended_units += due;
 }

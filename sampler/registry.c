@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
 #include "sample.h"
 
 struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];
@@ -18,6 +19,7 @@ static struct {
   _Atomic int limit; /* slots in use: one more than the highest index handed out */
   _Atomic int live;
   _Atomic int registered;
+  _Atomic int keep_ended;
   int depth;
   pthread_mutex_t mu;
 } registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -86,6 +88,10 @@ int registry_add(const struct sampler_thread *t) {
     struct thread_slot *s = registry_slot(idx);
     pthread_mutex_lock(&s->lock);
     set_info(s, t);
+    if (t->at_start && !s->born_ns) { /* found just before */
+      s->born_ns = plat_mono_ns();
+      s->born_cpu = t->start_cpu_ns;
+    }
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&registry.mu);
     return idx;
@@ -97,7 +103,8 @@ int registry_add(const struct sampler_thread *t) {
      * not reused until the sampler has withdrawn or recorded it: an answer is never lost to,
      * or landed on, a new owner */
     if (atomic_load(&s->state) == SLOT_FREE &&
-        handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE)
+        handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE &&
+        !(atomic_load(&s->end_cpu) && atomic_load(&registry.keep_ended)))
       break;
   }
   if (idx == n) {
@@ -120,6 +127,9 @@ int registry_add(const struct sampler_thread *t) {
   s->env = NULL;
   s->handle = NULL;
   s->stack_lo = s->stack_hi = 0;
+  atomic_store(&s->end_cpu, 0);
+  s->born_ns = t->at_start ? plat_mono_ns() : 0;
+  s->born_cpu = t->at_start ? t->start_cpu_ns : 0;
   set_info(s, t);
   s->record->checksum = 0;
   /* keep the sequence, drop any request the previous owner left behind */
@@ -173,13 +183,16 @@ int registry_live_tids(pid_t *out, int cap) {
   return n;
 }
 
-void *registry_remove(pid_t tid) {
+void registry_keep_ended(int on) { atomic_store(&registry.keep_ended, on); }
+
+void *registry_remove(pid_t tid, uint64_t end_cpu) {
   void *handle = NULL;
   pthread_mutex_lock(&registry.mu);
   int idx = find_live(tid);
   if (idx >= 0) {
     struct thread_slot *s = registry_slot(idx);
     pthread_mutex_lock(&s->lock); /* waits out a sampler that is signalling this thread */
+    if (atomic_load(&registry.keep_ended)) atomic_store(&s->end_cpu, end_cpu);
     atomic_store(&s->state, SLOT_FREE);
     handle = s->handle;
     s->handle = NULL;

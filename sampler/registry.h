@@ -45,6 +45,13 @@ struct thread_slot {
   _Atomic uint32_t handshake;
   int32_t mode;                 /* enum sample_mode, written before PENDING */
   struct sample_record *record; /* the handler's answer; fixed for the slot's life */
+  /* the thread's end, for the sampler to account: its CPU clock as it left (ThreadEnd), 0
+   * when there is nothing to collect. While set (and registry_keep_ended on), the slot is not
+   * reused: the sampler reads it first. */
+  _Atomic uint64_t end_cpu;
+  uint64_t born_ns;  /* CLOCK_MONOTONIC when the thread registered itself as it started
+                         (sampler_thread.at_start), else 0 */
+  uint64_t born_cpu; /* its CPU clock then (sampler_thread.start_cpu_ns) */
 };
 
 /* Prepares the registry for stacks of up to `depth` frames. Returns 0 or -EINVAL. Not
@@ -71,9 +78,16 @@ int registry_live_tids(pid_t *out, int cap);
 int registry_tid_cmp(const void *a, const void *b);
 
 /* Unregisters the thread with this tid (no-op when unknown). Waits for the slot lock, so on
- * return the sampler will not signal that tid again, nor use its handle. Returns the handle
- * the registration carried (for its owner to free), or NULL. Thread-safe. */
-void *registry_remove(pid_t tid);
+ * return the sampler will not signal that tid again, nor use its handle. end_cpu: the thread's
+ * CPU clock as it ends (0: unknown), kept in the slot for the sampler when registry_keep_ended
+ * is on. Returns the handle the registration carried (for its owner to free), or NULL.
+ * Thread-safe. */
+void *registry_remove(pid_t tid, uint64_t end_cpu);
+
+/* While on, the slots of ended threads keep their end (thread_slot.end_cpu) until the sampler
+ * has read it; when off, ends are not kept and a kept one does not hold its slot. The sampler
+ * turns it on for a run in CPU mode. Thread-safe. */
+void registry_keep_ended(int on);
 
 /* The chunks of slots (registry.c): published once each, never freed or moved. */
 extern struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];

@@ -104,7 +104,9 @@ int sampler_thread_started(const struct sampler_thread *t) {
   return rc < 0 ? rc : 0;
 }
 
-void *sampler_thread_ended(pid_t tid) { return registry_remove(tid); }
+void *sampler_thread_ended(pid_t tid, uint64_t end_cpu_ns) {
+  return registry_remove(tid, end_cpu_ns);
+}
 
 int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_t self_tid) {
   const char *why = jvm_layout.hotspot_missing;

@@ -112,6 +112,9 @@ struct sampler_thread {
   JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
   void *handle;                 /* the host's handle of it (thread_state's argument), or NULL */
+  int at_start;                 /* registered by the thread itself as it starts (its ThreadStart) */
+  uint64_t start_cpu_ns; /* with at_start: its own CPU clock then (a thread attached again, like
+                            DestroyJavaVM on the main thread, carries its earlier CPU) */
 };
 
 /* Registers a thread to be sampled (again: updates a live registration with the same tid).
@@ -120,8 +123,10 @@ int sampler_thread_started(const struct sampler_thread *t);
 
 /* Unregisters the thread with this kernel tid; on return it will not be signalled again, nor
  * its handle used. Returns that handle (for the host to free), or NULL. Thread-safe; call on
- * the thread itself as it ends (its tid cannot be reused meanwhile). */
-void *sampler_thread_ended(pid_t tid);
+ * the thread itself as it ends (its tid cannot be reused meanwhile), with end_cpu_ns its own
+ * CPU clock then: the CPU it used since the sampler last looked is accounted (a thread that
+ * lives less than a round is otherwise never seen); 0 when unknown (another thread's end). */
+void *sampler_thread_ended(pid_t tid, uint64_t end_cpu_ns);
 
 /* Sets up the walk of samples in VM code called from Java (the frame anchor; hotspot.h) from
  * the calling thread: its JNIEnv, its JavaThread address (java.lang.Thread.eetop) and its tid.
@@ -168,18 +173,21 @@ struct sampler_counters {
   uint64_t cpu_ns;       /* CPU time attributed (ns) */
   uint64_t lost_units;   /* units kept under [sample lost] */
   uint64_t lost_cpu_ns;  /* their CPU time */
-  uint64_t unwalked_cpu_ns; /* CPU of stacks left under a failure frame: no frame walked at all */
-  uint64_t store_failed;    /* captures whose stack could not be stored (no memory, or the
+  uint64_t unwalked_cpu_ns;   /* CPU of stacks left under a failure frame: no frame walked at all */
+  uint64_t store_failed;      /* captures whose stack could not be stored (no memory, or the
                                stack table full): kept under [stack not kept: table full] */
-  uint64_t stacks_refused;  /* of those, refused by the stack table's limits (traces.h) */
-  uint64_t keys_refused;    /* times the frame key cache was full and emptied (names are then
+  uint64_t stacks_refused;    /* of those, refused by the stack table's limits (traces.h) */
+  uint64_t keys_refused;      /* times the frame key cache was full and emptied (names are then
                                looked up again) */
-  uint64_t names_refused;   /* names not kept: the name table was full ([name not kept: ...]) */
-  uint64_t blocked;         /* captures that found the thread blocked in a system call */
-  uint64_t wall_reused;     /* wall clock: samples of a thread that had not run, given again
+  uint64_t names_refused;     /* names not kept: the name table was full ([name not kept: ...]) */
+  uint64_t blocked;           /* captures that found the thread blocked in a system call */
+  uint64_t wall_reused;       /* wall clock: samples of a thread that had not run, given again
                                without a signal */
-  uint64_t ended_units;     /* units due to a thread that ended before it was caught running:
+  uint64_t ended_units;       /* units due to a thread that ended before it was caught running:
                                given to the last stack it was caught in */
+  uint64_t unsampled_units;   /* units of threads that ended before any capture: kept under
+                                 [thread ended before it was sampled] */
+  uint64_t unsampled_threads; /* those threads */
   uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
   uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */
   uint64_t

@@ -30,7 +30,7 @@ int loop_reserve(int limit) {
 }
 
 /* A thread's phase: uniform in [0, interval) (splitmix64 of a counter). */
-static uint64_t next_phase(void) {
+uint64_t loop_phase(void) {
   static uint64_t n;
   uint64_t z = (n += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -55,7 +55,7 @@ struct thread_book *loop_book(int i, const struct thread_slot *s) {
      * interval went unsampled — nothing for a short burst, and for hundreds of briefly waking
      * threads a large share of their CPU. With the phase, the samples a thread gets are its
      * CPU / interval in expectation. */
-    b->phase = next_phase();
+    b->phase = loop_phase();
   }
   return b;
 }

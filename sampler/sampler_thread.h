@@ -21,6 +21,7 @@ struct thread_book {
   uint32_t gen;          /* slot generation this state belongs to */
   int have_base;         /* cpu_base is valid */
   uint64_t cpu_base;     /* thread CPU clock at the last look (ns) */
+  uint64_t first_base;   /* thread CPU clock at the first look (ns) */
   uint64_t cum;          /* CPU accrued since registration, our own cost excluded (ns) */
   uint64_t cum_captured; /* cum at the last capture request */
   uint64_t units_given;  /* cost units handed out so far: floor((cum + phase) / interval) */
@@ -67,7 +68,10 @@ struct loop_state {
   int cap;                   /* entries of books and look */
   int seen_registered;       /* registry_registered() at the last round */
   char *namebuf;
-  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self;
+  uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self, id_unsampled;
+  struct { /* the CPU of threads that ended before any capture (record.c): one pool */
+    uint64_t cpu, captured, given, phase;
+  } unsampled;
   uint32_t id_name_full, id_stack_full;         /* what stands in when a table is full */
   uint32_t id_state[SAMPLER_STATE_BLOCKED + 1]; /* wall clock: the state leaves */
   uint32_t id_syscall;                          /* ... and a runnable thread in a system call */
@@ -117,10 +121,16 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w);
 /* Wall clock: gives the last stack of a thread that has not run since again, with `units`
  * samples. traces_lock and slot lock held. */
 void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units);
-/* A thread that ended while a due sample waited to catch it running: the units it was due go
- * to the last stack it was caught in (where waiting longer would have found it), with the CPU
- * since; nothing when it was never caught. */
-void record_ended(const struct thread_slot *s, struct thread_book *b);
+/* A thread that ended (its slot's book b, or a book of an earlier owner when the sampler never
+ * looked at it): the units it was due — waiting to catch it running, or, with end_cpu (its CPU
+ * clock as it ended; 0: unknown), for the CPU it used since the last look, and when it was born
+ * in this profile since its birth — go to the last stack it was caught in (where waiting
+ * longer would have found it), else under [thread ended before it was sampled].
+ * traces_lock and slot lock held. */
+void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t end_cpu);
+
+/* A random phase in [0, interval): where in an interval a thread's CPU starts counting. */
+uint64_t loop_phase(void);
 
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */

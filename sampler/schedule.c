@@ -98,6 +98,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   }
   uint64_t d = 0;
   if (b->have_base && cpu > b->cpu_base) d = cpu - b->cpu_base;
+  if (!b->have_base) b->first_base = cpu;
   if (!b->have_base || cpu > b->cpu_base) b->cpu_base = cpu;
   b->have_base = 1;
   /* Only the first look after a capture that found the thread blocked can see CPU our signal

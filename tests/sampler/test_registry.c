@@ -30,11 +30,11 @@ Test(registry, add_rename_remove_reuse) {
 
   /* a request left open by the thread that leaves: the slot is not reused while it is open */
   atomic_store(&s->handshake, handshake_word(5, SAMPLE_PENDING));
-  registry_remove(1001);
+  registry_remove(1001, 0);
   cr_expect_eq(atomic_load(&s->state), SLOT_FREE);
   cr_expect_eq(registry_live(), 1);
-  registry_remove(1001); /* twice: no-op */
-  registry_remove(4242); /* unknown: no-op */
+  registry_remove(1001, 0); /* twice: no-op */
+  registry_remove(4242, 0); /* unknown: no-op */
   cr_expect_eq(registry_live(), 1);
   int c = add(1003, "new");
   cr_expect_neq(c, a, "a slot with an open request is not handed to a new thread");
@@ -44,7 +44,7 @@ Test(registry, add_rename_remove_reuse) {
   atomic_store(&s->handshake, handshake_word(5, SAMPLE_DONE));
   int c2 = add(1005, "newest");
   cr_expect_neq(c2, a, "a slot with an uncollected answer is not handed to a new thread");
-  registry_remove(1005);
+  registry_remove(1005, 0);
 
   /* once the sampler has withdrawn or collected it, the slot is reused */
   atomic_store(&s->handshake, handshake_word(5, SAMPLE_IDLE));
@@ -75,7 +75,7 @@ Test(registry, the_registration_is_kept_and_updated) {
   cr_expect_str_eq(s->name, "its ThreadStart");
   cr_expect_eq(s->env, env, "an update without an env keeps the known one");
   cr_expect_eq(s->stack_hi, 0x9000u, "and the known stack");
-  registry_remove(77);
+  registry_remove(77, 0);
   struct sampler_thread other = {.tid = 78, .name = "new owner"};
   cr_expect_eq(registry_add(&other), i, "the free slot is reused");
   cr_expect_null(s->env, "a new owner does not inherit the old one's env");
@@ -97,7 +97,7 @@ Test(registry, full) {
   int max = REG_MAX_CHUNKS * REG_CHUNK_SLOTS;
   for (int i = 0; i < max; i++) cr_assert_eq(add(10 + i, "t"), i);
   cr_expect_eq(add(999999, "one too many"), -ENOSPC);
-  registry_remove(10 + 77);
+  registry_remove(10 + 77, 0);
   cr_expect_eq(add(999999, "fits again"), 77);
   for (int i = 0; i < max; i++) cr_assert_not_null(registry_slot(i)->record->frames);
   cr_expect_neq(registry_slot(0)->record->frames, registry_slot(1)->record->frames);

@@ -25,7 +25,7 @@ static void *busy_main(void *arg) {
   fake_jvm_register_self("busy");
   volatile uint64_t x = 0;
   while (!atomic_load(&stop_workers)) x++;
-  sampler_thread_ended(plat_gettid());
+  sampler_thread_ended(plat_gettid(), 0);
   return NULL;
 }
 
@@ -40,7 +40,7 @@ static void *idle_main(void *arg) {
   pthread_mutex_lock(&idle_mu);
   while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
   pthread_mutex_unlock(&idle_mu);
-  sampler_thread_ended(plat_gettid());
+  sampler_thread_ended(plat_gettid(), 0);
   return NULL;
 }
 
@@ -54,7 +54,7 @@ static void *burst_main(void *arg) {
     struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
-  sampler_thread_ended(plat_gettid());
+  sampler_thread_ended(plat_gettid(), 0);
   return NULL;
 }
 
@@ -166,7 +166,7 @@ static void *blocked_signal_main(void *arg) {
   while (plat_mono_ns() < end) x++;
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   while (!atomic_load(&stop_workers)) x++;
-  sampler_thread_ended(plat_gettid());
+  sampler_thread_ended(plat_gettid(), 0);
   return NULL;
 }
 
