@@ -725,6 +725,8 @@ static void status(void) {
   say("samples %" PRIu64 " (captures %" PRIu64 ") in %zu stacks; threads %d; coverage %.1f%% of "
       "the process's CPU",
       r.n.units, r.n.samples, r.stacks, r.threads_live, r.coverage_permille / 10.0);
+  say("tables %.1f MB (%zu stacks, %zu names, %zu cached frame keys)",
+      (double)r.table_bytes / 1048576.0, r.stacks, r.names, r.keys);
 }
 
 /* A start on a loaded agent: the options of the new run. What sampler_init fixed (the signal,

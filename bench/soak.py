@@ -75,6 +75,16 @@ def nmt_malloc_growth(diff):
     return out
 
 
+def tables_mb(launcher, pid):
+    """What the agent's tables hold now (`sampler status`), in MB, or None."""
+    try:
+        out = subprocess.run([launcher, "status", str(pid)], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"tables ([\d.]+) MB", out)
+    return float(m.group(1)) if m else None
+
+
 def floors(points, windows):
     """[(mid-time, least kB)] of `windows` equal time windows over points [(t, kB)]."""
     t0, t1 = points[0][0], points[-1][0]
@@ -121,15 +131,18 @@ def main():
         t0 = time.time()
         samples = {k: [] for k in procs}
         warm = args.seconds / 3
-        nmt_state, nmt_growth = "none", {}
+        nmt_state, nmt_growth, tables = "none", {}, []
+        launcher = os.path.join(build, "bin", "sampler")
         while any(p.poll() is None for p in procs.values()):
             t = time.time() - t0
             if args.nmt and nmt_state == "none" and t >= warm:
                 for p in procs.values():
                     nmt(p.pid, "baseline")
+                tables.append(tables_mb(launcher, procs["agent"].pid))
                 nmt_state = "baseline"
             elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
                 nmt_growth = {k: nmt_malloc_growth(nmt(p.pid, "summary.diff")) for k, p in procs.items()}
+                tables.append(tables_mb(launcher, procs["agent"].pid))
                 nmt_state = "diff"
             for k, p in procs.items():
                 kb = rss_kb(p.pid) if p.poll() is None else None
@@ -172,8 +185,14 @@ def main():
               ", ".join(f"{c} {more[c] / 1024:+.1f} MB" for c in sorted(more, key=lambda c: -abs(more[c]))
                         if abs(more[c]) >= 64))
         jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
-        print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
-              f"classes are unloaded) {jmid:+.1f} MB; the rest {own - jmid:+.1f} MB")
+        grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
+        if grown is None:
+            print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
+                  f"classes are unloaded) {jmid:+.1f} MB; the rest {own - jmid:+.1f} MB")
+        else:
+            print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
+                  f"classes are unloaded) {jmid:+.1f} MB; the profile's tables ({tables[0]:.1f} -> "
+                  f"{tables[1]:.1f} MB, `sampler status`) {grown:+.1f} MB; the rest {own - jmid - grown:+.1f} MB")
     if args.check is not None and own > args.check:
         print(f"FAIL: more than {args.check} MB")
         return 1

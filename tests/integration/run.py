@@ -846,6 +846,8 @@ def case_launcher():
         check("running since" in out and "interval 1ms" in out and f"output {a}" in out, out)
         n = int(re.search(r"samples (\d+)", out).group(1))
         check(n > 500, f"status: only {n} samples after 2 s of two busy threads at 1 ms")
+        t = re.search(r"tables ([\d.]+) MB \((\d+) stacks", out)
+        check(t and 0 < float(t.group(1)) < 64 and int(t.group(2)) > 0, f"status: the tables' memory: {out}")
         _, out, _ = launcher("dump", f"file={b}", pid, want=0)
         check(f"written to {b}" in out, out)
         dumped = parse_folded(b)
