@@ -63,9 +63,7 @@ static void account_end(struct thread_slot *s, struct thread_book *b) {
     return;                     /* nothing to account: most free slots, every round */
   pthread_mutex_lock(&s->lock); /* its name and birth stay while we read them */
   uint64_t end = atomic_load(&s->end_cpu);
-  if (atomic_load(&s->state) != SLOT_LIVE && !loop.cfg.wall &&
-      (end || (b->gen == s->gen && b->defer_since)))
-    record_ended(s, b, end);
+  if (atomic_load(&s->state) != SLOT_LIVE && !loop.cfg.wall) record_ended(s, b, end);
   if (end) atomic_store(&s->end_cpu, 0);
   pthread_mutex_unlock(&s->lock);
 }
@@ -261,10 +259,9 @@ static void drain(void) {
         else
           withdraw(s, b, w);
       }
-      int ended = atomic_load(&s->state) != SLOT_LIVE &&
-                  !handshake_open(atomic_load(&s->handshake)) && atomic_load(&s->end_cpu);
+      int answered = !handshake_open(atomic_load(&s->handshake));
       pthread_mutex_unlock(&s->lock);
-      if (ended) account_end(s, b);
+      if (answered) account_end(s, b); /* a thread that ended: what it did since our last look */
     }
     traces_unlock();
     if (!open) return;

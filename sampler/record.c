@@ -106,14 +106,22 @@ static int native_frames(const struct sample_record *r, int n, int max) {
   return n;
 }
 
-/* Puts the thread root frame (when enabled) into fbuf; returns the frame count. */
+/* The interned root frame of thread s: "[name tid=N]". */
+static uint32_t thread_root(const struct thread_slot *s) {
+  char buf[REG_NAME_MAX + 32];
+  int n = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
+  return intern_string(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* Puts the thread root frame (when enabled) into fbuf; returns the frame count. b: the
+ * thread's book, which keeps the root, or NULL (a thread the sampler never looked at). */
 static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   if (!loop.cfg.thread_roots) return 0;
-  if (b->root_id == TRACES_NO_ID) {
-    char buf[REG_NAME_MAX + 32];
-    int n = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
-    b->root_id = intern_string(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  if (!b) {
+    loop.fbuf[0] = thread_root(s);
+    return 1;
   }
+  if (b->root_id == TRACES_NO_ID) b->root_id = thread_root(s);
   loop.fbuf[0] = b->root_id;
   return 1;
 }
@@ -187,14 +195,7 @@ static void record_unsampled(const struct thread_slot *s, struct thread_book *b,
   uint64_t units =
       (loop.unsampled.cpu + loop.unsampled.phase) / loop.cfg.interval_ns - loop.unsampled.given;
   if (!units) return;
-  int n = 0;
-  if (b) {
-    n = begin_stack(s, b);
-  } else if (loop.cfg.thread_roots) { /* no book of its own: the root is made here */
-    char buf[REG_NAME_MAX + 32];
-    int len = snprintf(buf, sizeof buf, "[%s tid=%d]", s->name, (int)s->tid);
-    loop.fbuf[n++] = intern_string(buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
-  }
+  int n = begin_stack(s, b);
   loop.fbuf[n++] = loop.id_unsampled;
   store(n, units, loop.unsampled.cpu - loop.unsampled.captured);
   loop.unsampled.given += units;
