@@ -75,13 +75,16 @@ def nmt_malloc_growth(diff):
     return out
 
 
-def tables_mb(launcher, pid):
-    """What the agent's tables hold now (`sampler status`), in MB, or None."""
+def tables_mb(launcher, pid, t=None):
+    """What the agent's tables hold now (`sampler status`), in MB, or None; with t, prints the
+    status line (stacks, names, cached frame keys) with the time."""
     try:
         out = subprocess.run([launcher, "status", str(pid)], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    m = re.search(r"tables ([\d.]+) MB", out)
+    m = re.search(r"tables ([\d.]+) MB.*", out)
+    if m and t is not None:
+        print(f"{t:7.1f} s  {m.group(0)}", flush=True)
     return float(m.group(1)) if m else None
 
 
@@ -110,6 +113,9 @@ def main():
     ap.add_argument("--nmt", action="store_true",
                     help="run both JVMs with Native Memory Tracking and report, per category, how much more the "
                          "agented JVM's own malloc grew after warm-up (HotSpot's jmethodID blocks: Class, Internal)")
+    ap.add_argument("--tables-every", type=float, default=None,
+                    help="seconds between readings of the agent's tables (`sampler status`; default with --nmt: "
+                         "run/12, else none)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     it = os.path.join(build, "tests", "integration")
@@ -133,17 +139,23 @@ def main():
         warm = args.seconds / 3
         nmt_state, nmt_growth, tables = "none", {}, []
         launcher = os.path.join(build, "bin", "sampler")
+        tables_every = args.tables_every or (args.seconds / 12 if args.nmt else None)
+        next_tables = tables_every
         while any(p.poll() is None for p in procs.values()):
             t = time.time() - t0
             if args.nmt and nmt_state == "none" and t >= warm:
                 for p in procs.values():
                     nmt(p.pid, "baseline")
-                tables.append(tables_mb(launcher, procs["agent"].pid))
+                tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 nmt_state = "baseline"
             elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
                 nmt_growth = {k: nmt_malloc_growth(nmt(p.pid, "summary.diff")) for k, p in procs.items()}
-                tables.append(tables_mb(launcher, procs["agent"].pid))
+                tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 nmt_state = "diff"
+            elif tables_every and t >= next_tables and t < args.seconds and procs["agent"].poll() is None:
+                tables_mb(launcher, procs["agent"].pid, t)
+            if tables_every and t >= next_tables:
+                next_tables += tables_every
             for k, p in procs.items():
                 kb = rss_kb(p.pid) if p.poll() is None else None
                 if kb:

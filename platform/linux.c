@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -128,6 +129,47 @@ void plat_release_free_memory(void) {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+#define BLOCK_MAPPED (64u << 10)
+
+static size_t block_pages(size_t len) {
+  static size_t page;
+  if (!page) {
+    long pg = sysconf(_SC_PAGESIZE);
+    page = pg > 0 ? (size_t)pg : 4096;
+  }
+  return (len + page - 1) & ~(page - 1);
+}
+
+void *plat_block_resize(void *p, size_t old_len, size_t new_len) {
+  if (!p) old_len = 0;
+  if (new_len < BLOCK_MAPPED && old_len < BLOCK_MAPPED) return realloc(p, new_len);
+  if (new_len >= BLOCK_MAPPED && old_len >= BLOCK_MAPPED) {
+    void *q = mremap(p, block_pages(old_len), block_pages(new_len), MREMAP_MAYMOVE);
+    return q == MAP_FAILED ? NULL : q;
+  }
+  void *q;
+  if (new_len >= BLOCK_MAPPED) {
+    q = mmap(NULL, block_pages(new_len), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+             0);
+    if (q == MAP_FAILED) return NULL;
+  } else if (!(q = malloc(new_len))) {
+    return NULL;
+  }
+  if (p) {
+    memcpy(q, p, old_len < new_len ? old_len : new_len);
+    plat_block_free(p, old_len);
+  }
+  return q;
+}
+
+void plat_block_free(void *p, size_t len) {
+  if (!p) return;
+  if (len >= BLOCK_MAPPED)
+    munmap(p, block_pages(len));
+  else
+    free(p);
 }
 
 void plat_thread_running_release(void) {

@@ -97,6 +97,15 @@ int plat_thread_running(pid_t tid);
  * signal-safe. */
 void plat_release_free_memory(void);
 
+/* A growable block for the profile's large tables: below 64 KB it is malloc's; from 64 KB it
+ * is a mapping of its own, which grows in place or moves without copying (mremap) and goes back
+ * to the system whole when freed or regrown — a doubling array in malloc's arenas leaves the
+ * old copy as a hole the arena keeps. `old_len` is the size the block was given last (0 with
+ * p NULL), new_len > 0. Returns the block (its first min(old_len, new_len) bytes kept) or NULL,
+ * the old block then untouched. Not signal-safe. */
+void *plat_block_resize(void *p, size_t old_len, size_t new_len);
+void plat_block_free(void *p, size_t len);
+
 /* Closes the descriptors plat_thread_running keeps; the number it keeps now. */
 void plat_thread_running_release(void);
 int plat_thread_running_kept(void);

@@ -7,16 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
+
 int itab_init(struct itab *t, size_t cap) {
-  t->hash = calloc(cap, sizeof *t->hash);
-  t->idx = malloc(cap * sizeof *t->idx);
+  /* large indexes in mappings of their own (platform.h): a regrown one goes back whole */
+  t->cap = cap;
+  t->n = 0;
+  t->hash = plat_block_resize(NULL, 0, cap * sizeof *t->hash);
+  t->idx = plat_block_resize(NULL, 0, cap * sizeof *t->idx);
   if (!t->hash || !t->idx) {
     itab_free(t);
     return -ENOMEM;
   }
   memset(t->idx, 0xff, cap * sizeof *t->idx);
-  t->cap = cap;
-  t->n = 0;
   return 0;
 }
 
@@ -26,8 +29,8 @@ void itab_clear(struct itab *t) {
 }
 
 void itab_free(struct itab *t) {
-  free(t->hash);
-  free(t->idx);
+  plat_block_free(t->hash, t->cap * sizeof *t->hash);
+  plat_block_free(t->idx, t->cap * sizeof *t->idx);
   memset(t, 0, sizeof *t);
 }
 

@@ -11,6 +11,7 @@
 
 #include "intern.h"
 #include "itab.h"
+#include "platform.h"
 
 /* ---- growable arrays ---- */
 
@@ -18,7 +19,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return 0;
   size_t c = *cap ? *cap : 1024;
   while (c < need) c *= 2;
-  void *p = realloc(*arr, c * elem);
+  void *p = plat_block_resize(*arr, *cap * elem, c * elem); /* large: a mapping of its own */
   if (!p) return -ENOMEM;
   *arr = p;
   *cap = c;
@@ -171,12 +172,12 @@ void traces_clear(void) {
   /* the arrays keep their size for the next profile, unless an exceptional one made them
    * large: then they go, and grow again as needed */
   if (traces_cap > (1u << 16)) {
-    free(traces);
+    plat_block_free(traces, traces_cap * sizeof *traces);
     traces = NULL;
     traces_cap = 0;
   }
   if (pool_cap > (1u << 22)) {
-    free(frame_pool);
+    plat_block_free(frame_pool, pool_cap * sizeof *frame_pool);
     frame_pool = NULL;
     pool_cap = 0;
   }

@@ -3,9 +3,9 @@
  * name, and the table of distinct stacks with their weights.
  *
  * Only the sampler thread adds; a dump reads. Callers serialize with traces_lock() /
- * traces_unlock() (a mutex: never from a signal handler). All of it grows with malloc, up to
- * limits (traces_set_limits): a run of hours keeps its memory bounded, and what the limits
- * refuse is counted (traces_refused).
+ * traces_unlock() (a mutex: never from a signal handler). All of it grows (the large arrays in
+ * mappings of their own: plat_block_resize) up to limits (traces_set_limits): a run of hours
+ * keeps its memory bounded, and what the limits refuse is counted (traces_refused).
  */
 #ifndef SAMPLER_TRACES_H
 #define SAMPLER_TRACES_H
