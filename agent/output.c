@@ -533,7 +533,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " latency_median_us=%.1f sampler_cpu_ms=%.1f"
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
-          " event=%s wall_reused=%" PRIu64 " tables_kb=%zu\n",
+          " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
+          " unsampled_threads=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -542,6 +543,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
-          r.table_bytes / 1024);
+          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads);
   fflush(out);
 }

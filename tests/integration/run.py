@@ -689,6 +689,9 @@ def case_torture_churn():
     spawners = sum(n for k, n in stacks.items() if k.startswith("[spawner-"))
     unsampled = sum(n for k, n in stacks.items() if k.endswith(";[thread ended before it was sampled]"))
     check(unsampled > 0, "no sample of the threads that ended before the sampler looked at them")
+    check(unsampled == int(s["unsampled"]), f"the profile holds {unsampled} samples of threads that ended "
+          f"unsampled, the summary says {s['unsampled']}")
+    check(int(s["unsampled_threads"]) > 0, "the summary counts no thread that ended unsampled")
     check(float(s["coverage"]) >= 65, f"coverage {s['coverage']}%: the short-lived threads' CPU is missing")
     print(f"{started} threads started and ended; {s['samples']} samples, {spawners} in the spawners; "
           f"threads seen {s.get('threads')}, lost {s.get('lost_samples')}, timed out {s.get('timed_out')}, "
