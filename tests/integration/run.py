@@ -897,12 +897,17 @@ def case_launcher():
 
 def case_launcher_agentpath():
     """An agent loaded at start (-agentpath) takes the launcher's commands: the launcher finds that
-    copy in the JVM, whatever its path. A stopped run is not written again at exit."""
+    copy in the JVM, whatever its path — here a copy whose file is removed once the JVM runs (as a
+    package upgrade or a rebuild replaces it). A stopped run is not written again at exit."""
     out, out2 = tmpfile(".folded"), tmpfile(".folded")
-    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    copy = os.path.join(tempfile.mkdtemp(dir=ARGS.tmp), "libsampler.so")
+    shutil.copy(ARGS.agent, copy)
+    cmd = java_cmd(f"interval=1ms,file={out}", "forever", 0, extra_jvm=[error_file_flag()])
+    cmd = [f"-agentpath:{copy}={a.split('=', 1)[1]}" if a.startswith("-agentpath:") else a for a in cmd]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(2)
+        os.remove(copy)
         _, st, _ = launcher("status", proc.pid, want=0)
         check("running since" in st and f"output {out}" in st, st)
         launcher("stop", f"file={out2}", proc.pid, want=0)
