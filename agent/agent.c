@@ -396,6 +396,13 @@ static int name_method(void *ctx, jmethodID m, jint bci, char *buf, size_t len) 
   return names_method(agent.jvmti, agent.sampler_jni, m, bci, buf, len);
 }
 
+/* A jmethodID whose class was unloaded: JVMTI says INVALID_METHODID (HotSpot clears it). */
+static int method_alive(void *ctx, jmethodID m) {
+  (void)ctx;
+  jint mods;
+  return (*agent.jvmti)->GetMethodModifiers(agent.jvmti, m, &mods) != JVMTI_ERROR_INVALID_METHODID;
+}
+
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
   (void)jvmti;
   unsigned run = (unsigned)(uintptr_t)arg;
@@ -579,6 +586,7 @@ static int setup(JavaVM *vm, const char *options) {
   struct sampler_jvm jvm = {.asgct = asgct,
                             .symbol = libjvm_sym,
                             .method_name = name_method,
+                            .method_alive = method_alive,
                             .thread_state = thread_state};
   rc = sampler_init(&sc, &jvm);
   if (rc == -EBUSY) {

@@ -390,8 +390,9 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           n->store_failed, n->stacks_refused);
   fprintf(f,
           "  names not kept        %" PRIu64 " (the name table full: [name not kept: table full]);"
-          " frame key cache emptied %" PRIu64 " times (full)\n",
-          n->names_refused, n->keys_refused);
+          " frame key cache emptied %" PRIu64 " times (full), %" PRIu64
+          " keys of unloaded methods dropped\n",
+          n->names_refused, n->keys_refused, n->keys_unloaded);
   fprintf(f,
           "  faults contained      %" PRIu64
           " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
@@ -534,7 +535,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
-          " unsampled_threads=%" PRIu64 "\n",
+          " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -543,6 +544,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
-          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads);
+          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded);
   fflush(out);
 }

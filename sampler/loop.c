@@ -182,6 +182,9 @@ static int discover_one(void *ctx, pid_t tid) {
   return 0;
 }
 
+/* The least number of cached frame keys worth a sweep (housekeeping). */
+#define SWEEP_KEYS_MIN 1024
+
 /* After each round, with the round's statistics (traces_lock held: the counters it touches are
  * the report's): threads that ended are dropped; now and then new threads of the JVM are found
  * and objects loaded or unloaded since the last look noticed. */
@@ -196,6 +199,13 @@ static void housekeeping(void) {
      * that were emptied or regrown, names looked up and dropped; glibc keeps it otherwise */
     loop.next_trim = loop.round + 60000000000ull / loop.cfg.interval_ns;
     if (loop.round) plat_release_free_memory();
+  }
+  /* the frame keys of unloaded classes' methods go whenever the cache has doubled since the
+   * last look (a program that loads classes again and again brings new jmethodIDs for the same
+   * methods: the cache would fill with dead ones); a JVMTI call per key, ~1 for each key added */
+  if (traces_keys() >= loop.sweep_keys_at) {
+    record_sweep_keys();
+    loop.sweep_keys_at = traces_keys() * 2 > SWEEP_KEYS_MIN ? traces_keys() * 2 : SWEEP_KEYS_MIN;
   }
   if (loop.round < loop.next_discovery && !loop.refresh_objects) return;
   /* every ~50 ms, or every 0.5 ms per live thread when there are more than 100: reading

@@ -69,6 +69,18 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
   return id;
 }
 
+/* A cached key stays while its method does (native code's keys stay: the code map and the
+ * objects' list follow what is unloaded there). */
+static int key_alive(void *ctx, struct traces_key key) {
+  (void)ctx;
+  if (key.how >> 63) return 1;
+  return loop.alive_fn(loop.name_ctx, (jmethodID)(uintptr_t)key.what);
+}
+
+void record_sweep_keys(void) {
+  if (loop.alive_fn) loop.st.keys_unloaded += traces_key_sweep(key_alive, NULL);
+}
+
 /* The frame id of the native code at pc: its symbol (symbols.h), cached per pc. A return
  * address is named by the call before it (pc - 1): a call that ends a function (a noreturn
  * call) returns past its end. */

@@ -36,6 +36,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   loop.cfg = *c;
   loop.name_fn = jvm->method_name;
   loop.name_ctx = jvm->method_name_ctx;
+  loop.alive_fn = jvm->method_alive;
   loop.state_fn = jvm->thread_state;
   loop.state_ctx = jvm->thread_state_ctx;
   free(loop.fbuf); /* a second init (tests) replaces the first */

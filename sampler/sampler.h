@@ -56,6 +56,10 @@ struct sampler_config {
  * be resolved (then "[unknown method]" is used). Called on the sampler thread. */
 typedef int (*sampler_method_name_fn)(void *ctx, jmethodID m, jint bci, char *buf, size_t len);
 
+/* Whether method m is still loaded (its class was not unloaded): non-zero yes. Lets the frame
+ * key cache drop the keys of methods that are gone. Called on the sampler thread. */
+typedef int (*sampler_method_alive_fn)(void *ctx, jmethodID m);
+
 /* A thread's state, for wall-clock samples. */
 enum sampler_thread_state {
   SAMPLER_STATE_UNKNOWN = 0, /* not a Java thread, or not known */
@@ -78,6 +82,8 @@ struct sampler_jvm {
   void *symbol_ctx;
   sampler_method_name_fn method_name; /* names frames */
   void *method_name_ctx;
+  sampler_method_alive_fn method_alive; /* with method_name_ctx; NULL: the key cache keeps the
+                                           keys of unloaded methods until it is full */
   sampler_thread_state_fn thread_state; /* for wall-clock samples; NULL: states unknown */
   void *thread_state_ctx;
 };
@@ -179,6 +185,8 @@ struct sampler_counters {
   uint64_t stacks_refused;    /* of those, refused by the stack table's limits (traces.h) */
   uint64_t keys_refused;      /* times the frame key cache was full and emptied (names are then
                                looked up again) */
+  uint64_t keys_unloaded;     /* cached frame keys dropped as their methods' classes were
+                               unloaded (checked once a minute) */
   uint64_t names_refused;     /* names not kept: the name table was full ([name not kept: ...]) */
   uint64_t blocked;           /* captures that found the thread blocked in a system call */
   uint64_t wall_reused;       /* wall clock: samples of a thread that had not run, given again

@@ -54,6 +54,7 @@ struct loop_state {
   struct sampler_config cfg;
   sampler_method_name_fn name_fn;
   void *name_ctx;
+  sampler_method_alive_fn alive_fn;
   sampler_thread_state_fn state_fn;
   void *state_ctx;
   struct sampler_counters st;
@@ -86,6 +87,7 @@ struct loop_state {
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
   uint64_t next_trim;      /* round of the next plat_release_free_memory */
+  size_t sweep_keys_at;    /* cached frame keys at which record_sweep_keys runs next */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
   struct {
     int slot;
@@ -146,6 +148,10 @@ void loop_measure_process(void);
 /* Puts the sampler thread's own CPU since the last call into the profile, as a stack of its
  * own ([sampler thread (this profiler)]). traces_lock held. */
 void record_self(uint64_t sampler_cpu_ns);
+
+/* Drops the frame key cache's keys of methods that are gone (their classes unloaded: their
+ * jmethodIDs are never seen again), counted in keys_unloaded. traces_lock held. */
+void record_sweep_keys(void);
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);

@@ -102,6 +102,38 @@ int traces_key_put(struct traces_key key, uint32_t id) {
   return 0;
 }
 
+size_t traces_key_sweep(int (*keep)(void *ctx, struct traces_key key), void *ctx) {
+  size_t kept = 0;
+  for (size_t i = 0; i < nkeys; i++)
+    if (keep(ctx, keys[i].key)) keys[kept++] = keys[i];
+  size_t dropped = nkeys - kept;
+  if (!dropped) return 0;
+  nkeys = kept;
+  /* the index again, as large as the keys left need (at most the size it had) */
+  size_t cap = 4096;
+  while (cap * 3 < kept * 4 * 2) cap *= 2;
+  struct itab fresh;
+  if (cap < key_tab.cap && itab_init(&fresh, cap) == 0) {
+    itab_free(&key_tab);
+    key_tab = fresh;
+  } else {
+    itab_clear(&key_tab);
+  }
+  for (size_t i = 0; i < nkeys; i++) /* no growth: no more keys than the index held */
+    itab_insert(&key_tab, key_hash(keys[i].key), (uint32_t)i);
+  /* the array too, to twice the keys left */
+  size_t want = 1024;
+  while (want < kept * 2) want *= 2;
+  if (want < keys_cap) {
+    void *p = plat_block_resize(keys, keys_cap * sizeof *keys, want * sizeof *keys);
+    if (p) {
+      keys = p;
+      keys_cap = want;
+    }
+  }
+  return dropped;
+}
+
 /* ---- stacks ---- */
 
 struct trace_probe {

@@ -30,7 +30,7 @@ void traces_set_limits(size_t stacks, size_t frames, size_t keys);
 
 /* What the limits refused so far: new stacks (their captures: the caller stores them elsewhere),
  * and how many times the key cache was full and emptied (each class a JVM loads again brings
- * new jmethodIDs, so a long run with class unloading would otherwise grow it forever). */
+ * new jmethodIDs; traces_key_sweep drops those of unloaded classes, the limit bounds the rest). */
 struct traces_refusals {
   uint64_t stacks, keys;
 };
@@ -50,6 +50,11 @@ uint32_t traces_key_get(struct traces_key key);
 
 /* Caches id for key; a full cache is emptied first (counted). Returns 0 or -ENOMEM. */
 int traces_key_put(struct traces_key key, uint32_t id);
+
+/* Keeps only the cached keys keep(ctx, key) says yes to (the others' methods are gone: their
+ * classes were unloaded), and gives back the memory the dropped ones held. Returns how many
+ * were dropped. Callers hold the lock. */
+size_t traces_key_sweep(int (*keep)(void *ctx, struct traces_key key), void *ctx);
 
 /* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
  * CPU nanoseconds. Returns 0, or -ENOMEM or -ENOSPC (a new stack past the limits: counted) —

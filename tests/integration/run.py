@@ -721,8 +721,10 @@ def case_torture_unload():
     payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
     p, stacks, s = torture("interval=100us,threads,ann", "unload", 5, extra_args=[payload])
     unloaded = int(re.search(r"^unloaded (\d+)$", p.stdout, re.M).group(1))
-    print(f"{unloaded} classes unloaded; {s['samples']} samples; faults {s.get('faults')}")
+    print(f"{unloaded} classes unloaded; {s['samples']} samples; faults {s.get('faults')}; "
+          f"{s.get('keys_unloaded')} frame keys of unloaded methods dropped, tables {s.get('tables_kb')} KB")
     check(unloaded >= 8, f"only {unloaded} classes unloaded in 5 s")
+    check(int(s["keys_unloaded"]) > 0, "the frame key cache kept the keys of every unloaded class's methods")
 
 
 def case_torture_collectors():

@@ -253,3 +253,37 @@ Test(traces, their_memory_is_counted) {
   cr_expect_leq(traces_bytes(), held, "a clear frees or keeps, never adds");
   traces_unlock();
 }
+
+/* The sweep keeps the keys it is told to (here every 10th method's, and every native pc's),
+ * finds them all again, forgets the others, and gives their memory back. */
+static int keep_tenth(void *ctx, struct traces_key k) {
+  (*(int *)ctx)++;
+  return (k.how >> 63) || k.what % 10 == 0;
+}
+
+Test(traces, the_key_sweep_keeps_what_it_is_told_and_frees_the_rest) {
+  cr_assert_eq(traces_init(), 0);
+  traces_lock();
+  for (uint64_t k = 1; k <= 100000; k++)
+    cr_assert_eq(traces_key_put(key(k, k % 7 == 0 ? 1ull << 63 : 3), (uint32_t)k), 0);
+  size_t held = traces_bytes();
+  int asked = 0;
+  size_t dropped = traces_key_sweep(keep_tenth, &asked);
+  cr_expect_eq(asked, 100000, "every key asked about once: %d", asked);
+  size_t kept = 0;
+  for (uint64_t k = 1; k <= 100000; k++) {
+    int native = k % 7 == 0, stays = native || k % 10 == 0;
+    uint32_t id = traces_key_get(key(k, native ? 1ull << 63 : 3));
+    cr_assert_eq(id, stays ? (uint32_t)k : TRACES_NO_ID, "key %lu: id %u", (unsigned long)k, id);
+    kept += stays;
+  }
+  cr_expect_eq(dropped, 100000 - kept, "dropped %zu of 100000, %zu kept", dropped, kept);
+  cr_expect_eq(traces_keys(), kept);
+  cr_expect_leq(traces_bytes(), held / 2, "memory given back: %zu -> %zu bytes", held,
+                traces_bytes());
+  for (uint64_t k = 200001; k <= 250000; k++) /* and it grows again */
+    cr_assert_eq(traces_key_put(key(k, 3), (uint32_t)k), 0);
+  for (uint64_t k = 200001; k <= 250000; k++) cr_assert_eq(traces_key_get(key(k, 3)), (uint32_t)k);
+  cr_expect_eq(traces_key_get(key(30, 3)), 30u);
+  traces_unlock();
+}
