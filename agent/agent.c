@@ -735,6 +735,10 @@ static void status(void) {
       r.n.units, r.n.samples, r.stacks, r.threads_live, r.coverage_permille / 10.0);
   say("tables %.1f MB (%zu stacks, %zu names, %zu cached frame keys)",
       (double)r.table_bytes / 1048576.0, r.stacks, r.names, r.keys);
+  size_t used, kept;
+  if (plat_malloc_stats(&used, &kept) == 0)
+    say("malloc %.1f MB in use, %.1f MB kept free (the whole process: the JVM's and the agent's)",
+        (double)used / 1048576.0, (double)kept / 1048576.0);
 }
 
 /* A start on a loaded agent: the options of the new run. What sampler_init fixed (the signal,

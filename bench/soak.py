@@ -77,15 +77,24 @@ def nmt_malloc_growth(diff):
 
 def tables_mb(launcher, pid, t=None):
     """What the agent's tables hold now (`sampler status`), in MB, or None; with t, prints the
-    status line (stacks, names, cached frame keys) with the time."""
+    status lines (stacks, names, cached frame keys; the process's malloc) with the time. The
+    malloc figures (in use, kept free, MB) go to MALLOC[t]."""
     try:
         out = subprocess.run([launcher, "status", str(pid)], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"tables ([\d.]+) MB.*", out)
-    if m and t is not None:
-        print(f"{t:7.1f} s  {m.group(0)}", flush=True)
+    a = re.search(r"malloc ([\d.]+) MB in use, ([\d.]+) MB kept free", out)
+    if t is not None:
+        for x in (m, a):
+            if x:
+                print(f"{t:7.1f} s  {x.group(0)}", flush=True)
+        if a:
+            MALLOC[t] = (float(a.group(1)), float(a.group(2)))
     return float(m.group(1)) if m else None
+
+
+MALLOC = {}
 
 
 def floors(points, windows):
@@ -198,6 +207,12 @@ def main():
                         if abs(more[c]) >= 64))
         jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
         grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
+        if len(MALLOC) >= 2:
+            times = sorted(MALLOC)
+            warm_t = min((x for x in times if x >= warm), default=times[0])
+            (u0, f0), (u1, f1) = MALLOC[warm_t], MALLOC[times[-1]]
+            print(f"the agented process's malloc from {warm_t:.0f} to {times[-1]:.0f} s: in use {u0:.1f} -> {u1:.1f} MB "
+                  f"({u1 - u0:+.1f}), kept free {f0:.1f} -> {f1:.1f} MB ({f1 - f0:+.1f})")
         if grown is None:
             print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
                   f"classes are unloaded) {jmid:+.1f} MB; the rest {own - jmid:+.1f} MB")

@@ -131,6 +131,18 @@ void plat_release_free_memory(void) {
 #endif
 }
 
+int plat_malloc_stats(size_t *in_use, size_t *kept_free) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  struct mallinfo2 mi = mallinfo2();
+  *in_use = mi.uordblks + mi.hblkhd; /* blocks in the arenas, blocks mapped on their own */
+  *kept_free = mi.fordblks;
+  return 0;
+#else
+  *in_use = *kept_free = 0;
+  return -ENOSYS;
+#endif
+}
+
 #define BLOCK_MAPPED (64u << 10)
 
 static size_t block_pages(size_t len) {

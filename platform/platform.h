@@ -97,6 +97,12 @@ int plat_thread_running(pid_t tid);
  * signal-safe. */
 void plat_release_free_memory(void);
 
+/* The C library allocator's state, for the whole process (the JVM's allocations and ours): the
+ * bytes its blocks in use hold, and the bytes it keeps free in its arenas (not given back to
+ * the system). Returns 0, or -ENOSYS where it cannot say (not glibc). Locks each arena for a
+ * moment: for occasional use (`sampler status`); not signal-safe. */
+int plat_malloc_stats(size_t *in_use, size_t *kept_free);
+
 /* A growable block for the profile's large tables: below 64 KB it is malloc's; from 64 KB it
  * is a mapping of its own, which grows in place or moves without copying (mremap) and goes back
  * to the system whole when freed or regrown — a doubling array in malloc's arenas leaves the
