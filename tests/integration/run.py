@@ -853,6 +853,8 @@ def case_launcher():
         check(n > 500, f"status: only {n} samples after 2 s of two busy threads at 1 ms")
         t = re.search(r"tables ([\d.]+) MB \((\d+) stacks", out)
         check(t and 0 < float(t.group(1)) < 64 and int(t.group(2)) > 0, f"status: the tables' memory: {out}")
+        m = re.search(r"malloc ([\d.]+) MB in use, ([\d.]+) MB kept free", out)
+        check(m and float(m.group(1)) > 1, f"status: the process's malloc: {out}")
         _, out, _ = launcher("dump", f"file={b}", pid, want=0)
         check(f"written to {b}" in out, out)
         dumped = parse_folded(b)
