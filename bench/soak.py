@@ -146,7 +146,7 @@ def main():
         t0 = time.time()
         samples = {k: [] for k in procs}
         warm = args.seconds / 3
-        nmt_state, nmt_growth, tables = "none", {}, []
+        nmt_state, nmt_growth, tables, marks = "none", {}, [], []
         launcher = os.path.join(build, "bin", "sampler")
         tables_every = args.tables_every or (args.seconds / 12 if args.nmt else None)
         next_tables = tables_every
@@ -156,10 +156,12 @@ def main():
                 for p in procs.values():
                     nmt(p.pid, "baseline")
                 tables.append(tables_mb(launcher, procs["agent"].pid, t))
+                marks.append(t)
                 nmt_state = "baseline"
             elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
                 nmt_growth = {k: nmt_malloc_growth(nmt(p.pid, "summary.diff")) for k, p in procs.items()}
                 tables.append(tables_mb(launcher, procs["agent"].pid, t))
+                marks.append(t)
                 nmt_state = "diff"
             elif tables_every and t >= next_tables and t < args.seconds and procs["agent"].poll() is None:
                 tables_mb(launcher, procs["agent"].pid, t)
@@ -207,12 +209,13 @@ def main():
                         if abs(more[c]) >= 64))
         jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
         grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
-        if len(MALLOC) >= 2:
-            times = sorted(MALLOC)
-            warm_t = min((x for x in times if x >= warm), default=times[0])
-            (u0, f0), (u1, f1) = MALLOC[warm_t], MALLOC[times[-1]]
-            print(f"the agented process's malloc from {warm_t:.0f} to {times[-1]:.0f} s: in use {u0:.1f} -> {u1:.1f} MB "
-                  f"({u1 - u0:+.1f}), kept free {f0:.1f} -> {f1:.1f} MB ({f1 - f0:+.1f})")
+        if len(marks) == 2 and all(t in MALLOC for t in marks):
+            (u0, f0), (u1, f1) = MALLOC[marks[0]], MALLOC[marks[1]]
+            tracked = sum(a.values()) / 1024
+            print(f"the agented process's malloc from {marks[0]:.0f} to {marks[1]:.0f} s (`sampler status`): in use "
+                  f"{u0:.1f} -> {u1:.1f} MB ({u1 - u0:+.1f}), of it HotSpot's (NMT) {tracked:+.1f} MB, the rest "
+                  f"(the agent's own, and what NMT does not see) {u1 - u0 - tracked:+.1f} MB; kept free "
+                  f"{f0:.1f} -> {f1:.1f} MB ({f1 - f0:+.1f})")
         if grown is None:
             print(f"of the agent's own growth, HotSpot's jmethodID blocks (Class + Internal, kept after their "
                   f"classes are unloaded) {jmid:+.1f} MB; the rest {own - jmid:+.1f} MB")
