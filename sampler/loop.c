@@ -203,9 +203,11 @@ static void housekeeping(void) {
   /* the frame keys of unloaded classes' methods go whenever the cache has doubled since the
    * last look (a program that loads classes again and again brings new jmethodIDs for the same
    * methods: the cache would fill with dead ones); a JVMTI call per key, ~1 for each key added */
-  if (traces_keys() >= loop.sweep_keys_at) {
+  size_t keys = traces_keys();
+  if (keys < loop.swept_keys) loop.swept_keys = keys; /* emptied (full) since: count from here */
+  if (keys >= SWEEP_KEYS_MIN && keys >= 2 * loop.swept_keys) {
     record_sweep_keys();
-    loop.sweep_keys_at = traces_keys() * 2 > SWEEP_KEYS_MIN ? traces_keys() * 2 : SWEEP_KEYS_MIN;
+    loop.swept_keys = traces_keys();
   }
   if (loop.round < loop.next_discovery && !loop.refresh_objects) return;
   /* every ~50 ms, or every 0.5 ms per live thread when there are more than 100: reading

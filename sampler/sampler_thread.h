@@ -87,7 +87,7 @@ struct loop_state {
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
   uint64_t next_trim;      /* round of the next plat_release_free_memory */
-  size_t sweep_keys_at;    /* cached frame keys at which record_sweep_keys runs next */
+  size_t swept_keys;       /* cached frame keys after the last record_sweep_keys */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
   struct {
     int slot;
