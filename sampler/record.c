@@ -302,6 +302,23 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
   return native_frames(r, n, loop.cfg.depth * 2 + 8);
 }
 
+static int waiting(int state) {
+  return state != SAMPLER_STATE_UNKNOWN && state != SAMPLER_STATE_RUNNABLE;
+}
+
+/* Wall clock: the JVM's state of the thread for the capture r. It was read when the request
+ * was sent; a thread that went into a wait (or left one) before the signal reached it — a
+ * sleeper between two sleeps — has its state read again, and the one that agrees with where
+ * the signal found it (in the kernel or not) is taken. A wrong one would not stay one sample:
+ * the stack is given again for as long as the thread does not run. */
+static int answer_state(const struct thread_slot *s, const struct thread_book *b,
+                        const struct sample_record *r) {
+  int state = b->req_state;
+  if (waiting(state) == !!r->in_syscall || !s->handle || !loop.state_fn) return state;
+  int now = loop.state_fn(loop.state_ctx, s->handle);
+  return waiting(now) == !!r->in_syscall ? now : state;
+}
+
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   const struct sample_record *r = s->record;
   struct sampler_counters *st = &loop.st;
@@ -329,7 +346,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     }
     int n = walked_frames(r, begin_stack(s, b), code);
     if (loop.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
-      int state = b->req_state;
+      int state = answer_state(s, b, r);
       if (state == SAMPLER_STATE_UNKNOWN || state == SAMPLER_STATE_RUNNABLE)
         loop.fbuf[n++] = r->in_syscall ? loop.id_syscall : loop.id_state[SAMPLER_STATE_RUNNABLE];
       else

@@ -991,7 +991,9 @@ def case_wall():
     for name, state in want.items():
         total, in_state = per.get(name, [0, 0])
         check(total >= 0.8 * secs * 1000, f"{name}: {total} samples in {secs} s at 1 ms (wall: one per interval)")
-        check(in_state >= 0.9 * total, f"{name}: {in_state} of {total} samples {state}")
+        # a state read before the thread went into its wait is read again (it used to cost the
+        # sleeper ~1% here, and 19% on a busy host, where the wrong state was given again)
+        check(in_state >= 0.97 * total, f"{name}: {in_state} of {total} samples {state}")
     totals = [t for t, _ in per.values()]
     check(max(totals) <= 1.1 * min(totals), f"the same wall time, the same samples: {totals}")
     check(reused >= 0.7 * samples, "idle threads should be sampled without a signal")

@@ -325,3 +325,93 @@ Test(sampler, a_full_stack_table_keeps_every_sample_under_one_stack) {
   cr_expect_gt(st.stacks_refused, 0u);
   cr_expect_eq(st.store_failed, st.stacks_refused, "refused by the limit, not for want of memory");
 }
+
+/* Wall clock: a thread's state is read when its request is sent; the thread can have gone into
+ * a wait (or out of one) before the signal reaches it. The fake state below says one thing at
+ * the request and the truth when asked again: the sample must carry the state that agrees with
+ * where the signal found the thread, and the stack given again while it sleeps carries it too. */
+struct two_faced {
+  int at_request, then;
+  atomic_int calls;
+};
+
+static int two_faced_state(void *ctx, void *handle) {
+  (void)ctx;
+  struct two_faced *f = handle;
+  return atomic_fetch_add(&f->calls, 1) % 2 == 0 ? f->at_request : f->then;
+}
+
+static struct two_faced sleeper_face = {SAMPLER_STATE_RUNNABLE, SAMPLER_STATE_SLEEPING, 0};
+static struct two_faced runner_face = {SAMPLER_STATE_SLEEPING, SAMPLER_STATE_RUNNABLE, 0};
+
+static void register_with_handle(const char *name, jmethodID role, void *handle) {
+  fake_jvm_set_role(role);
+  struct sampler_thread t = {
+      .tid = plat_gettid(), .name = name, .env = fake_jvm_env(), .handle = handle};
+  plat_self_stack(&t.stack_lo, &t.stack_hi);
+  cr_assert_eq(sampler_thread_started(&t), 0);
+}
+
+static void *two_faced_sleeper(void *arg) {
+  (void)arg;
+  register_with_handle("sleeper", FAKE_ROLE_IDLE, &sleeper_face);
+  pthread_mutex_lock(&idle_mu);
+  while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
+  pthread_mutex_unlock(&idle_mu);
+  sampler_thread_ended(plat_gettid(), 0);
+  return NULL;
+}
+
+static void *two_faced_runner(void *arg) {
+  (void)arg;
+  register_with_handle("runner", FAKE_ROLE_BUSY, &runner_face);
+  volatile uint64_t x = 0;
+  while (!atomic_load(&stop_workers)) x++;
+  sampler_thread_ended(plat_gettid(), 0);
+  return NULL;
+}
+
+struct leaf_tally {
+  uint64_t idle_units, idle_sleeping, busy_units, busy_running;
+};
+
+static void tally_leaves(void *ctx, const struct sampler_stack *t) {
+  struct leaf_tally *k = ctx;
+  const char *role = sampler_frame_name(t->frames[t->n > 1 ? 1 : 0]);
+  const char *leaf = sampler_frame_name(t->frames[t->n - 1]);
+  cr_log_info("%s ... %s: %lu", role, leaf, (unsigned long)t->units);
+  if (strstr(role, "Idle")) {
+    k->idle_units += t->units;
+    if (!strcmp(leaf, "[sleeping]")) k->idle_sleeping += t->units;
+  } else if (strstr(role, "Busy")) {
+    k->busy_units += t->units;
+    if (!strcmp(leaf, "[running]")) k->busy_running += t->units;
+  }
+}
+
+Test(sampler, wall_takes_the_state_that_agrees_with_where_the_signal_found_the_thread) {
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .wall = 1, .thread_roots = 1, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  jvm.thread_state = two_faced_state;
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  pthread_t th[2], sam;
+  pthread_create(&th[0], NULL, two_faced_sleeper, NULL);
+  pthread_create(&th[1], NULL, two_faced_runner, NULL);
+  usleep(20000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep(300 * 1000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  pthread_mutex_lock(&idle_mu);
+  atomic_store(&stop_workers, 1);
+  pthread_cond_broadcast(&idle_cv);
+  pthread_mutex_unlock(&idle_mu);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  struct leaf_tally k = {0};
+  sampler_foreach_stack(tally_leaves, &k);
+  cr_expect_gt(k.idle_units, 200u, "a sample every interval, asleep or not");
+  cr_expect_eq(k.idle_sleeping, k.idle_units, "the sleeper: [sleeping] (its request said running)");
+  cr_expect_gt(k.busy_units, 200u);
+  cr_expect_eq(k.busy_running, k.busy_units, "the runner: [running] (its request said sleeping)");
+}
