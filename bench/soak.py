@@ -75,6 +75,18 @@ def nmt_malloc_growth(diff):
     return out
 
 
+def nmt_committed_growth(diff):
+    """{category: committed growth in kB} from a summary.diff (what the JVM has mapped and
+    touched, malloc and mmap alike: metaspace, code cache, thread stacks, GC structures)."""
+    out = {}
+    for line in diff.splitlines():
+        m = re.match(r"^-\s+([A-Za-z][\w ]*?) \(reserved=\d+KB(?: [+-]\d+KB)?, committed=\d+KB(?: ([+-]\d+)KB)?",
+                     line)
+        if m and m.group(1) not in out:
+            out[m.group(1)] = int(m.group(2) or 0)
+    return out
+
+
 def tables_mb(launcher, pid, t=None):
     """What the agent's tables hold now (`sampler status`), in MB, or None; with t, prints the
     status lines (stacks, names, cached frame keys; the process's malloc) with the time. The
@@ -146,7 +158,7 @@ def main():
         t0 = time.time()
         samples = {k: [] for k in procs}
         warm = args.seconds / 3
-        nmt_state, nmt_growth, tables, marks = "none", {}, [], []
+        nmt_state, nmt_growth, nmt_committed, tables, marks = "none", {}, {}, [], []
         launcher = os.path.join(build, "bin", "sampler")
         tables_every = args.tables_every or (args.seconds / 12 if args.nmt else None)
         next_tables = tables_every
@@ -159,7 +171,9 @@ def main():
                 marks.append(t)
                 nmt_state = "baseline"
             elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
-                nmt_growth = {k: nmt_malloc_growth(nmt(p.pid, "summary.diff")) for k, p in procs.items()}
+                diffs = {k: nmt(p.pid, "summary.diff") for k, p in procs.items()}
+                nmt_growth = {k: nmt_malloc_growth(d) for k, d in diffs.items()}
+                nmt_committed = {k: nmt_committed_growth(d) for k, d in diffs.items()}
                 tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 marks.append(t)
                 nmt_state = "diff"
@@ -207,6 +221,15 @@ def main():
         print("the agented JVM's malloc grew more than the plain one's after warm-up (Native Memory Tracking): " +
               ", ".join(f"{c} {more[c] / 1024:+.1f} MB" for c in sorted(more, key=lambda c: -abs(more[c]))
                         if abs(more[c]) >= 64))
+        if nmt_committed.get("agent") and nmt_committed.get("plain"):
+            a, b = nmt_committed["agent"], nmt_committed["plain"]
+            more_c = {c: a.get(c, 0) - b.get(c, 0) for c in set(a) | set(b) if c != "Java Heap"}
+            inside = sum(more_c.values()) / 1024
+            print("the agented JVM's committed memory grew more than the plain one's (NMT, every category but "
+                  "the heap): " + ", ".join(f"{c} {more_c[c] / 1024:+.1f} MB" for c in
+                                            sorted(more_c, key=lambda c: -abs(more_c[c])) if abs(more_c[c]) >= 64) +
+                  f"; in all {inside:+.1f} MB, against the own RSS growth {own:+.1f} MB (outside what NMT sees: "
+                  f"{own - inside:+.1f} MB)")
         jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
         grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
         if len(marks) == 2 and all(t in MALLOC for t in marks):
