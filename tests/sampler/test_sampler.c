@@ -19,28 +19,37 @@
 
 static atomic_int stop_workers;
 
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+
+/* A registered worker's rest: computing, or blocked (no CPU), until the workers are stopped. */
+static void spin_until_stopped(void) {
+  volatile uint64_t x = 0;
+  while (!atomic_load(&stop_workers)) x++;
+  sampler_thread_ended(plat_gettid(), 0);
+}
+
+static void block_until_stopped(void) {
+  pthread_mutex_lock(&idle_mu);
+  while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
+  pthread_mutex_unlock(&idle_mu);
+  sampler_thread_ended(plat_gettid(), 0);
+}
+
 static void *busy_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_BUSY);
   fake_jvm_register_self("busy");
-  volatile uint64_t x = 0;
-  while (!atomic_load(&stop_workers)) x++;
-  sampler_thread_ended(plat_gettid(), 0);
+  spin_until_stopped();
   return NULL;
 }
-
-static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
 
 /* Blocked for the whole run: it uses no CPU until the end. */
 static void *idle_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_IDLE);
   fake_jvm_register_self("idle");
-  pthread_mutex_lock(&idle_mu);
-  while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
-  pthread_mutex_unlock(&idle_mu);
-  sampler_thread_ended(plat_gettid(), 0);
+  block_until_stopped();
   return NULL;
 }
 
@@ -62,6 +71,21 @@ static void *sampler_main(void *arg) {
   (void)arg;
   sampler_run();
   return NULL;
+}
+
+/* Runs the sampler for `ms` over the n workers th (started), then stops and joins them all. */
+static void sample_for(int ms, pthread_t *th, int n) {
+  pthread_t sam;
+  usleep(20000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  usleep((useconds_t)ms * 1000);
+  sampler_stop();
+  pthread_join(sam, NULL);
+  pthread_mutex_lock(&idle_mu);
+  atomic_store(&stop_workers, 1);
+  pthread_cond_broadcast(&idle_cv);
+  pthread_mutex_unlock(&idle_mu);
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
 }
 
 struct tally {
@@ -92,21 +116,12 @@ static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms,
                              .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  pthread_t th[64], sam;
+  pthread_t th[64];
   int n = 0;
   for (int i = 0; i < nbusy; i++) pthread_create(&th[n++], NULL, busy_main, NULL);
   for (int i = 0; i < nidle; i++) pthread_create(&th[n++], NULL, idle_main, NULL);
   for (int i = 0; i < nburst; i++) pthread_create(&th[n++], NULL, burst_main, NULL);
-  usleep(20000);
-  pthread_create(&sam, NULL, sampler_main, NULL);
-  usleep((useconds_t)ms * 1000);
-  sampler_stop();
-  pthread_join(sam, NULL);
-  pthread_mutex_lock(&idle_mu);
-  atomic_store(&stop_workers, 1);
-  pthread_cond_broadcast(&idle_cv);
-  pthread_mutex_unlock(&idle_mu);
-  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+  sample_for(ms, th, n);
   struct tally t = {0};
   sampler_foreach_stack(count, &t);
   struct sampler_report r;
@@ -355,19 +370,14 @@ static void register_with_handle(const char *name, jmethodID role, void *handle)
 static void *two_faced_sleeper(void *arg) {
   (void)arg;
   register_with_handle("sleeper", FAKE_ROLE_IDLE, &sleeper_face);
-  pthread_mutex_lock(&idle_mu);
-  while (!atomic_load(&stop_workers)) pthread_cond_wait(&idle_cv, &idle_mu);
-  pthread_mutex_unlock(&idle_mu);
-  sampler_thread_ended(plat_gettid(), 0);
+  block_until_stopped();
   return NULL;
 }
 
 static void *two_faced_runner(void *arg) {
   (void)arg;
   register_with_handle("runner", FAKE_ROLE_BUSY, &runner_face);
-  volatile uint64_t x = 0;
-  while (!atomic_load(&stop_workers)) x++;
-  sampler_thread_ended(plat_gettid(), 0);
+  spin_until_stopped();
   return NULL;
 }
 
@@ -395,19 +405,10 @@ Test(sampler, wall_takes_the_state_that_agrees_with_where_the_signal_found_the_t
   struct sampler_jvm jvm = fake_jvm();
   jvm.thread_state = two_faced_state;
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  pthread_t th[2], sam;
+  pthread_t th[2];
   pthread_create(&th[0], NULL, two_faced_sleeper, NULL);
   pthread_create(&th[1], NULL, two_faced_runner, NULL);
-  usleep(20000);
-  pthread_create(&sam, NULL, sampler_main, NULL);
-  usleep(300 * 1000);
-  sampler_stop();
-  pthread_join(sam, NULL);
-  pthread_mutex_lock(&idle_mu);
-  atomic_store(&stop_workers, 1);
-  pthread_cond_broadcast(&idle_cv);
-  pthread_mutex_unlock(&idle_mu);
-  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  sample_for(300, th, 2);
   struct leaf_tally k = {0};
   sampler_foreach_stack(tally_leaves, &k);
   cr_expect_gt(k.idle_units, 200u, "a sample every interval, asleep or not");
