@@ -347,7 +347,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     int n = walked_frames(r, begin_stack(s, b), code);
     if (loop.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
       int state = answer_state(s, b, r);
-      if (state == SAMPLER_STATE_UNKNOWN || state == SAMPLER_STATE_RUNNABLE)
+      if (!waiting(state))
         loop.fbuf[n++] = r->in_syscall ? loop.id_syscall : loop.id_state[SAMPLER_STATE_RUNNABLE];
       else
         loop.fbuf[n++] = loop.id_state[state];
