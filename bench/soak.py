@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does the agent's memory stay flat over a long run? A soak test.
 
-    bench/soak.py [--seconds 3600] [--interval 1ms] [--opts threads] [--build build] [--check MB] [--nmt]
+    bench/soak.py [--seconds 3600] [--interval 1ms] [--opts threads] [--churn all|threads|classes] [--build build] [--check MB] [--nmt]
 
 Runs the `soak` scenario of the integration tests (a thread starting a short-lived thread every
 millisecond, one loading, running and dropping classes through fresh class loaders, one
@@ -21,6 +21,7 @@ than MB (what the test suite's 60-second run uses), printing the samples either 
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,10 +53,13 @@ def slope(points):
     return sum((t - mt) * (k - mk) for t, k in points) / var if var else 0.0
 
 
+JCMD = "jcmd"
+
+
 def nmt(pid, what):
-    """Output of `jcmd PID VM.native_memory WHAT` (JDK 17's jcmd beside the java used)."""
+    """Output of `jcmd PID VM.native_memory WHAT` (the jcmd beside the java used, else PATH's)."""
     try:
-        return subprocess.run(["jcmd", str(pid), "VM.native_memory", what], capture_output=True, text=True,
+        return subprocess.run([JCMD, str(pid), "VM.native_memory", what], capture_output=True, text=True,
                               timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -70,6 +74,20 @@ def nmt_malloc_growth(diff):
             cat = m.group(1)
             continue
         m = re.search(r"\(malloc=\d+KB(?: ([+-]\d+)KB)?", line)
+        if m and cat and cat not in out:
+            out[cat] = int(m.group(1) or 0)
+    return out
+
+
+def nmt_malloc_count_growth(diff):
+    """{category: growth in the number of live malloc blocks} from a summary.diff."""
+    out, cat = {}, None
+    for line in diff.splitlines():
+        m = re.match(r"^-\s+([A-Za-z][\w ]*?) \(reserved=", line)
+        if m:
+            cat = m.group(1)
+            continue
+        m = re.search(r"\(malloc=\d+KB(?: [+-]\d+KB)? #\d+(?: ([+-]\d+))?", line)
         if m and cat and cat not in out:
             out[cat] = int(m.group(1) or 0)
     return out
@@ -129,6 +147,8 @@ def main():
     ap.add_argument("--opts", default="", help="more agent options, e.g. threads")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--java", default="java")
+    ap.add_argument("--churn", choices=["all", "threads", "classes"], default="all",
+                    help="which churn the scenario keeps: thread starts, class loaders, or both (default)")
     ap.add_argument("--every", type=float, default=None, help="seconds between readings (default: run/60, 1..30)")
     ap.add_argument("--check", type=float, default=None, help="fail when the agent's growth after warm-up exceeds this many MB")
     ap.add_argument("--nmt", action="store_true",
@@ -138,6 +158,9 @@ def main():
                     help="seconds between readings of the agent's tables (`sampler status`; default with --nmt: "
                          "run/12, else none)")
     args = ap.parse_args()
+    global JCMD
+    beside = os.path.join(os.path.dirname(shutil.which(args.java) or args.java), "jcmd")
+    JCMD = beside if os.path.exists(beside) else "jcmd"
     build = os.path.abspath(args.build)
     it = os.path.join(build, "tests", "integration")
     agent = os.path.join(build, "agent", "libsampler.so")
@@ -149,7 +172,7 @@ def main():
         if args.nmt:
             base.append("-XX:NativeMemoryTracking=summary")
         tail = ["-cp", os.path.join(it, "classes"), "Scenarios", "soak", str(args.seconds),
-                os.path.join(it, "payload-classes")]
+                os.path.join(it, "payload-classes"), args.churn]
         procs = {
             "agent": subprocess.Popen(base + [f"-agentpath:{agent}={opts}"] + tail, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True),
@@ -158,7 +181,7 @@ def main():
         t0 = time.time()
         samples = {k: [] for k in procs}
         warm = args.seconds / 3
-        nmt_state, nmt_growth, nmt_committed, tables, marks = "none", {}, {}, [], []
+        nmt_state, nmt_growth, nmt_committed, nmt_counts, tables, marks = "none", {}, {}, {}, [], []
         launcher = os.path.join(build, "bin", "sampler")
         tables_every = args.tables_every or (args.seconds / 12 if args.nmt else None)
         next_tables = tables_every
@@ -174,6 +197,7 @@ def main():
                 diffs = {k: nmt(p.pid, "summary.diff") for k, p in procs.items()}
                 nmt_growth = {k: nmt_malloc_growth(d) for k, d in diffs.items()}
                 nmt_committed = {k: nmt_committed_growth(d) for k, d in diffs.items()}
+                nmt_counts = {k: nmt_malloc_count_growth(d) for k, d in diffs.items()}
                 tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 marks.append(t)
                 nmt_state = "diff"
@@ -230,6 +254,16 @@ def main():
                                             sorted(more_c, key=lambda c: -abs(more_c[c])) if abs(more_c[c]) >= 64) +
                   f"; in all {inside:+.1f} MB, against the own RSS growth {own:+.1f} MB (outside what NMT sees: "
                   f"{own - inside:+.1f} MB)")
+        if nmt_counts.get("agent") and nmt_counts.get("plain"):
+            a, b = nmt_counts["agent"], nmt_counts["plain"]
+            more_n = {c: a.get(c, 0) - b.get(c, 0) for c in set(a) | set(b)}
+            total = sum(more_n.values())
+            # each block NMT tracks carries its 16-byte header (NMT's own committed memory) and
+            # malloc's chunk overhead, neither of which the category's malloc figure counts
+            print("live malloc blocks, agented less plain (NMT): " +
+                  ", ".join(f"{c} {more_n[c]:+,}" for c in sorted(more_n, key=lambda c: -abs(more_n[c]))
+                            if abs(more_n[c]) >= 100) +
+                  f"; in all {total:+,} (at 16 bytes of NMT header each {total * 16 / 1048576:+.1f} MB)")
         jmid = (more.get("Class", 0) + more.get("Internal", 0)) / 1024
         grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
         if len(marks) == 2 and all(t in MALLOC for t in marks):

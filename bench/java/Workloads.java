@@ -1,6 +1,6 @@
 // SPECjvm2008-style CPU workloads for the overhead benchmark (bench/overhead.py).
 //
-//   java Workloads <workload> [--threads N] [--idle N] [--warmup S] [--seconds S]
+//   java Workloads <workload> [--threads N] [--idle N] [--warmup S] [--seconds S] [--trace MS]
 //
 // workloads: compress (LZ77 + Huffman-size estimate), crypto (AES-CTR + SHA-256),
 // scimark (FFT, SOR, LU, Monte Carlo, sparse mat-mult), serial (ObjectOutputStream round trips),
@@ -8,6 +8,8 @@
 // --idle N starts N extra threads that stay sleeping, waiting or parked for the whole run.
 // Prints "ops_per_s=<throughput> ops=<n> checksum=<hash of the results>" at the end; the checksum
 // depends only on the work done per operation, so runs with and without a profiler compare.
+// --trace MS also prints "tick <System.nanoTime()> <operations so far>" every MS milliseconds of
+// the timed phase (bench/phases.py reads the throughput of each phase from them).
 import java.io.*;
 import java.security.MessageDigest;
 import java.util.*;
@@ -472,13 +474,14 @@ public class Workloads {
     public static void main(String[] args) throws Exception {
         String w = args[0];
         int threads = 2, idle = 0;
-        double warmup = 2, seconds = 6;
+        double warmup = 2, seconds = 6, trace = 0;
         for (int i = 1; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--threads": threads = Integer.parseInt(args[i + 1]); break;
                 case "--idle": idle = Integer.parseInt(args[i + 1]); break;
                 case "--warmup": warmup = Double.parseDouble(args[i + 1]); break;
                 case "--seconds": seconds = Double.parseDouble(args[i + 1]); break;
+                case "--trace": trace = Double.parseDouble(args[i + 1]); break;
                 default: throw new IllegalArgumentException(args[i]);
             }
         }
@@ -504,7 +507,17 @@ public class Workloads {
         Thread.sleep((long) (warmup * 1000));
         long t0 = System.nanoTime();
         measuring = true;
-        Thread.sleep((long) (seconds * 1000));
+        if (trace > 0) {
+            long step = (long) (trace * 1e6), end = t0 + (long) (seconds * 1e9);
+            for (long next = t0; next <= end; next += step) {
+                long now = System.nanoTime();
+                if (next > now) Thread.sleep((next - now) / 1_000_000, (int) ((next - now) % 1_000_000));
+                System.out.println("tick " + System.nanoTime() + " " + ops.get());
+                System.out.flush();
+            }
+        } else {
+            Thread.sleep((long) (seconds * 1000));
+        }
         measuring = false;
         long t1 = System.nanoTime();
         stop = true;

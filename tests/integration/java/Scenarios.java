@@ -28,7 +28,8 @@
 //             (a deoptimization storm); prints "switches N"
 //   soak      for long runs: a thread starting a short-lived thread every millisecond, one
 //             loading, running and dropping Payload classes (directory: third argument), one
-//             allocating, one computing
+//             allocating, one computing; a fourth argument "threads" or "classes" keeps only
+//             that churn (default "all")
 //   wall      five threads, each spending its time one known way: computing while holding a
 //             monitor (holder), blocked on entering that monitor (blocked), sleeping in
 //             Thread.sleep (sleeper), parked in LockSupport.parkNanos (parker), waiting in
@@ -386,8 +387,13 @@ public class Scenarios {
             case "deopt":
                 worker("deopt", () -> sink += deoptStorm());
                 break;
-            case "soak":
-                worker("spawner", () -> {
+            case "soak": {
+                String keep = args.length > 3 ? args[3] : "all";
+                if (!keep.equals("all") && !keep.equals("threads") && !keep.equals("classes")) {
+                    System.err.println("soak: churn must be all, threads or classes, not " + keep);
+                    System.exit(2);
+                }
+                if (!keep.equals("classes")) worker("spawner", () -> {
                     while (!stop) {
                         Thread t = new Thread(() -> sink += churnWork());
                         t.start();
@@ -395,10 +401,11 @@ public class Scenarios {
                         try { t.join(); Thread.sleep(1); } catch (InterruptedException e) { return; }
                     }
                 });
-                worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
+                if (!keep.equals("threads")) worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
                 worker("churn-0", () -> sink += churn());
                 worker("busy-alpha", () -> sink += busyAlpha());
                 break;
+            }
             case "wall":
                 worker("holder", Scenarios::holdAndCompute);
                 worker("blocked", Scenarios::blockOnMonitor);
