@@ -19,11 +19,13 @@
 # Delete DIR (or DIR/jdkNN) to fetch again.
 set -euo pipefail
 
-versions=(21 25)
+# SAMPLER_JDK_VERSIONS and SAMPLER_JDK_SUITE fetch others the same way, e.g. JDK 26 from
+# Debian unstable for a measurement: SAMPLER_JDK_VERSIONS=26 SAMPLER_JDK_SUITE=sid scripts/jdks.sh
+read -r -a versions <<<"${SAMPLER_JDK_VERSIONS:-21 25}"
 # trixie's libraries the JDK binaries load (checked below with the loader: nothing may be missing)
 libs=(libc6 libstdc++6 libgcc-s1 zlib1g libzstd1)
 tools=(java javac jcmd jps jstack jinfo jmap jar javap jshell jfr keytool)
-suite=trixie
+suite=${SAMPLER_JDK_SUITE:-trixie}
 
 die() { echo "jdks: $*" >&2; exit 1; }
 
@@ -116,9 +118,12 @@ signed=""
   echo "# written by scripts/jdks.sh from this system's apt sources"
   for u in "${main_uris[@]}"; do
     echo "deb ${signed}$u $suite main"
-    echo "deb ${signed}$u $suite-updates main"
+    # unstable has no updates or security suite
+    [ "$suite" = sid ] || [ "$suite" = unstable ] || echo "deb ${signed}$u $suite-updates main"
   done
-  for u in "${sec_uris[@]}"; do echo "deb ${signed}$u $suite-security main"; done
+  if [ "$suite" != sid ] && [ "$suite" != unstable ]; then
+    for u in "${sec_uris[@]}"; do echo "deb ${signed}$u $suite-security main"; done
+  fi
 } > "$apt/sources.list"
 aptopts=(
   -o "Dir::Etc::sourcelist=$apt/sources.list" -o "Dir::Etc::sourceparts=-"
