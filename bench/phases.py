@@ -222,7 +222,8 @@ def main():
             sys.exit(f"{path} missing: build first (cmake -S . -B build && cmake --build build)")
     version = subprocess.run([args.java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     name = args.name or ("phases-quick" if args.quick else f"phases-{args.profiler}-{args.interval}")
-    phases, stats, sums = [], {w: [] for w in workloads}, {w: set() for w in workloads}
+    args.sigcost = os.path.join(args.build, "bench", "sigcost")
+    phases, stats, sums, floors = [], {w: [] for w in workloads}, {w: set() for w in workloads}, []
     started = time.time()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -236,10 +237,16 @@ def main():
                     c = [x["cost"] for x in costs(ph)]
                     print(f"[{time.time() - started:6.0f} s] run {run + 1} {w:9s} {len(c)} on-phases, cost "
                           f"{statistics.mean(c) if c else float('nan'):+.2f}%", file=sys.stderr, flush=True)
+                    if not args.quick:
+                        # the floor of the mechanism beside each JVM (suite.py's: two busy threads
+                        # signalled every 1 ms, against none, 2 s each)
+                        f = suite.sigcost_floor(argparse.Namespace(sigcost=args.sigcost, seconds=2))
+                        if f is not None:
+                            floors.append(f)
     finally:
         for b in busy:
             b.kill()
-    write(args, name, version, workloads, phases, stats, sums)
+    write(args, name, version, workloads, phases, stats, sums, floors)
     for w in workloads:
         n_on = len(costs_by_run([p for p in phases if p["workload"] == w]))
         # every on-phase that a `sampler stop` ended took samples; and there were phases to compare
@@ -259,7 +266,7 @@ def what(args):
     return f"JFR with only `{'jdk.CPUTimeSample' if args.profiler == 'jfrcpu' else 'jdk.ExecutionSample'}` at {args.interval}"
 
 
-def write(args, name, version, workloads, phases, stats, sums):
+def write(args, name, version, workloads, phases, stats, sums, floors):
     res = os.path.join(HERE, "results") if not args.quick else tempfile.gettempdir()
     os.makedirs(os.path.join(res, "raw"), exist_ok=True)
     with open(os.path.join(res, "raw", name + ".csv"), "w", newline="") as f:
@@ -303,6 +310,11 @@ def write(args, name, version, workloads, phases, stats, sums):
         lo, hi = 100 * (1 - math.exp(g + 1.96 * se)), 100 * (1 - math.exp(g - 1.96 * se))
         lines += ["", f"Geometric mean over the {len(logs)} workloads: **{100 * (1 - math.exp(g)):+.2f}%** "
                       f"(95% CI {lo:+.2f} to {hi:+.2f})."]
+    if floors:
+        m, ci = suite.mean_ci(floors)
+        lines += ["", f"The floor of the mechanism beside the runs (build/bench/sigcost: two busy threads, each "
+                      f"signalled every 1 ms by a third, against none, 2 s each): {m:+.2f} ± {ci:.2f} % "
+                      f"over {len(floors)} pairs."]
     bad = [w for w, s in sums.items() if len(s) > 1]
     lines += ["", "Checksums identical across runs: " + ("yes" if not bad else f"NO: {bad}")]
     path = os.path.join(res, name + ".md")
