@@ -65,31 +65,19 @@ def nmt(pid, what):
         return ""
 
 
-def nmt_malloc_growth(diff):
-    """{category: malloc growth in kB} from a summary.diff."""
+def nmt_malloc_growth(diff, what="kb"):
+    """{category: growth} from a summary.diff: of its malloc in kB ("kb"), or of its number of
+    live malloc blocks ("blocks")."""
+    group = 1 if what == "kb" else 2
     out, cat = {}, None
     for line in diff.splitlines():
         m = re.match(r"^-\s+([A-Za-z][\w ]*?) \(reserved=", line)
         if m:
             cat = m.group(1)
             continue
-        m = re.search(r"\(malloc=\d+KB(?: ([+-]\d+)KB)?", line)
+        m = re.search(r"\(malloc=\d+KB(?: ([+-]\d+)KB)?(?: #\d+(?: ([+-]\d+))?)?", line)
         if m and cat and cat not in out:
-            out[cat] = int(m.group(1) or 0)
-    return out
-
-
-def nmt_malloc_count_growth(diff):
-    """{category: growth in the number of live malloc blocks} from a summary.diff."""
-    out, cat = {}, None
-    for line in diff.splitlines():
-        m = re.match(r"^-\s+([A-Za-z][\w ]*?) \(reserved=", line)
-        if m:
-            cat = m.group(1)
-            continue
-        m = re.search(r"\(malloc=\d+KB(?: [+-]\d+KB)? #\d+(?: ([+-]\d+))?", line)
-        if m and cat and cat not in out:
-            out[cat] = int(m.group(1) or 0)
+            out[cat] = int(m.group(group) or 0)
     return out
 
 
@@ -197,7 +185,7 @@ def main():
                 diffs = {k: nmt(p.pid, "summary.diff") for k, p in procs.items()}
                 nmt_growth = {k: nmt_malloc_growth(d) for k, d in diffs.items()}
                 nmt_committed = {k: nmt_committed_growth(d) for k, d in diffs.items()}
-                nmt_counts = {k: nmt_malloc_count_growth(d) for k, d in diffs.items()}
+                nmt_counts = {k: nmt_malloc_growth(d, "blocks") for k, d in diffs.items()}
                 tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 marks.append(t)
                 nmt_state = "diff"
