@@ -78,8 +78,9 @@ static int running_floor;    /* lowest descriptor number to keep one at */
  * for ~20 us beside a busy one, ~3 in 4 of its "0"s came with an S in its stat, see
  * bench/procstate.c; believed, they quadrupled the samples that found server threads in a
  * wait), or that the kernel cannot name. So a name is taken as "blocked", and a "0" is
- * asked again of the stat file, whose state letter is the thread's own. A kernel that has said "0" for WCHAN_PROBES blocked threads and never
- * named a wait is asked through stat alone. */
+ * asked again of the stat file, whose state letter is the thread's own. A kernel that has
+ * said "0" for WCHAN_PROBES blocked threads and never named a wait is asked through stat
+ * alone. */
 #define WCHAN_PROBES 256
 static int wchan_named; /* 1: wchan has named a wait; -1: gave up on it */
 static int wchan_zeros; /* its "0"s for blocked threads before it named a wait */
