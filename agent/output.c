@@ -303,6 +303,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", n->skipped_regs);
   fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", n->deferred);
   fprintf(f,
+          "  is it running?        asked %" PRIu64 " times: %" PRIu64
+          " answered by the Java thread's state, the rest by /proc (%s)\n",
+          n->running_asked, n->running_jvm, plat_thread_running_source());
+  fprintf(f,
           "  due when the thread ended %" PRIu64 " samples (on the last stack it was caught in)\n",
           n->ended_units);
   fprintf(f,
@@ -535,7 +539,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
-          " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 "\n",
+          " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
+          " running_jvm=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -544,6 +549,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
-          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded);
+          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
+          n->running_asked, n->running_jvm);
   fflush(out);
 }

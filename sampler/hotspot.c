@@ -161,6 +161,8 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
     *why = "the constant _thread_in_vm";
     return -ENOENT;
   }
+  if (int_constant(sym, ctx, "_thread_in_Java", &l->in_java) != 0) l->in_java = -1;
+  if (int_constant(sym, ctx, "_thread_blocked", &l->blocked) != 0) l->blocked = -1;
   l->last_fp = field(&vs, &ty, "JavaFrameAnchor", "_last_Java_fp");
   l->blob_code_begin = field(&vs, &ty, "CodeBlob", "_code_begin");
   l->blob_code_end = field(&vs, &ty, "CodeBlob", "_code_end");
@@ -253,6 +255,12 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
   }
   l->env = (long)(env - java_thread);
   return 0;
+}
+
+int hotspot_state_runs(const struct hotspot_layout *l, int state) {
+  if (state == l->in_java && state >= 0) return 1;
+  if (state == l->blocked && state >= 0) return 0;
+  return -1;
 }
 
 int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid,

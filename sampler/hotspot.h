@@ -20,15 +20,16 @@
 #include <sys/types.h>
 
 struct hotspot_layout {
-  long anchor;     /* JavaThread::_anchor */
-  long last_sp;    /* JavaFrameAnchor::_last_Java_sp */
-  long last_pc;    /* JavaFrameAnchor::_last_Java_pc */
-  long state;      /* JavaThread::_thread_state (an int) */
-  long stack_base; /* JavaThread::_stack_base (the high end) */
-  long stack_size; /* JavaThread::_stack_size */
-  long osthread;   /* JavaThread::_osthread (listed as Thread::_osthread in JDK 25) */
-  long os_tid;     /* OSThread::_thread_id (a pid_t) */
-  int in_vm;       /* the value of _thread_in_vm */
+  long anchor;          /* JavaThread::_anchor */
+  long last_sp;         /* JavaFrameAnchor::_last_Java_sp */
+  long last_pc;         /* JavaFrameAnchor::_last_Java_pc */
+  long state;           /* JavaThread::_thread_state (an int) */
+  long stack_base;      /* JavaThread::_stack_base (the high end) */
+  long stack_size;      /* JavaThread::_stack_size */
+  long osthread;        /* JavaThread::_osthread (listed as Thread::_osthread in JDK 25) */
+  long os_tid;          /* OSThread::_thread_id (a pid_t) */
+  int in_vm;            /* the value of _thread_in_vm */
+  int in_java, blocked; /* _thread_in_Java, _thread_blocked; -1 when not described */
   /* optional, -1 when this JVM does not describe them (then runtime stubs are not walked) */
   long last_fp; /* JavaFrameAnchor::_last_Java_fp */
   long blob_code_begin, blob_code_end, blob_frame_size, blob_size,
@@ -65,5 +66,12 @@ int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t ja
  * not started or gone), -EFAULT. Not signal-safe (call at start or attach). */
 int hotspot_thread_ids(const struct hotspot_layout *l, uintptr_t java_thread, pid_t *tid,
                        void **jni_env);
+
+/* Whether a thread in JavaThread state `state` (its _thread_state) runs: 1 in Java code
+ * (running, or runnable and waiting for a CPU), 0 in one of the VM's waits (parked, in
+ * Object.wait, sleeping, entering a monitor, stopped at a safepoint), -1 for every other state
+ * (native code, the VM, a transition, or states this JVM does not describe): only the kernel
+ * can tell then. Signal-safe; any thread. */
+int hotspot_state_runs(const struct hotspot_layout *l, int state);
 
 #endif

@@ -112,13 +112,17 @@ void *sampler_thread_ended(pid_t tid, uint64_t end_cpu_ns) {
 int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_t self_tid) {
   const char *why = jvm_layout.hotspot_missing;
   int rc = -ENOENT;
-  if (!why && !loop.cfg.codemap) why = "codemap=off: the return address is checked against the map";
   if (!why)
     rc = hotspot_find_env(&jvm_layout.hotspot, self_env, self_java_thread, (int)self_tid, &why);
   if (!rc) {
     jvm_layout.env_known = 1;
-    handler_set_hotspot(&jvm_layout.hotspot);
+    atomic_store(&loop.hotspot, &jvm_layout.hotspot); /* the schedule's word on thread states */
   }
+  if (!rc && !loop.cfg.codemap) {
+    why = "codemap=off: the return address is checked against the map";
+    rc = -ENOENT;
+  }
+  if (!rc) handler_set_hotspot(&jvm_layout.hotspot);
   jvm_layout.anchor_walk_off = rc ? why : NULL;
   return rc;
 }

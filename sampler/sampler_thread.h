@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "hist.h"
+
+struct hotspot_layout;
 #include "registry.h"
 #include "sample.h"
 #include "sampler.h"
@@ -81,7 +83,10 @@ struct loop_state {
   } not_kept; /* captures whose stack the table could not store: one stack of their own */
   uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
-  pid_t self;              /* the sampler thread's own tid: never sampled */
+  pid_t self; /* the sampler thread's own tid: never sampled */
+  /* HotSpot's layout with the JNIEnv's place in a JavaThread, once known (else NULL): the
+   * schedule reads Java threads' states from it */
+  const struct hotspot_layout *_Atomic hotspot;
   int handler_replaced;    /* the sampling signal's handler is not ours any more: no signals */
   int flushing;            /* the last round: due samples are taken now, not deferred */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */

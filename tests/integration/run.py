@@ -140,7 +140,7 @@ def proportion_case(scenario, group, opts="", points=5.0):
     check(s_total > 1000, f"too few samples: {s_total}")
     check(abs(s_share - c_share) <= points,
           f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than {points:g} points apart")
-    return s_share, c_share
+    return s_share, c_share, summary(p.stderr)
 
 
 def case_spin():
@@ -158,7 +158,13 @@ def case_wakers():
     the samples within 1.5 points of their share of the CPU (measured: 0.2 points; before a
     thread's samples started at a random phase, only the look right after a blocked capture held
     CPU as ambiguous and a thread's due units outlived it, they got about half: 4.3 short)."""
-    proportion_case("wakers", "waker-", points=1.5)
+    s_share, c_share, s = proportion_case("wakers", "waker-", points=1.5)
+    # whether a thread with a due sample runs: the wakers sleep in Thread.sleep, where the
+    # JVM's word on its thread (_thread_blocked) answers without a /proc read
+    asked, jvm = int(s["running_asked"]), int(s["running_jvm"])
+    print(f"is it running? asked {asked}, answered by the Java thread's state {jvm}")
+    check(asked > 1000, f"the schedule asked whether a due waker runs only {asked} times")
+    check(jvm >= 0.9 * asked, f"the Java threads' states answered {jvm} of {asked} questions (< 90%)")
 
 
 BAD_OPTIONS = [

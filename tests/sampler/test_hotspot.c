@@ -113,6 +113,8 @@ static void full_table(void) {
   add_field("CodeBlob", "_code_end", 40, 0);
   ints[0] = (struct fake_int){4, "_thread_in_native"};
   ints[1] = (struct fake_int){6, "_thread_in_vm"};
+  ints[2] = (struct fake_int){8, "_thread_in_Java"};
+  ints[3] = (struct fake_int){10, "_thread_blocked"};
 }
 
 static void drop_field(const char *type, const char *field) {
@@ -139,6 +141,8 @@ Test(hotspot, layout_from_the_tables) {
                 {"osthread", l.osthread, 560},
                 {"os_tid", l.os_tid, 208},
                 {"in_vm", l.in_vm, 6},
+                {"in_java", l.in_java, 8},
+                {"blocked", l.blocked, 10},
                 {"blob_frame_size", l.blob_frame_size, 28},
                 {"blob_code_begin", l.blob_code_begin, 32},
                 {"blob_code_end", l.blob_code_end, 40}};
@@ -176,6 +180,37 @@ Test(hotspot, optional_fields_may_be_missing) {
   cr_assert_eq(l.blob_frame_size, -1);
   cr_assert_eq(hotspot_blob_frame_words(&l, (void *)0x100000, 64), 0,
                "no frame size without the field");
+}
+
+/* The schedule takes a Java thread's state as its word on whether it runs (in Java code, or in
+ * one of the VM's waits) and asks the kernel about every other state. */
+Test(hotspot, which_thread_states_say_whether_it_runs) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "%s", why ? why : "");
+  const struct {
+    int state, runs;
+  } cases[] = {{8, 1},   /* _thread_in_Java */
+               {10, 0},  /* _thread_blocked */
+               {4, -1},  /* _thread_in_native: running native code, or in a system call */
+               {6, -1},  /* _thread_in_vm */
+               {9, -1},  /* _thread_in_Java_trans */
+               {11, -1}, /* _thread_blocked_trans */
+               {0, -1},  /* _thread_uninitialized */
+               {-1, -1}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    cr_expect_eq(hotspot_state_runs(&l, cases[i].state), cases[i].runs, "state %d: %d, not %d",
+                 cases[i].state, hotspot_state_runs(&l, cases[i].state), cases[i].runs);
+
+  /* a JVM that does not describe the two states: the kernel is asked about every thread */
+  ints[2].name = "_thread_in_Java_renamed";
+  ints[3].name = "_thread_blocked_renamed";
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0, "the states are optional");
+  cr_expect_eq(l.in_java, -1);
+  cr_expect_eq(l.blocked, -1);
+  for (int st = -1; st <= 12; st++)
+    cr_expect_eq(hotspot_state_runs(&l, st), -1, "state %d with no states known", st);
 }
 
 Test(hotspot, a_field_of_a_superclass) {
