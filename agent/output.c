@@ -300,6 +300,9 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   fprintf(f, "  CPU clock reads       %" PRIu64 "\n", n->looks);
   fprintf(f, "  not run (CPU clock)   %" PRIu64 " thread-rounds\n", n->skipped_cpu);
   fprintf(f, "  not looked at (idle back-off) %" PRIu64 " thread-rounds\n", n->skipped_idle);
+  fprintf(f,
+          "  not looked at (in a VM wait: park, wait, sleep, monitor) %" PRIu64 " thread-rounds\n",
+          n->skipped_waiting);
   fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", n->skipped_regs);
   fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", n->deferred);
   fprintf(f,
@@ -540,7 +543,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
-          " running_jvm=%" PRIu64 "\n",
+          " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -550,6 +553,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
-          n->running_asked, n->running_jvm);
+          n->running_asked, n->running_jvm, n->skipped_waiting);
   fflush(out);
 }

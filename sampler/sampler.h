@@ -161,26 +161,27 @@ void sampler_code_generated(const char *name, const void *code, jint size);
 
 /* The sampler thread's counters. */
 struct sampler_counters {
-  uint64_t ticks;         /* sampling rounds */
-  uint64_t overruns;      /* rounds skipped because the previous one ran past their deadline */
-  uint64_t looks;         /* per-thread CPU clock reads */
-  uint64_t skipped_idle;  /* thread-rounds not looked at: idle back-off */
-  uint64_t skipped_cpu;   /* thread-rounds judged not run by the CPU clock */
-  uint64_t skipped_regs;  /* requests whose register checksum said not run */
-  uint64_t deferred;      /* thread-rounds a due sample waited for its blocked thread to run */
-  uint64_t running_asked; /* times the schedule asked whether a thread with a due sample runs */
-  uint64_t running_jvm;   /* of those, answered by its JavaThread's state (no /proc read) */
-  uint64_t requests;      /* signals sent */
-  uint64_t lost_send;     /* signals that could not be sent (thread gone, queue full) */
-  uint64_t outstanding;   /* thread-rounds skipped because an earlier request was still open */
-  uint64_t late;          /* requests not answered by the round after them */
-  uint64_t unanswered;    /* requests withdrawn unanswered (units kept as lost) */
-  uint64_t timed_out;     /* of those, withdrawn after 1 s while sampling (signal lost, blocked) */
-  uint64_t samples;       /* stacks captured and stored */
-  uint64_t units;         /* cost units written */
-  uint64_t cpu_ns;        /* CPU time attributed (ns) */
-  uint64_t lost_units;    /* units kept under [sample lost] */
-  uint64_t lost_cpu_ns;   /* their CPU time */
+  uint64_t ticks;           /* sampling rounds */
+  uint64_t overruns;        /* rounds skipped because the previous one ran past their deadline */
+  uint64_t looks;           /* per-thread CPU clock reads */
+  uint64_t skipped_idle;    /* thread-rounds not looked at: idle back-off */
+  uint64_t skipped_cpu;     /* thread-rounds judged not run by the CPU clock */
+  uint64_t skipped_waiting; /* thread-rounds a Java thread in a VM wait was not looked at */
+  uint64_t skipped_regs;    /* requests whose register checksum said not run */
+  uint64_t deferred;        /* thread-rounds a due sample waited for its blocked thread to run */
+  uint64_t running_asked;   /* times the schedule asked whether a thread with a due sample runs */
+  uint64_t running_jvm;     /* of those, answered by its JavaThread's state (no /proc read) */
+  uint64_t requests;        /* signals sent */
+  uint64_t lost_send;       /* signals that could not be sent (thread gone, queue full) */
+  uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
+  uint64_t late;            /* requests not answered by the round after them */
+  uint64_t unanswered;      /* requests withdrawn unanswered (units kept as lost) */
+  uint64_t timed_out;   /* of those, withdrawn after 1 s while sampling (signal lost, blocked) */
+  uint64_t samples;     /* stacks captured and stored */
+  uint64_t units;       /* cost units written */
+  uint64_t cpu_ns;      /* CPU time attributed (ns) */
+  uint64_t lost_units;  /* units kept under [sample lost] */
+  uint64_t lost_cpu_ns; /* their CPU time */
   uint64_t unwalked_cpu_ns;   /* CPU of stacks left under a failure frame: no frame walked at all */
   uint64_t store_failed;      /* captures whose stack could not be stored (no memory, or the
                                stack table full): kept under [stack not kept: table full] */

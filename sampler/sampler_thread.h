@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 #include "hist.h"
-
-struct hotspot_layout;
 #include "registry.h"
 #include "sample.h"
 #include "sampler.h"
+
+struct hotspot_layout;
 
 /* The sampler thread's bookkeeping of one slot, for the owner of generation `gen`. */
 struct thread_book {
@@ -35,6 +35,7 @@ struct thread_book {
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
+  uint64_t read_round;   /* loop.round of the last read of its CPU clock */
   /* wall clock */
   uint64_t wall_slot; /* intervals (loop.slots) before this one have their wall samples */
   uint32_t *last;     /* the last stack recorded (its state leaf included), to give again */
