@@ -8,7 +8,6 @@
 #include "guard.h"
 #include "hotspot.h"
 #include "platform.h"
-#include "registry.h"
 #include "sampler_thread.h"
 
 /* CPU deltas at most this large, right after we signalled a thread that was blocked, may be
@@ -24,7 +23,7 @@
 static uint64_t next_look(uint32_t streak) {
   uint64_t cap = loop.max_backoff, fair = (uint64_t)registry_live() / 8;
   if (cap < fair) cap = fair;
-  uint64_t back = streak >= 20 ? cap : (1ull << (streak - 1)) - 1;
+  uint64_t back = streak >= 20 ? cap : streak ? (1ull << (streak - 1)) - 1 : 0;
   if (back > cap) back = cap;
   return loop.round + 1 + back;
 }
@@ -93,15 +92,16 @@ static int jvm_runs(const struct thread_slot *s) {
   return runs;
 }
 
-/* Whether thread s runs now: 1 running or runnable, 0 blocked, -errno (gone). The thread's
- * own state answers when it says (94% of the waits the sampler met on the server workload
+/* Whether thread s runs now: 1 running or runnable, 0 blocked, -errno (gone). `jvm` is what
+ * jvm_runs said in this decision already, or -2 (not asked yet). The thread's own state
+ * answers when it says (94% of the waits the sampler met on the server workload
  * were the VM's futex waits) — against 1.6 us (a blocked thread's wchan) to 3.4 us (a running
  * one's wchan and stat) from /proc. The JVM says "blocked" a little longer than the kernel —
  * from the wake-up until the thread runs again —, when a signal would only have shown where
  * it waited. Native code, the VM's own code and transitions are asked of the kernel. */
-static int thread_runs(const struct thread_slot *s) {
+static int thread_runs(const struct thread_slot *s, int jvm) {
   loop.st.running_asked++;
-  int runs = jvm_runs(s);
+  int runs = jvm == -2 ? jvm_runs(s) : jvm;
   if (runs >= 0) {
     loop.st.running_jvm++;
     return runs;
@@ -128,8 +128,9 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * with 400 threads waking every 5 ms for a few us, those reads were two thirds of the
    * sampler's time. Threads that ran at their last look are read as before: their CPU is
    * counted (and their samples taken) as it accrues. */
+  int jvm = -2; /* the thread's own state, read at most once a decision */
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base && b->idle_streak > 0 && !loop.flushing &&
-      loop.round < b->read_round + loop.max_backoff && jvm_runs(s) == 0) {
+      loop.round < b->read_round + loop.max_backoff && (jvm = jvm_runs(s)) == 0) {
     st->skipped_waiting++;
     /* the back-off stays where the last read left it */
     b->next_look = b->defer_since ? loop.round + 1 : next_look(b->idle_streak);
@@ -183,12 +184,12 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * that its last sample found blocked, may be blocked again. Signalling it then would only
    * show where it waits — and worse, wake it: a thread parked in LockSupport.parkNanos or
    * Object.wait returns early when a signal interrupts its futex (spurious wake-ups are
-   * allowed), which shifts the program's timing. So while the kernel says it is blocked, the
+   * allowed), which shifts the program's timing. So while it is blocked (thread_runs), the
    * due sample waits (its units keep accruing) for a round that finds it running — at most
    * MAX_DEFER_NS, after which it is taken where the thread is, with a [cpu before wait] leaf.
    * Busy threads skip the check. */
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO &&
-      (d < since * (cfg->interval_ns / 2) || b->last_blocked) && thread_runs(s) == 0) {
+      (d < since * (cfg->interval_ns / 2) || b->last_blocked) && thread_runs(s, jvm) == 0) {
     if (!b->defer_since) b->defer_since = loop.round + 1;
     if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS && !loop.flushing) {
       st->deferred++;
