@@ -226,6 +226,8 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
     if (born && end_cpu > from) record_unsampled(s, NULL, end_cpu - from);
     return;
   }
+  b->cum += b->credit; /* what its last capture measured and no look counted yet */
+  b->credit = 0;
   if (end_cpu && b->have_base && end_cpu > b->cpu_base) {
     b->cum += end_cpu - b->cpu_base;
     b->cpu_base = end_cpu;
@@ -319,6 +321,18 @@ static int answer_state(const struct thread_slot *s, const struct thread_book *b
   return waiting(now) == !!r->in_syscall ? now : state;
 }
 
+/* The thread's CPU as the handler of capture r measured it: from the look that sent the
+ * request to the handler's entry it is the thread's own (while our signal was on its way:
+ * ~15-30 us of each busy thread's millisecond, dropped before), counted at its next look;
+ * from entry to exit (the walk) it is ours. A capture that found it blocked: what it used
+ * since the look was our signal waking it. */
+static void answer_cpu(struct thread_book *b, const struct sample_record *r) {
+  if (!loop.cfg.wall && r->cpu_entry && !r->in_syscall && !r->wrong_thread && b->have_base &&
+      r->cpu_entry > b->cpu_base)
+    b->credit += r->cpu_entry - b->cpu_base;
+  if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit;
+}
+
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   const struct sample_record *r = s->record;
   struct sampler_counters *st = &loop.st;
@@ -326,8 +340,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   if (r->start_ns >= b->sent_ns) hist_add(&loop.latency, r->start_ns - b->sent_ns);
   if (b->req_tick + 1 < loop.round) st->late++; /* not answered by the round after it */
 
-  if (r->cpu_exit > b->cpu_base)
-    b->cpu_base = r->cpu_exit; /* what the signal and the handler cost it is ours */
+  answer_cpu(b, r);
 
   if (r->wrong_thread) {
     record_lost(s, b);

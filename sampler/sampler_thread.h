@@ -36,6 +36,8 @@ struct thread_book {
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
   uint64_t read_round;   /* loop.round of the last read of its CPU clock */
+  uint64_t credit;       /* its CPU from the last look to a capture's handler entry (ns), which
+                            the next look counts */
   /* wall clock */
   uint64_t wall_slot; /* intervals (loop.slots) before this one have their wall samples */
   uint32_t *last;     /* the last stack recorded (its state leaf included), to give again */

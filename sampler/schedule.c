@@ -151,8 +151,9 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     *mode = SAMPLE_IF_MOVED; /* no CPU evidence: the checksum decides */
     return 1;
   }
-  uint64_t d = 0;
-  if (b->have_base && cpu > b->cpu_base) d = cpu - b->cpu_base;
+  uint64_t d = b->credit; /* up to its last capture, measured by its handler */
+  b->credit = 0;
+  if (b->have_base && cpu > b->cpu_base) d += cpu - b->cpu_base;
   if (!b->have_base) b->first_base = cpu;
   if (!b->have_base || cpu > b->cpu_base) b->cpu_base = cpu;
   b->have_base = 1;
