@@ -171,20 +171,62 @@ def one_run(args, workload, run, tmp):
 
 
 def costs(phases):
-    """The cost in % of each on-phase against the off-phases right before and after it (one run)."""
+    """The cost in % of each on-phase against the off-phases right before and after it (one run):
+    their throughputs interpolated linearly to the on-phase's middle, which cancels a linear
+    drift whatever the phases' lengths. An on-phase without an off-phase on both sides (the
+    first of a run, the last) is left out: against one side, a workload still warming up (the
+    rate of `compiler` rises from 250 to 750 ops/s through its first 15 s) made the first
+    on-phase of every run cost ~25%."""
     by = {ph["phase"]: ph for ph in phases}
     out = []
     for ph in phases:
         if ph["state"] != "on":
             continue
-        sides = [q for q in (by.get(ph["phase"] - 1), by.get(ph["phase"] + 1)) if q and q["state"] == "off"]
-        ref = statistics.mean(q["rate"] for q in sides) if sides else 0
+        a, b = by.get(ph["phase"] - 1), by.get(ph["phase"] + 1)
+        if not a or not b or a["state"] != "off" or b["state"] != "off":
+            continue
+        mid = lambda q: (float(q["t0"]) + float(q["t1"])) / 2
+        f = (mid(ph) - mid(a)) / (mid(b) - mid(a)) if mid(b) > mid(a) else 0.5
+        ref = a["rate"] + f * (b["rate"] - a["rate"])
         if ref <= 0 or ph["rate"] <= 0:
             continue
-        cores = [q["cores"] for q in sides if q.get("cores")]
+        cores = a.get("cores") and b.get("cores") and a["cores"] + f * (b["cores"] - a["cores"])
         out.append({"cost": 100 * (1 - ph["rate"] / ref), "log": math.log(ph["rate"] / ref),
-                    "cpu": 100 * (ph["cores"] / statistics.mean(cores) - 1) if cores and ph.get("cores") else None})
+                    "cpu": 100 * (ph["cores"] / cores - 1) if cores and ph.get("cores") else None})
     return out
+
+
+def reanalyze(name):
+    """The costs of a run again from its raw/NAME.csv (with this version's estimator): per
+    workload the mean with its 95% CI, and the geometric mean; the other columns need the run."""
+    with open(os.path.join(HERE, "results", "raw", name + ".csv")) as f:
+        phases = [dict(r, run=int(r["run"]), phase=int(r["phase"]), rate=float(r["rate"]),
+                       cores=float(r["cores"]) if r["cores"] else None) for r in csv.DictReader(f)]
+    workloads = list(dict.fromkeys(p["workload"] for p in phases))
+    print(f"{name} (from raw/{name}.csv)")
+    print("| workload | on-phases | cost % (mean ± 95% CI) |")
+    print("|---|---|---|")
+    logs = []
+    for wl in workloads:
+        c = costs_by_run([p for p in phases if p["workload"] == wl])
+        if len(c) < 2:
+            print(f"| {wl} | {len(c)} | (too few to compare: left out of the mean) |")
+            continue
+        m, ci = suite.mean_ci([x["cost"] for x in c])
+        lg = [x["log"] for x in c]
+        logs.append((statistics.mean(lg), statistics.stdev(lg) / math.sqrt(len(lg))))
+        print(f"| {wl} | {len(c)} | {m:+.2f} ± {ci:.2f} |")
+    print("\n" + geomean_line(logs))
+    return 0
+
+
+def geomean_line(logs):
+    """The geometric mean of the workloads' costs with its 95% CI, from (mean, s.e.) of logs."""
+    g = sum(m for m, _ in logs) / len(logs)
+    se = math.sqrt(sum(s * s for _, s in logs)) / len(logs)
+    lo, hi = 100 * (1 - math.exp(g + 1.96 * se)), 100 * (1 - math.exp(g - 1.96 * se))
+    return (f"Geometric mean over the {len(logs)} workloads: **{100 * (1 - math.exp(g)):+.2f}%** "
+            f"(95% CI {lo:+.2f} to {hi:+.2f}).")
 
 
 def main():
@@ -204,15 +246,18 @@ def main():
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the JVM (a busy host)")
     ap.add_argument("--build", default=os.path.join(suite.ROOT, "build"))
     ap.add_argument("--name", default=None)
+    ap.add_argument("--reanalyze", metavar="NAME", help="print the costs of an earlier run again from raw/NAME.csv")
     ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): scimark, one short run")
     args = ap.parse_args()
+    if args.reanalyze:
+        return reanalyze(args.reanalyze)
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
     args.launcher = os.path.join(args.build, "bin", "sampler")
     args.classes = os.path.join(args.build, "bench", "classes")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
     args.jattach = shutil.which("jattach") or "jattach"
     if args.quick:
-        args.workloads, args.runs, args.warmup, args.seconds, args.phase = "scimark", 1, 1, 6, 0.8
+        args.workloads, args.runs, args.warmup, args.seconds, args.phase = "scimark", 1, 1, 8, 0.8
     workloads = suite.WORKLOADS if args.workloads == "all" else args.workloads.split(",")
     for w in workloads:
         if w not in suite.WORKLOADS:
@@ -282,8 +327,9 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
              f"{args.phase:g} s (±20%) for {args.seconds:g} s after {args.warmup:g} s of warm-up, {args.runs} JVMs "
              f"per workload, {args.guard:g} s after each switch left out"
              + (f", {args.busy} CPU-bound processes beside it (busy host)" if args.busy else "") + ".", "",
-             "Cost: 1 − an on-phase's throughput / the mean of the off-phases beside it (mean over on-phases, "
-             "95% CI). CPU: the process's CPU per second in the on-phase against the off-phases beside it. "
+             "Cost: 1 − an on-phase's throughput / that of the off-phases either side of it, interpolated to "
+             "its middle (mean over the on-phases with an off-phase on both sides, 95% CI). CPU: the process's "
+             "CPU per second in the on-phase against the off-phases beside it. "
              "Samples per CPU-second: the samples of each on-phase ended by a switch-off / the process's CPU "
              "in it; the agent's sampler thread: from its summary at each `sampler stop`.", "",
              "| workload | on-phases | ops/s off (median) | cost % (mean ± 95% CI) | cost % (median) | process CPU % more | samples per CPU-s | sampler thread, % of a core |",
@@ -308,11 +354,7 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
                      f"{statistics.median(sps) if sps else float('nan'):.0f} | "
                      + (f"{statistics.median(sth):.2f} |" if sth else "— |"))
     if len(logs) == len(workloads) and logs:
-        g = sum(m for m, _ in logs) / len(logs)
-        se = math.sqrt(sum(s * s for _, s in logs)) / len(logs)
-        lo, hi = 100 * (1 - math.exp(g + 1.96 * se)), 100 * (1 - math.exp(g - 1.96 * se))
-        lines += ["", f"Geometric mean over the {len(logs)} workloads: **{100 * (1 - math.exp(g)):+.2f}%** "
-                      f"(95% CI {lo:+.2f} to {hi:+.2f})."]
+        lines += ["", geomean_line(logs)]
     if floors:
         m, ci = suite.mean_ci(floors)
         lines += ["", f"The floor of the mechanism beside the runs (build/bench/sigcost: two busy threads, each "

@@ -12,6 +12,9 @@
  *   pin-same  as pin-wake, and signals only the worker on its own CPU
  *   pin-cross as pin-wake, and signals only the worker on the other CPU
  *   timers    no third thread: each worker arms a 1 ms CLOCK_MONOTONIC timer that signals itself
+ *   cputimers as timers, on the worker's own CPU-time clock (CLOCK_THREAD_CPUTIME_ID, what JFR's
+ *             jdk.CPUTimeSample uses): the kernel checks those at its scheduler tick, so a
+ *             1 ms timer fires at the tick's rate (250 Hz here) with overruns counting the rest
  *
  * Usage: sigcost MODE SECONDS. Prints: mode, worker passes (both summed), signals handled.
  * bench/sigcost.py runs the modes interleaved and reports the losses. */
@@ -26,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { NONE, WAKE, SIGNAL, PIN_WAKE, PIN_SAME, PIN_CROSS, TIMERS };
+enum mode { NONE, WAKE, SIGNAL, PIN_WAKE, PIN_SAME, PIN_CROSS, TIMERS, CPUTIMERS };
 static const char *const mode_names[] = {"none",     "wake",      "signal", "pin-wake",
-                                         "pin-same", "pin-cross", "timers"};
+                                         "pin-same", "pin-cross", "timers", "cputimers"};
 #define NMODES (sizeof mode_names / sizeof *mode_names)
 
 static enum mode mode;
@@ -60,7 +63,7 @@ static void *worker(void *arg) {
   int w = (int)(long)arg;
   tids[w] = (pid_t)syscall(SYS_gettid);
   if (pinned()) pin(w);
-  if (mode == TIMERS) {
+  if (mode == TIMERS || mode == CPUTIMERS) {
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
@@ -68,8 +71,8 @@ static void *worker(void *arg) {
     ev._sigev_un._tid = tids[w];
     timer_t timer;
     struct itimerspec every_ms = {{0, 1000000}, {0, 1000000}};
-    if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
-        timer_settime(timer, 0, &every_ms, NULL) != 0) {
+    clockid_t clock = mode == TIMERS ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+    if (timer_create(clock, &ev, &timer) != 0 || timer_settime(timer, 0, &every_ms, NULL) != 0) {
       perror("sigcost: timer");
       exit(2);
     }
@@ -131,7 +134,7 @@ int main(int argc, char **argv) {
   pthread_t workers[2], tick;
   for (long w = 0; w < 2; w++) pthread_create(&workers[w], NULL, worker, (void *)w);
   while (atomic_load(&ready) < 2) usleep(1000);
-  int ticks = mode != NONE && mode != TIMERS;
+  int ticks = mode != NONE && mode != TIMERS && mode != CPUTIMERS;
   if (ticks) pthread_create(&tick, NULL, ticker, NULL);
   usleep((useconds_t)(seconds * 1e6));
   atomic_store(&stop, 1);

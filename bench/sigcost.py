@@ -6,10 +6,10 @@ import argparse
 import statistics
 import subprocess
 
-MODES = ["none", "wake", "signal", "pin-wake", "pin-same", "pin-cross", "timers"]
+MODES = ["none", "wake", "signal", "pin-wake", "pin-same", "pin-cross", "timers", "cputimers"]
 # each mode against the mode that differs from it by one thing
 BASES = {"wake": "none", "signal": "wake", "pin-wake": "none", "pin-same": "pin-wake",
-         "pin-cross": "pin-wake", "timers": "none"}
+         "pin-cross": "pin-wake", "timers": "none", "cputimers": "none"}
 
 
 def main():
