@@ -65,9 +65,9 @@ struct sample_record {
   uint64_t cpu_exit;    /* the thread's CPU clock at handler exit (SAMPLE_CAPTURE only, else 0) */
   uintptr_t sp;         /* the interrupted sp */
   uintptr_t pc;         /* where the walk started: the interrupted pc, a stub's caller's, or
-                             the return address of a VM call's frame anchor */
+                           the return address of a VM call's frame anchor */
   struct codemap_hit hit;         /* when AsyncGetCallTrace failed: where the PC was (for
-                             RECOVERY_ANCHOR: where the VM call returns to) */
+                                     RECOVERY_ANCHOR: where the VM call returns to) */
   asgct_frame *frames;            /* `depth` entries, leaf first (preallocated with the record) */
   int32_t nnative;                /* native frames walked (native.h), 0 when none or off */
   int32_t native_stop;            /* why the native walk ended: enum native_stop */
