@@ -321,15 +321,18 @@ static int answer_state(const struct thread_slot *s, const struct thread_book *b
   return waiting(now) == !!r->in_syscall ? now : state;
 }
 
-/* The thread's CPU as the handler of capture r measured it: from the look that sent the
- * request to the handler's entry it is the thread's own (while our signal was on its way:
- * ~15-30 us of each busy thread's millisecond, dropped before), counted at its next look;
- * from entry to exit (the walk) it is ours. A capture that found it blocked: what it used
- * since the look was our signal waking it. */
+/* The thread's CPU up to capture r: from the look that sent the request to the handler's
+ * entry it is the thread's own (while our signal was on its way: ~15-30 us of a busy
+ * thread's millisecond, dropped before), counted at its next look; the handler's own time is
+ * ours. The handler reads the thread's CPU clock only as it leaves: its own time is taken as
+ * its wall time (entry to exit, read anyway), so a handler that was preempted credits less,
+ * never more. A capture that found the thread blocked: what it used since the look was our
+ * signal waking it. */
 static void answer_cpu(struct thread_book *b, const struct sample_record *r) {
-  if (!loop.cfg.wall && r->cpu_entry && !r->in_syscall && !r->wrong_thread && b->have_base &&
-      r->cpu_entry > b->cpu_base)
-    b->credit += r->cpu_entry - b->cpu_base;
+  uint64_t walk = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+  if (!loop.cfg.wall && r->cpu_exit && !r->in_syscall && !r->wrong_thread && b->have_base &&
+      r->cpu_exit > b->cpu_base + walk)
+    b->credit += r->cpu_exit - walk - b->cpu_base;
   if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit;
 }
 

@@ -232,11 +232,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     r->walked = 0;
     r->moved = 0;
     r->num_frames = ASGCT_THREAD_EXIT;
-    r->cpu_entry = 0;
   } else {
-    /* the thread's CPU clock as the handler starts: its CPU up to here is its own, ours from
-     * here to the exit (record.c, answer_cpu) */
-    r->cpu_entry = s->mode == SAMPLE_CAPTURE ? plat_self_cpu_ns() : 0;
     uint64_t sum = plat_regs_checksum(uc);
     r->moved = sum != r->checksum;
     r->checksum = sum;
