@@ -213,11 +213,16 @@ def reanalyze(name):
             print(f"| {wl} | {len(c)} | (too few to compare: left out of the mean) |")
             continue
         m, ci = suite.mean_ci([x["cost"] for x in c])
-        lg = [x["log"] for x in c]
-        logs.append((statistics.mean(lg), statistics.stdev(lg) / math.sqrt(len(lg))))
+        logs.append(log_stat(c))
         print(f"| {wl} | {len(c)} | {m:+.2f} ± {ci:.2f} |")
     print("\n" + geomean_line(logs))
     return 0
+
+
+def log_stat(c):
+    """(mean, standard error) of the log throughput ratios of on-phases c (at least two)."""
+    lg = [x["log"] for x in c]
+    return statistics.mean(lg), statistics.stdev(lg) / math.sqrt(len(lg))
 
 
 def geomean_line(logs):
@@ -340,9 +345,8 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
         c = costs_by_run(ph)
         xs = [x["cost"] for x in c]
         m, ci = suite.mean_ci(xs)
-        lg = [x["log"] for x in c]
-        if len(lg) >= 2:
-            logs.append((statistics.mean(lg), statistics.stdev(lg) / math.sqrt(len(lg))))
+        if len(c) >= 2:
+            logs.append(log_stat(c))
         cpu = [x["cpu"] for x in c if x["cpu"] is not None]
         off = [p["rate"] for p in ph if p["state"] == "off"]
         st = stats[wl]
