@@ -196,27 +196,64 @@ def costs(phases):
     return out
 
 
-def reanalyze(name):
+def load_raw(names):
+    """The phases of raw/NAME.csv for each of the comma-separated names, pooled: each file's
+    JVMs kept apart as runs of their own."""
+    phases = []
+    for name in names.split(","):
+        base = 1 + max((p["run"] for p in phases), default=-1)
+        with open(os.path.join(HERE, "results", "raw", name + ".csv")) as f:
+            phases += [dict(r, run=base + int(r["run"]), phase=int(r["phase"]), rate=float(r["rate"]),
+                            cores=float(r["cores"]) if r["cores"] else None) for r in csv.DictReader(f)]
+    return phases
+
+
+def reanalyze(names, against=None, only="all"):
     """The costs of a run again from its raw/NAME.csv (with this version's estimator): per
-    workload the mean with its 95% CI, and the geometric mean; the other columns need the run."""
-    with open(os.path.join(HERE, "results", "raw", name + ".csv")) as f:
-        phases = [dict(r, run=int(r["run"]), phase=int(r["phase"]), rate=float(r["rate"]),
-                       cores=float(r["cores"]) if r["cores"] else None) for r in csv.DictReader(f)]
-    workloads = list(dict.fromkeys(p["workload"] for p in phases))
-    print(f"{name} (from raw/{name}.csv)")
-    print("| workload | on-phases | cost % (mean ± 95% CI) |")
-    print("|---|---|---|")
-    logs = []
+    workload the mean with its 95% CI, and the geometric mean; the other columns need the run.
+    Several names (comma-separated: runs of one configuration made apart, e.g. alternating with
+    another configuration's) are pooled. With `against` (names of another configuration's runs,
+    pooled the same way) it prints both and the difference, first less second, with its 95% CI
+    (Welch), per workload and for the geometric means. `only`: the workloads (--workloads)."""
+    sets = [load_raw(names)] + ([load_raw(against)] if against else [])
+    workloads = [w for w in dict.fromkeys(p["workload"] for p in sets[0]) if only == "all" or w in only.split(",")]
+    print(" against ".join(f"{n} (raw/{n.replace(',', ', raw/')}.csv)" for n in [names] + ([against] if against else [])))
+    print("| workload | on-phases | cost % (mean ± 95% CI) |" + (" against: on-phases | cost % | difference (95% CI) |" if against else ""))
+    print("|---|---|---|" + ("---|---|---|" if against else ""))
+    logs = [[] for _ in sets]
     for wl in workloads:
-        c = costs_by_run([p for p in phases if p["workload"] == wl])
-        if len(c) < 2:
-            print(f"| {wl} | {len(c)} | (too few to compare: left out of the mean) |")
+        cs = [costs_by_run([p for p in ph if p["workload"] == wl]) for ph in sets]
+        if any(len(c) < 2 for c in cs):
+            print(f"| {wl} | {' / '.join(str(len(c)) for c in cs)} | (too few to compare: left out of the mean) |")
             continue
-        m, ci = suite.mean_ci([x["cost"] for x in c])
-        logs.append(log_stat(c))
-        print(f"| {wl} | {len(c)} | {m:+.2f} ± {ci:.2f} |")
-    print("\n" + geomean_line(logs))
+        cells = []
+        for k, c in enumerate(cs):
+            m, ci = suite.mean_ci([x["cost"] for x in c])
+            logs[k].append(log_stat(c))
+            cells.append(f"{len(c)} | {m:+.2f} ± {ci:.2f}")
+        if against:
+            d, ci = welch([x["cost"] for x in cs[0]], [x["cost"] for x in cs[1]])
+            cells.append(f"{d:+.2f} ± {ci:.2f}")
+        print(f"| {wl} | " + " | ".join(cells) + " |")
+    print()
+    for k, n in enumerate([names] + ([against] if against else [])):
+        print(f"{n}: " + geomean_line(logs[k]))
+    if against and logs[0] and len(logs[0]) == len(logs[1]):
+        # the geometric means' ratio: the difference of the mean log ratios, their errors combined
+        g = [sum(m for m, _ in lg) / len(lg) for lg in logs]
+        se = math.sqrt(sum(sum(s * s for _, s in lg) / len(lg) ** 2 for lg in logs))
+        pct = lambda x: 100 * (1 - math.exp(x))
+        print(f"the first's throughput cost relative to the second's (geometric means): "
+              f"**{pct(g[0] - g[1]):+.2f}%** (95% CI {pct(g[0] - g[1] + 1.96 * se):+.2f} to "
+              f"{pct(g[0] - g[1] - 1.96 * se):+.2f}; negative: the first costs less)")
     return 0
+
+
+def welch(a, b):
+    """The difference of the means of a and b with its 95% CI half-width (Welch's t)."""
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    df = (va + vb) ** 2 / (va * va / (len(a) - 1) + vb * vb / (len(b) - 1)) if va + vb > 0 else 1
+    return statistics.mean(a) - statistics.mean(b), suite.t95(max(1, int(df))) * math.sqrt(va + vb)
 
 
 def log_stat(c):
@@ -251,11 +288,14 @@ def main():
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the JVM (a busy host)")
     ap.add_argument("--build", default=os.path.join(suite.ROOT, "build"))
     ap.add_argument("--name", default=None)
-    ap.add_argument("--reanalyze", metavar="NAME", help="print the costs of an earlier run again from raw/NAME.csv")
+    ap.add_argument("--reanalyze", metavar="NAME[,NAME...]",
+                    help="print the costs of an earlier run again from raw/NAME.csv (several: pooled)")
+    ap.add_argument("--against", metavar="NAME[,NAME...]",
+                    help="with --reanalyze: another configuration's runs, and the difference")
     ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): scimark, one short run")
     args = ap.parse_args()
     if args.reanalyze:
-        return reanalyze(args.reanalyze)
+        return reanalyze(args.reanalyze, args.against, args.workloads)
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
     args.launcher = os.path.join(args.build, "bin", "sampler")
     args.classes = os.path.join(args.build, "bench", "classes")
