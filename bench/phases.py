@@ -294,6 +294,8 @@ def main():
                     help="with --reanalyze: another configuration's runs, and the difference")
     ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): scimark, one short run")
     args = ap.parse_args()
+    if args.against and not args.reanalyze:
+        ap.error("--against compares with the runs --reanalyze names: give --reanalyze NAME too")
     if args.reanalyze:
         return reanalyze(args.reanalyze, args.against, args.workloads)
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
