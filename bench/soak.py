@@ -256,7 +256,7 @@ def main():
         grown = tables[1] - tables[0] if len(tables) == 2 and None not in tables else None
         if len(marks) == 2 and all(t in MALLOC for t in marks):
             (u0, f0), (u1, f1) = MALLOC[marks[0]], MALLOC[marks[1]]
-            tracked = sum(a.values()) / 1024
+            tracked = sum(nmt_growth["agent"].values()) / 1024  # kB of malloc, not blocks
             print(f"the agented process's malloc from {marks[0]:.0f} to {marks[1]:.0f} s (`sampler status`): in use "
                   f"{u0:.1f} -> {u1:.1f} MB ({u1 - u0:+.1f}), of it HotSpot's (NMT) {tracked:+.1f} MB, the rest "
                   f"(the agent's own, and what NMT does not see) {u1 - u0 - tracked:+.1f} MB; kept free "
