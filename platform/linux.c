@@ -26,17 +26,68 @@
 #include "platform.h"
 
 int plat_signal_thread(pid_t tid, int sig, int value) {
+  /* two system calls a signal saved: a process's pid and uid do not change (a forked child
+   * has no sampler thread to send signals) */
+  static pid_t pid;
+  static uid_t uid;
   int e = errno;
+  if (!pid) {
+    uid = getuid();
+    pid = getpid();
+  }
   siginfo_t si;
   memset(&si, 0, sizeof si);
   si.si_signo = sig;
   si.si_code = SI_QUEUE;
-  si.si_pid = getpid();
-  si.si_uid = getuid();
+  si.si_pid = pid;
+  si.si_uid = uid;
   si.si_value.sival_int = value;
   int rc = syscall(SYS_rt_tgsigqueueinfo, si.si_pid, tid, sig, &si) == 0 ? 0 : -errno;
   errno = e;
   return rc;
+}
+
+/* Timers are made with the system calls themselves: glibc's timer_t wraps the kernel's id,
+ * and its SIGEV_THREAD_ID support needs nothing of glibc's. */
+int plat_cpu_timer_create(pid_t tid, int sig, int value, int *timer) {
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = sig;
+  ev.sigev_value.sival_int = value;
+  ev._sigev_un._tid = tid;
+  clockid_t clock = (clockid_t)(((unsigned)~tid << 3) | 6); /* as in plat_thread_cpu_ns */
+  int e = errno, id = -1;
+  int rc = syscall(SYS_timer_create, clock, &ev, &id) == 0 ? 0 : -errno;
+  errno = e;
+  if (!rc) *timer = id;
+  return rc;
+}
+
+int plat_cpu_timer_arm(int timer, int once) {
+  struct itimerspec its = {{0, 0}, {0, once ? 1 : 0}}; /* 1 ns of the thread's CPU from now */
+  int e = errno;
+  int rc = syscall(SYS_timer_settime, timer, 0, &its, NULL) == 0 ? 0 : -errno;
+  errno = e;
+  return rc;
+}
+
+void plat_cpu_timer_delete(int timer) {
+  int e = errno;
+  syscall(SYS_timer_delete, timer);
+  errno = e;
+}
+
+uint64_t plat_tick_ns(void) {
+  struct timespec res;
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return 0;
+  return (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+}
+
+uint64_t plat_last_tick_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int plat_thread_cpu_ns(pid_t tid, uint64_t *ns) {

@@ -80,6 +80,28 @@ uint64_t plat_mono_ns(void);
  * else's. Returns 0 or -errno (-ESRCH: no such thread, -EAGAIN: queue full). Signal-safe. */
 int plat_signal_thread(pid_t tid, int sig, int value);
 
+/* A timer on thread `tid`'s CPU clock (of this process) that sends `sig` to that thread with
+ * `value` in si_value.sival_int and si_code SI_TIMER when it expires; made disarmed. The kernel
+ * checks such timers at its scheduler tick, on the CPU the thread runs on: the signal costs no
+ * interrupt of its own. Returns 0 with the timer in *timer, or -errno (-EINVAL: thread gone,
+ * -EAGAIN: the user's queued-signal limit reached). */
+int plat_cpu_timer_create(pid_t tid, int sig, int value, int *timer);
+
+/* Arms the timer to expire as soon as its thread has run at all: it fires at the first
+ * scheduler tick that finds the thread running (never while it is blocked). once 0: disarms
+ * it. Returns 0 or -errno (-ESRCH: its thread has ended). */
+int plat_cpu_timer_arm(int timer, int once);
+
+/* Deletes the timer (disarmed or not). */
+void plat_cpu_timer_delete(int timer);
+
+/* The kernel's scheduler tick (the resolution of its coarse clocks), ns; 0 when unknown. */
+uint64_t plat_tick_ns(void);
+
+/* CLOCK_MONOTONIC as of the kernel's last tick (CLOCK_MONOTONIC_COARSE), ns: where the ticks
+ * fall on the monotonic clock. */
+uint64_t plat_last_tick_ns(void);
+
 /* CPU time consumed so far by thread `tid` of this process (user+system, ns), read from its
  * per-thread CPU clock without disturbing it. Returns 0 or -errno (-EINVAL: thread gone). */
 int plat_thread_cpu_ns(pid_t tid, uint64_t *ns);
