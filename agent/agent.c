@@ -518,7 +518,8 @@ static struct sampler_config sampler_config_of(const struct agent_options *o) {
                                  .jvm_threads = o->jvmthreads,
                                  .duration_ns = o->duration_ns,
                                  .wall = o->wall,
-                                 .sig = o->sig};
+                                 .sig = o->sig,
+                                 .cpu_timers = o->cputimers};
 }
 
 static const jvmtiEvent EVENTS[] = {

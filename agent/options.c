@@ -446,6 +446,12 @@ static const struct opt_spec OPTIONS[] = {
     {"signal", "SIG", OPT_TAKES_VALUE, parse_signal, 0, "RTMIN+4", NULL,
      "the sampling signal: `RTMIN+N`, `PROF`, `VTALRM`, `ALRM`, `USR1` or a number; signals the "
      "JVM uses itself are refused, and so is one that already has a handler"},
+    {"cputimers", NULL, SWITCH(cputimers), "on", NULL,
+     "with `event=cpu` and an interval of at least the kernel's scheduler tick (4 ms on a "
+     "250 Hz kernel): a thread found busy gets its next sample from a timer on its own CPU "
+     "clock, which the kernel fires at a tick on the thread's own CPU, instead of a signal from "
+     "the sampler thread (a cross-CPU interrupt); threads that run in short bursts are always "
+     "signalled; `off`: signals only"},
     {"duration", "TIME", OPT_TAKES_VALUE, parse_duration, 0, "0", "(until the JVM exits)",
      "`0` or a time with a unit `ms`, `s`, `m`, `h`: stop sampling and write the profile then"},
     {"loop", "TIME", OPT_TAKES_VALUE, parse_loop, 0, "0", "(one profile)",

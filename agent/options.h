@@ -32,6 +32,7 @@ struct agent_options {
   int cstack;     /* cstack=       dwarf (1, default) | no (0): native frames */
   int jvmthreads; /* jvmthreads    default on: the JVM's own threads too */
   int sig;        /* signal=       default SIGRTMIN+4 */
+  int cputimers;  /* cputimers     default on: busy threads' samples by CPU-time timers */
   char sig_name[32];
   uint64_t duration_ns;     /* duration=     default 0: until the JVM exits */
   int weight;               /* weight=       samples | cpu */

@@ -373,6 +373,13 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
 
   fprintf(f, "Signals and losses\n");
   fprintf(f, "  signals sent          %" PRIu64 "\n", n->requests);
+  if (n->timer_requests || n->timers_refused)
+    fprintf(f,
+            "  left to CPU-time timers %" PRIu64
+            " requests of busy threads (answered at a tick: %" PRIu64
+            "; signalled after two ticks without an answer: %" PRIu64 "; threads whose timer could "
+            "not be made: %" PRIu64 ")\n",
+            n->timer_requests, n->timer_samples, n->timer_fallbacks, n->timers_refused);
   fprintf(f,
           "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64
           " samples kept under [sample lost]\n",
@@ -543,7 +550,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
-          " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 "\n",
+          " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
+          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -553,6 +561,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
-          n->running_asked, n->running_jvm, n->skipped_waiting);
+          n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
+          n->timer_fallbacks, n->timers_refused);
   fflush(out);
 }

@@ -251,6 +251,15 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
   loop.st.ended_units += due;
 }
 
+void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
+  (void)s;
+  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
+  store(b->nlast, b->req_units, b->req_cpu);
+  loop.st.ended_units += b->req_units;
+  b->req_units = b->req_cpu = 0;
+  b->via_timer = 0;
+}
+
 void record_lost(const struct thread_slot *s, struct thread_book *b) {
   if (!b->req_units && !b->req_cpu) return;
   int n = begin_stack(s, b);
@@ -340,7 +349,10 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   const struct sample_record *r = s->record;
   struct sampler_counters *st = &loop.st;
   hist_add(&loop.cost, r->end_ns - r->start_ns);
-  if (r->start_ns >= b->sent_ns) hist_add(&loop.latency, r->start_ns - b->sent_ns);
+  if (r->by_timer) /* its latency is the tick's, not a signal's */
+    st->timer_samples++;
+  else if (r->start_ns >= b->sent_ns)
+    hist_add(&loop.latency, r->start_ns - b->sent_ns);
   if (b->req_tick + 1 < loop.round) st->late++; /* not answered by the round after it */
 
   answer_cpu(b, r);

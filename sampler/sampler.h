@@ -49,6 +49,8 @@ struct sampler_config {
                            that has not run since its last sample gives it again, without a
                            signal); its state as the leaf frame */
   int sig;              /* the sampling signal */
+  int cpu_timers;       /* busy threads' samples by CPU-time timers at the scheduler tick, when
+                           the interval is at least a tick (cpu event only) */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of
@@ -172,6 +174,10 @@ struct sampler_counters {
   uint64_t running_asked;   /* times the schedule asked whether a thread with a due sample runs */
   uint64_t running_jvm;     /* of those, answered by its JavaThread's state (no /proc read) */
   uint64_t requests;        /* signals sent */
+  uint64_t timer_requests;  /* requests left to the thread's CPU-time timer instead */
+  uint64_t timer_samples;   /* answers the timer delivered */
+  uint64_t timer_fallbacks; /* timer requests signalled after two ticks without an answer */
+  uint64_t timers_refused;  /* threads whose timer could not be made (signals for them) */
   uint64_t lost_send;       /* signals that could not be sent (thread gone, queue full) */
   uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
   uint64_t late;            /* requests not answered by the round after them */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform.h"
 #include "traces.h"
 
 struct loop_state loop;
@@ -39,9 +40,18 @@ uint64_t loop_phase(void) {
   return loop.cfg.interval_ns ? z % loop.cfg.interval_ns : 0;
 }
 
+void loop_timer_drop(struct thread_book *b) {
+  if (!b->has_timer) return;
+  plat_cpu_timer_delete(b->timer);
+  b->has_timer = 0;
+  b->via_timer = 0;
+  loop.timers--;
+}
+
 struct thread_book *loop_book(int i, const struct thread_slot *s) {
   struct thread_book *b = &loop.books[i];
   if (b->gen != s->gen) {
+    loop_timer_drop(b);       /* an earlier owner's */
     uint32_t *last = b->last; /* the buffer stays for the next owner */
     int cap = b->cap_last;
     memset(b, 0, sizeof *b);

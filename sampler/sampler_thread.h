@@ -51,6 +51,11 @@ struct thread_book {
   uint64_t req_ambiguous;
   uint64_t sent_ns;
   uint64_t req_tick;
+  int busy;      /* the decision found it busy: its request may wait for its timer */
+  int via_timer; /* the open request waits for its CPU-time timer, not a signal */
+  int has_timer; /* it has a CPU-time timer (plat_cpu_timer_*): `timer` */
+  int timer;
+  int timer_failed; /* its timer could not be made: signals only */
 };
 
 #define NAMEBUF_LEN 4096 /* a method name with its class, line and kind */
@@ -111,9 +116,17 @@ struct loop_state {
   _Atomic uint32_t stop;                      /* futex word */
   _Atomic int running;
   uint64_t max_backoff;
+  /* CPU-time timers (cfg.cpu_timers): how long a request left to one waits before it is sent
+   * as a signal (two scheduler ticks), 0 when this run sends signals only; timers made */
+  uint64_t timer_wait_ns;
+  uint64_t tick_ns; /* the kernel's scheduler tick, 0 unknown */
+  int timers;
 };
 
 extern struct loop_state loop;
+
+/* Deletes b's CPU-time timer, if it has one. */
+void loop_timer_drop(struct thread_book *b);
 
 /* Sizes the per-slot arrays for `limit` slots. Returns 0 or -ENOMEM (then the old size stays). */
 int loop_reserve(int limit);
@@ -141,6 +154,10 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
 
 /* A random phase in [0, interval): where in an interval a thread's CPU starts counting. */
 uint64_t loop_phase(void);
+
+/* A thread that ended with a request open for its CPU-time timer (b->last holds a stack): the
+ * request's units go to that stack. traces_lock and slot lock held. */
+void record_timer_ended(const struct thread_slot *s, struct thread_book *b);
 
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */

@@ -112,6 +112,7 @@ static int thread_runs(const struct thread_slot *s, int jvm) {
 int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
   const struct sampler_config *cfg = &loop.cfg;
   struct sampler_counters *st = &loop.st;
+  b->busy = 0;
   if (cfg->wall) return wall_decide(i, s, b, mode);
   if (cfg->hasrun == SAMPLER_HASRUN_REGS) {
     *mode = SAMPLE_IF_MOVED;
@@ -188,9 +189,10 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * allowed), which shifts the program's timing. So while it is blocked (thread_runs), the
    * due sample waits (its units keep accruing) for a round that finds it running — at most
    * MAX_DEFER_NS, after which it is taken where the thread is, with a [cpu before wait] leaf.
-   * Busy threads skip the check. */
-  if (cfg->hasrun == SAMPLER_HASRUN_AUTO &&
-      (d < since * (cfg->interval_ns / 2) || b->last_blocked) && thread_runs(s, jvm) == 0) {
+   * Busy threads skip the check — and their sample may come from their CPU-time timer, at
+   * the next scheduler tick that finds them running (loop.c). */
+  int busy = d >= since * (cfg->interval_ns / 2) && !b->last_blocked;
+  if (cfg->hasrun == SAMPLER_HASRUN_AUTO && !busy && thread_runs(s, jvm) == 0) {
     if (!b->defer_since) b->defer_since = loop.round + 1;
     if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS && !loop.flushing) {
       st->deferred++;
@@ -198,6 +200,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     }
   }
   b->defer_since = 0;
+  b->busy = busy && !loop.flushing;
   b->req_units = due;
   b->units_given += due;
   b->req_cpu = b->cum - b->cum_captured;

@@ -211,7 +211,10 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   uint64_t t0 = plat_mono_ns();
   const ucontext_t *uc = ucv;
 
-  if (si->si_code != SI_QUEUE || si->si_pid != handler.pid) {
+  /* the sampler's signal, or the CPU-time timer it armed on this thread (plat_cpu_timer_*):
+   * either carries the slot in its value */
+  int by_timer = si->si_code == SI_TIMER;
+  if (!by_timer && (si->si_code != SI_QUEUE || si->si_pid != handler.pid)) {
     atomic_fetch_add_explicit(&handler.counters.foreign, 1, memory_order_relaxed);
     goto out;
   }
@@ -226,6 +229,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   }
 
   struct sample_record *r = s->record;
+  r->by_timer = (uint8_t)by_timer;
   r->wrong_thread = s->tid != plat_gettid();
   if (r->wrong_thread) { /* cannot happen while slots are locked around signals; be safe */
     atomic_fetch_add_explicit(&handler.counters.wrong_tid, 1, memory_order_relaxed);

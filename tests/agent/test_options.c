@@ -191,9 +191,9 @@ ParameterizedTestParameters(options, rejected) {
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
       {"nope",
-       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
+       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"},
+       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -257,6 +257,7 @@ static bool is_jvmthreads_off(const struct agent_options *p) {
 static bool is_signal_usr1(const struct agent_options *p) {
   return p->sig == SIGUSR1 && !strcmp(p->sig_name, "SIGUSR1");
 }
+static bool is_cputimers_off(const struct agent_options *p) { return p->cputimers == 0; }
 static bool is_duration_90s(const struct agent_options *p) {
   return p->duration_ns == 90000000000ull;
 }
@@ -305,6 +306,8 @@ static const struct option_case OPTION_CASES[] = {
      "signal=USR2: accepted: RTMIN+N (N = 0..%d), PROF, VTALRM, ALRM, USR1, or their number (signals the JVM "
      "uses itself are refused)",
      "signal=RTMIN+4"},
+    {"cputimers", "cputimers=off", is_cputimers_off, "cputimers=2",
+     "cputimers=2: accepted: on, off", "cputimers=on"},
     {"duration", "duration=90s", is_duration_90s, "duration=1d",
      "duration=1d: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)",
      "duration=0"},
@@ -334,6 +337,7 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->jvmthreads, b->jvmthreads, "%s: jvmthreads", what);
   cr_expect_eq(a->sig, b->sig, "%s: sig", what);
   cr_expect_str_eq(a->sig_name, b->sig_name, "%s: sig_name", what);
+  cr_expect_eq(a->cputimers, b->cputimers, "%s: cputimers", what);
   cr_expect_eq(a->duration_ns, b->duration_ns, "%s: duration_ns", what);
   cr_expect_eq(a->weight, b->weight, "%s: weight", what);
   cr_expect_eq(a->loop_ns, b->loop_ns, "%s: loop_ns", what);

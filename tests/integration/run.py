@@ -121,9 +121,9 @@ def case_busyidle():
     check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
 
 
-def proportion_case(scenario, group, opts="", points=5.0):
+def proportion_case(scenario, group, opts="", points=5.0, interval="1ms"):
     out = tmpfile(".folded")
-    p = run(f"interval=1ms,threads,file={out}{opts}", scenario, 8)
+    p = run(f"interval={interval},threads,file={out}{opts}", scenario, 8)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     stacks = parse_folded(out)
     cpu = thread_cpu(p.stdout)
@@ -153,6 +153,22 @@ def case_bursty():
     proportion_case("bursty", "bursty-")
 
 
+def case_timers():
+    """At interval=10ms (at least the kernel's tick) the busy threads' samples come from their
+    CPU-time timers, fired at a tick on their own CPU, not from the sampler's signals — with the
+    samples still in proportion to their CPU (5 points); cputimers=off sends signals only."""
+    s_share, c_share, s = proportion_case("spin", "spinner", interval="10ms")
+    timer, captures = int(s.get("timer_samples", 0)), int(s.get("captures", 0))
+    print(f"captures {captures}, by CPU-time timers {timer}, fallbacks {s.get('timer_fallbacks')}, "
+          f"signals {s.get('requests')}")
+    check(timer >= 0.8 * captures, f"only {timer} of {captures} captures came from the timers")
+    check(int(s.get("lost_samples", -1)) == 0, f"samples lost: {s.get('lost_samples')}")
+    p = run("interval=10ms,cputimers=off", "spin", 1)
+    s = summary(p.stderr)
+    check(p.returncode == 0 and s.get("timer_requests") == "0" and int(s.get("requests", 0)) > 0,
+          f"cputimers=off: {p.returncode}, timer requests {s.get('timer_requests')}, signals {s.get('requests')}")
+
+
 def case_wakers():
     """400 threads waking every 50 ms for ~5 us, beside two busy threads: the wakers' share of
     the samples within 1.5 points of their share of the CPU (measured: 0.2 points; before a
@@ -179,7 +195,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, duration, loop, weight, reply, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),

@@ -106,14 +106,9 @@ static void count(void *ctx, const struct sampler_stack *t) {
   ta->samples[r] += t->samples;
 }
 
-/* Runs nbusy/nidle/nburst threads for `ms` under `hasrun`; returns per-role totals. */
-static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms,
-                        struct sampler_counters *st) {
-  struct sampler_config c = {.interval_ns = 1000000,
-                             .depth = 16,
-                             .hasrun = hasrun,
-                             .thread_roots = 1,
-                             .sig = SIGRTMIN + 4};
+/* Runs nbusy/nidle/nburst threads for `ms` under configuration c; returns per-role totals. */
+static struct tally run_config(struct sampler_config c, int nbusy, int nidle, int nburst, int ms,
+                               struct sampler_counters *st) {
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t th[64];
@@ -128,6 +123,108 @@ static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms,
   sampler_report(&r);
   *st = r.n;
   return t;
+}
+
+/* Runs nbusy/nidle/nburst threads for `ms` under `hasrun` at 1 ms; returns per-role totals. */
+static struct tally run(int hasrun, int nbusy, int nidle, int nburst, int ms,
+                        struct sampler_counters *st) {
+  struct sampler_config c = {.interval_ns = 1000000,
+                             .depth = 16,
+                             .hasrun = hasrun,
+                             .thread_roots = 1,
+                             .sig = SIGRTMIN + 4};
+  return run_config(c, nbusy, nidle, nburst, ms, st);
+}
+
+/* CPU-time timers on, at an interval at which they are used: the kernel's tick, at least
+ * 4 ms. */
+static struct sampler_config timer_config(void) {
+  uint64_t tick = plat_tick_ns();
+  cr_assert_gt(tick, 0u, "the kernel's tick is known");
+  return (struct sampler_config){.interval_ns = tick > 4000000 ? tick : 4000000,
+                                 .depth = 16,
+                                 .hasrun = SAMPLER_HASRUN_AUTO,
+                                 .thread_roots = 1,
+                                 .sig = SIGRTMIN + 4,
+                                 .cpu_timers = 1};
+}
+
+Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signals) {
+  struct sampler_config c = timer_config();
+  struct sampler_counters st;
+  int ms = 1500;
+  struct tally t = run_config(c, 1, 4, 2, ms, &st);
+  cr_log_info("interval %lu us: busy units %lu samples %lu, burst units %lu; timer requests %lu "
+              "samples %lu fallbacks %lu; signals %lu",
+              (unsigned long)(c.interval_ns / 1000), (unsigned long)t.units[0],
+              (unsigned long)t.samples[0], (unsigned long)t.units[2],
+              (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
+              (unsigned long)st.timer_fallbacks, (unsigned long)st.requests);
+  uint64_t expected = (uint64_t)ms * 1000000u / c.interval_ns;
+  cr_expect_gt(t.units[0], expected * 6 / 10, "the busy thread's CPU is in its samples");
+  cr_expect_leq(t.units[0], expected + 2, "and no more than its CPU");
+  cr_expect_geq(st.timer_samples, t.samples[0] * 8 / 10,
+                "most of the busy thread's samples came from its timer (%lu of %lu)",
+                (unsigned long)st.timer_samples, (unsigned long)t.samples[0]);
+  cr_expect_gt(t.units[2], 0u, "the bursty threads are sampled too");
+  cr_expect_gt(st.requests, 0u, "... by signals: a tick seldom finds them running");
+  cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
+  cr_expect_eq(st.lost_units, 0u);
+  cr_expect_eq(st.unanswered, 0u);
+  cr_expect_eq(st.timers_refused, 0u);
+  cr_expect_eq(st.units, t.units[0] + t.units[1] + t.units[2] + t.units[3], "totals add up");
+
+  c.cpu_timers = 0; /* the counters go on from the run above */
+  atomic_store(&stop_workers, 0);
+  struct sampler_counters off;
+  run_config(c, 1, 0, 0, 300, &off);
+  cr_log_info("off: timer requests %lu signals %lu captures %lu", (unsigned long)off.timer_requests,
+              (unsigned long)off.requests, (unsigned long)off.samples);
+  cr_expect_eq(off.timer_requests, st.timer_requests, "cpu_timers off: signals only");
+  cr_expect_gt(off.requests, st.requests);
+}
+
+/* Computes for 5 intervals, sleeps for 8, until stopped: busy at the looks during its work —
+ * and at the first after it, which finds it blocked. */
+static void *lumpy_main(void *arg) {
+  uint64_t interval = *(const uint64_t *)arg;
+  fake_jvm_set_role(FAKE_ROLE_BUSY);
+  fake_jvm_register_self("lumpy");
+  while (!atomic_load(&stop_workers)) {
+    uint64_t end = plat_mono_ns() + 5 * interval;
+    while (plat_mono_ns() < end) {}
+    struct timespec ts = {0, (long)(8 * interval)};
+    nanosleep(&ts, NULL);
+  }
+  sampler_thread_ended(plat_gettid(), 0);
+  return NULL;
+}
+
+/* A request left to a thread's timer when the thread blocks before a tick catches it is not
+ * left open: after two ticks it is signalled, and its sample is kept. */
+Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) {
+  struct sampler_config c = timer_config();
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  pthread_t th[2];
+  pthread_create(&th[0], NULL, lumpy_main, &c.interval_ns);
+  pthread_create(&th[1], NULL, lumpy_main, &c.interval_ns);
+  sample_for(2500, th, 2);
+  struct sampler_report r;
+  sampler_report(&r);
+  struct sampler_counters st = r.n;
+  cr_log_info("timer requests %lu samples %lu fallbacks %lu; signals %lu; captures %lu late %lu",
+              (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
+              (unsigned long)st.timer_fallbacks, (unsigned long)st.requests,
+              (unsigned long)st.samples, (unsigned long)st.late);
+  cr_expect_gt(st.timer_samples, 0u);
+  cr_expect_geq(st.timer_fallbacks, 1u, "some requests outlived the thread's run");
+  cr_expect_leq(st.timer_fallbacks, st.timer_requests);
+  cr_expect_geq(st.timer_samples + st.timer_fallbacks, st.timer_requests,
+                "every timer request was answered by its timer or signalled");
+  cr_expect_eq(st.lost_units, 0u, "no sample lost");
+  cr_expect_eq(st.unanswered, 0u);
+  cr_expect_eq(st.timed_out, 0u);
 }
 
 Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
