@@ -90,9 +90,10 @@ static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
 /* Withdraws the open request w of slot s, whose thread has ended. One left to the thread's
  * CPU-time timer stood for CPU the thread had used, and it ended before a tick caught it
  * running: the units go to the last stack it was caught in, as a due sample's do
- * (record_ended). Others are kept as lost (withdraw). */
+ * (record_ended), or under [thread ended before it was sampled]. Others are kept as lost
+ * (withdraw). */
 static void withdraw_ended(struct thread_slot *s, struct thread_book *b, uint32_t w) {
-  if (b->via_timer && b->nlast > 0 && handshake_state(w) == SAMPLE_PENDING &&
+  if (b->via_timer && handshake_state(w) == SAMPLE_PENDING &&
       atomic_compare_exchange_strong(&s->handshake, &w,
                                      handshake_word(handshake_seq(w), SAMPLE_IDLE))) {
     record_timer_ended(s, b);
@@ -156,7 +157,9 @@ static void tick(void) {
       /* the thread left: collect its last answer, or withdraw a request it will never see;
        * then (the round after an answer) account what it did since */
       if (b->gen == s->gen) {
-        withdraw_ended(s, b, w);
+        pthread_mutex_lock(&s->lock); /* the slot is not reused while its name is read */
+        if (b->gen == s->gen) withdraw_ended(s, b, w);
+        pthread_mutex_unlock(&s->lock);
         loop_timer_drop(b);
       }
       if (handshake_state(w) != SAMPLE_DONE) {

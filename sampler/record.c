@@ -252,10 +252,16 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
 }
 
 void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
-  (void)s;
-  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(b->nlast, b->req_units, b->req_cpu);
-  loop.st.ended_units += b->req_units;
+  if (b->nlast > 0) {
+    memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
+    store(b->nlast, b->req_units, b->req_cpu);
+    loop.st.ended_units += b->req_units;
+  } else { /* its first capture was still to come */
+    int n = begin_stack(s, b);
+    loop.fbuf[n++] = loop.id_unsampled;
+    store(n, b->req_units, b->req_cpu);
+    loop.st.unsampled_units += b->req_units;
+  }
   b->req_units = b->req_cpu = 0;
   b->via_timer = 0;
 }

@@ -155,8 +155,9 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
 /* A random phase in [0, interval): where in an interval a thread's CPU starts counting. */
 uint64_t loop_phase(void);
 
-/* A thread that ended with a request open for its CPU-time timer (b->last holds a stack): the
- * request's units go to that stack. traces_lock and slot lock held. */
+/* A thread that ended with a request open for its CPU-time timer: the request's units go to the
+ * last stack it was caught in, or, if none, under [thread ended before it was sampled].
+ * traces_lock and slot lock held. */
 void record_timer_ended(const struct thread_slot *s, struct thread_book *b);
 
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].

@@ -8,6 +8,7 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 """
 import argparse
 import glob
+import math
 import os
 import re
 import shutil
@@ -726,6 +727,26 @@ def case_torture_churn():
     check(started >= 4000, f"only {started} threads in 4 s: not a churn")
     check(int(s["threads"]) >= started, f"{started} threads started, {s['threads']} registered")
     check(spawners > 0, "no sample in the threads that start the others")
+
+
+def case_torture_lifetimes():
+    """Threads that compute for 2-30 ms and end, one after another on two spawners, at 4 ms:
+    their samples come from timers on their CPU clocks (cputimers), made for each and deleted as
+    it ends, often with a request still open — whose samples go to the thread's last stack."""
+    # timers need an interval of at least a tick: the resolution of CLOCK_MONOTONIC_COARSE (6)
+    tick_ms = time.clock_getres(getattr(time, "CLOCK_MONOTONIC_COARSE", 6)) * 1000
+    p, stacks, s = torture(f"interval={max(4, math.ceil(tick_ms))}ms,threads", "lifetimes", 5)
+    started = int(re.search(r"^threads (\d+)$", p.stdout, re.M).group(1))
+    lifetimes = sum(n for k, n in stacks.items() if k.startswith("[lifetime ") and "computeFor" in k)
+    print(f"{started} threads; {s['samples']} samples, {lifetimes} in computeFor; timer requests "
+          f"{s.get('timer_requests')}, by timer {s.get('timer_samples')}, fallbacks {s.get('timer_fallbacks')}, "
+          f"refused {s.get('timers_refused')}; lost {s.get('lost_samples')}, coverage {s.get('coverage')}%")
+    check(started >= 150, f"only {started} threads in 5 s")
+    check(int(s.get("timer_samples", 0)) > 0.5 * int(s["captures"]),
+          f"{s.get('timer_samples')} of {s['captures']} captures by the threads' timers")
+    check(int(s["timers_refused"]) == 0, f"{s['timers_refused']} timers could not be made")
+    check(int(s["lost_samples"]) == 0, f"{s['lost_samples']} samples lost")
+    check(lifetimes >= 0.7 * int(s["samples"]), f"computeFor holds {lifetimes} of {s['samples']} samples")
 
 
 def case_torture_deopt():

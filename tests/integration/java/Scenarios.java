@@ -262,6 +262,26 @@ public class Scenarios {
         }
     }
 
+    /* Threads that compute for 2 to 30 ms and end, one after another: busy at the sampler's
+     * looks, and often ending with a request open. */
+    static void spawnBusyThreads(int seed) {
+        java.util.Random r = new java.util.Random(seed);
+        while (!stop) {
+            long ns = 2_000_000L + r.nextInt(28_000_000);
+            Thread t = new Thread(() -> sink += computeFor(ns), "lifetime");
+            t.start();
+            started.incrementAndGet();
+            try { t.join(); } catch (InterruptedException e) { return; }
+        }
+    }
+
+    static long computeFor(long ns) {
+        long end = System.nanoTime() + ns, h = 1;
+        while (System.nanoTime() < end)
+            for (int i = 0; i < 1000; i++) h = h * 31 + i;
+        return h;
+    }
+
     static long deoptTargetA(long x) { return x * 3 + 1; }
     static long deoptTargetB(long x) { return x * 5 + 2; }
     static long switches;
@@ -387,6 +407,10 @@ public class Scenarios {
             case "deopt":
                 worker("deopt", () -> sink += deoptStorm());
                 break;
+            case "lifetimes":
+                worker("spawner-0", () -> spawnBusyThreads(0));
+                worker("spawner-1", () -> spawnBusyThreads(1));
+                break;
             case "soak": {
                 String keep = args.length > 3 ? args[3] : "all";
                 if (!keep.equals("all") && !keep.equals("threads") && !keep.equals("classes")) {
@@ -435,7 +459,8 @@ public class Scenarios {
         LockSupport.unpark(null);
         for (Thread t : workers) t.join();
         for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
-        if (scenario.equals("churn") || scenario.equals("soak")) System.out.println("threads " + started.get());
+        if (scenario.equals("churn") || scenario.equals("soak") || scenario.equals("lifetimes"))
+            System.out.println("threads " + started.get());
         if (scenario.equals("deopt")) System.out.println("switches " + switches);
         System.out.println("result done");
     }
