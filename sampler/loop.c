@@ -157,9 +157,11 @@ static void tick(void) {
       /* the thread left: collect its last answer, or withdraw a request it will never see;
        * then (the round after an answer) account what it did since */
       if (b->gen == s->gen) {
-        pthread_mutex_lock(&s->lock); /* the slot is not reused while its name is read */
-        if (b->gen == s->gen) withdraw_ended(s, b, w);
-        pthread_mutex_unlock(&s->lock);
+        if (handshake_state(w) == SAMPLE_PENDING) { /* seldom: no lock for every free slot */
+          pthread_mutex_lock(&s->lock); /* the slot is not reused while its name is read */
+          if (b->gen == s->gen) withdraw_ended(s, b, atomic_load(&s->handshake));
+          pthread_mutex_unlock(&s->lock);
+        }
         loop_timer_drop(b);
       }
       if (handshake_state(w) != SAMPLE_DONE) {
