@@ -4,7 +4,8 @@
  * sampled thread while its handler answers thousands of requests — captures that walk, walks
  * that fail and are recovered through the code map, and requests that find nothing moved.
  * The native stack walk (libunwind through the project's accessors) is on, so its path is
- * covered too. The sampled thread itself allocates nothing once it is registered, so any count
+ * covered too; and the requests are delivered both ways the sampler delivers them: its own
+ * queued signal, and the thread's CPU-time timer (si_code SI_TIMER). The sampled thread itself allocates nothing once it is registered, so any count
  * is the handler's. (Not in the sanitizer build: ASan owns malloc there.)
  */
 #include <errno.h>
@@ -58,6 +59,7 @@ void free(void *p) {
 static atomic_int stop;
 static atomic_int slot = -1;
 static unsigned long native_frames; /* frames the native walk found, all requests */
+static unsigned long by_timer;      /* requests the CPU-time timer delivered */
 
 static void spin_here(void) {
   while (!atomic_load(&stop)) __asm__ volatile("" ::: "memory");
@@ -73,8 +75,9 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Samples a worker with role `role` `n` times in each mode; returns the allocations seen. */
-static unsigned long sample_worker(jmethodID role, int n) {
+/* Samples a worker with role `role` `n` times in each mode, each request delivered by a signal
+ * or (timer) by a CPU-time timer on the worker; returns the allocations seen. */
+static unsigned long sample_worker(jmethodID role, int n, int timer) {
   atomic_store(&stop, 0);
   atomic_store(&slot, -1);
   atomic_store(&allocations, 0);
@@ -82,16 +85,25 @@ static unsigned long sample_worker(jmethodID role, int n) {
   pthread_create(&th, NULL, worker, (void *)role);
   while (atomic_load(&watched) == 0 || atomic_load(&slot) < 0) usleep(1000);
   struct thread_slot *s = registry_slot(atomic_load(&slot));
+  int tm = -1;
+  if (timer && plat_cpu_timer_create(s->tid, SIG, atomic_load(&slot), &tm) != 0) n = 0;
   for (int k = 0; k < n; k++) {
     uint32_t w = atomic_load(&s->handshake);
     s->mode = k % 2 ? SAMPLE_CAPTURE : SAMPLE_IF_MOVED;
     atomic_store(&s->handshake, handshake_word(handshake_seq(w) + 1, SAMPLE_PENDING));
-    if (plat_signal_thread(s->tid, SIG, atomic_load(&slot)) != 0) break;
-    while (handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE) sched_yield();
+    if ((timer ? plat_cpu_timer_arm(tm, 1) : plat_signal_thread(s->tid, SIG, atomic_load(&slot))) !=
+        0)
+      break;
+    uint64_t give_up = plat_mono_ns() + 2000000000ull; /* unanswered: the test fails, no hang */
+    while (handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE && plat_mono_ns() < give_up)
+      sched_yield();
+    if (handshake_state(atomic_load(&s->handshake)) != SAMPLE_DONE) break;
     if (s->record->walked) native_frames += (unsigned long)s->record->nnative;
+    by_timer += s->record->by_timer;
     atomic_store(&s->handshake,
                  handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));
   }
+  if (tm >= 0) plat_cpu_timer_delete(tm);
   atomic_store(&stop, 1);
   pthread_join(th, NULL);
   atomic_store(&watched, 0);
@@ -104,17 +116,20 @@ int main(void) {
   if (handler_install(SIG, jvm.asgct, 64)) return 2;
   handler_set_native(1);
   handler_set_active(1);
-  unsigned long walked = sample_worker(FAKE_ROLE_BUSY, 2000); /* native frames up to main */
+  unsigned long walked = sample_worker(FAKE_ROLE_BUSY, 2000, 0); /* native frames up to main */
+  /* the same path, delivered by the worker's CPU-time timer (one a scheduler tick: fewer) */
+  unsigned long timed = sample_worker(FAKE_ROLE_BUSY, 200, 1);
   /* then the worker's loop lies in a "stub": failed walks are recovered through the code map */
   codemap_add_stub("StubRoutines::spin", (const void *)((uintptr_t)spin_here & ~(uintptr_t)4095),
                    8192, 0);
-  unsigned long recovered = sample_worker(NULL, 2000);
+  unsigned long recovered = sample_worker(NULL, 2000, 0);
   unsigned long acks = (unsigned long)atomic_load(&handler_counters()->acks);
-  int ok = walked == 0 && recovered == 0 && acks == 4000 && native_frames > 0;
-  printf(
-      "handler answered %lu requests (native frames walked: %lu); allocations on the sampled thread: %lu "
-      "while walking, %lu while recovering failed walks\n",
-      acks, native_frames, walked, recovered);
+  int ok = walked == 0 && timed == 0 && recovered == 0 && acks == 4200 && by_timer == 200 &&
+           native_frames > 0;
+  printf("handler answered %lu requests, %lu of them by the CPU-time timer (native frames walked: "
+         "%lu); allocations on the sampled thread: %lu while walking, %lu by the timer, %lu while "
+         "recovering failed walks\n",
+         acks, by_timer, native_frames, walked, timed, recovered);
   printf("%d passed, %d failed\n", ok, !ok);
   return ok ? 0 : 1;
 }
