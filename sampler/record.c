@@ -154,6 +154,21 @@ static void store(int n, uint64_t units, uint64_t cpu_ns) {
   loop.st.cpu_ns += cpu_ns;
 }
 
+/* Stores the thread's last captured stack again, with these weights. */
+static void store_last(const struct thread_book *b, uint64_t units, uint64_t cpu_ns) {
+  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
+  store(b->nlast, units, cpu_ns);
+}
+
+/* Stores the thread's root (when enabled) and one marker frame (id) under it: CPU that has no
+ * stack of its own — lost, or of a thread that ended before it was sampled. */
+static void store_marker(const struct thread_slot *s, struct thread_book *b, uint32_t id,
+                         uint64_t units, uint64_t cpu_ns) {
+  int n = begin_stack(s, b);
+  loop.fbuf[n++] = id;
+  store(n, units, cpu_ns);
+}
+
 void record_self(uint64_t sampler_cpu_ns) {
   if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS) return;
   uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
@@ -188,8 +203,7 @@ static void keep_last(struct thread_book *b, int n) {
 
 void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units) {
   (void)s;
-  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(b->nlast, units, 0);
+  store_last(b, units, 0);
   loop.st.wall_reused += units;
 }
 
@@ -207,9 +221,7 @@ static void record_unsampled(const struct thread_slot *s, struct thread_book *b,
   uint64_t units =
       (loop.unsampled.cpu + loop.unsampled.phase) / loop.cfg.interval_ns - loop.unsampled.given;
   if (!units) return;
-  int n = begin_stack(s, b);
-  loop.fbuf[n++] = loop.id_unsampled;
-  store(n, units, loop.unsampled.cpu - loop.unsampled.captured);
+  store_marker(s, b, loop.id_unsampled, units, loop.unsampled.cpu - loop.unsampled.captured);
   loop.unsampled.given += units;
   loop.unsampled.captured = loop.unsampled.cpu;
   loop.st.unsampled_units += units;
@@ -245,21 +257,17 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
   uint64_t due = (b->cum + before + b->phase) / loop.cfg.interval_ns - b->units_given;
   if (!due) return;
   b->units_given += due;
-  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(b->nlast, due, b->cum - b->cum_captured + before);
+  store_last(b, due, b->cum - b->cum_captured + before);
   b->cum_captured = b->cum;
   loop.st.ended_units += due;
 }
 
 void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
   if (b->nlast > 0) {
-    memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-    store(b->nlast, b->req_units, b->req_cpu);
+    store_last(b, b->req_units, b->req_cpu);
     loop.st.ended_units += b->req_units;
   } else { /* its first capture was still to come */
-    int n = begin_stack(s, b);
-    loop.fbuf[n++] = loop.id_unsampled;
-    store(n, b->req_units, b->req_cpu);
+    store_marker(s, b, loop.id_unsampled, b->req_units, b->req_cpu);
     loop.st.unsampled_units += b->req_units;
   }
   b->req_units = b->req_cpu = 0;
@@ -268,9 +276,7 @@ void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
 
 void record_lost(const struct thread_slot *s, struct thread_book *b) {
   if (!b->req_units && !b->req_cpu) return;
-  int n = begin_stack(s, b);
-  loop.fbuf[n++] = loop.id_lost;
-  store(n, b->req_units, b->req_cpu);
+  store_marker(s, b, loop.id_lost, b->req_units, b->req_cpu);
   loop.st.lost_units += b->req_units;
   loop.st.lost_cpu_ns += b->req_cpu;
   b->req_units = b->req_cpu = 0;
