@@ -36,6 +36,8 @@ struct thread_book {
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
   uint64_t read_round;   /* loop.round of the last read of its CPU clock */
+  uint64_t quiet_until;  /* before this round, at its last read's rate of CPU, no sample is due:
+                            while the JVM says it waits, its clock need not be read */
   uint64_t credit;       /* its CPU from the last look to a capture's handler entry (ns), which
                             the next look counts */
   /* wall clock */

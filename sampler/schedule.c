@@ -122,15 +122,18 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     st->skipped_idle++;
     return 0;
   }
-  /* A Java thread that had not run at its last look and is in one of the VM's waits now has
-   * not run since, or ran briefly and blocked again: its clock is read again when it runs
-   * Java code (that look may catch it running: a due sample is taken there), or at the latest
-   * max_backoff rounds after the last read. A memory read instead of a clock read (~0.3 us):
-   * with 400 threads waking every 5 ms for a few us, those reads were two thirds of the
-   * sampler's time. Threads that ran at their last look are read as before: their CPU is
-   * counted (and their samples taken) as it accrues. */
+  /* A Java thread in one of the VM's waits now that had not run at its last look — or whose
+   * CPU at its last read's rate owes no sample before quiet_until — has not run since, or ran
+   * briefly and blocked again: its clock is read again when it runs Java code (that look may
+   * catch it running: a due sample is taken there), or at the latest max_backoff rounds after
+   * the last read. A memory read instead of a clock read (~0.3 us): with 400 threads waking
+   * every 5 ms for a few us, those reads were two thirds of the sampler's time (at 1 ms; at
+   * 10 ms such threads run in every round, and the clock reads were three fifths of it until
+   * the rate counted too). Threads that run most of the time are read every round: their CPU
+   * is counted (and their samples taken) as it accrues. */
   int jvm = -2; /* the thread's own state, read at most once a decision */
-  if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base && b->idle_streak > 0 && !loop.flushing &&
+  if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base &&
+      (b->idle_streak > 0 || loop.round < b->quiet_until) && !loop.flushing &&
       loop.round < b->read_round + loop.max_backoff && (jvm = jvm_runs(s)) == 0) {
     st->skipped_waiting++;
     /* the back-off stays where the last read left it */
@@ -178,8 +181,12 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   else
     b->cum += d;
   uint64_t due = (b->cum + b->phase) / cfg->interval_ns - b->units_given;
+  b->quiet_until = 0;
   if (due == 0) {
     st->skipped_cpu++; /* ran, but less than an interval's worth so far */
+    /* at the rate of CPU since the last read, the rounds before its next sample is due */
+    uint64_t rate = d / since, owed = (b->units_given + 1) * cfg->interval_ns - b->cum - b->phase;
+    if (rate) b->quiet_until = loop.round + owed / rate;
     return 0;
   }
   /* Catch it running. A thread that used less than half the time since the last look, or

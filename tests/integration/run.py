@@ -122,7 +122,7 @@ def case_busyidle():
     check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
 
 
-def proportion_case(scenario, group, opts="", points=5.0, interval="1ms"):
+def proportion_case(scenario, group, opts="", points=5.0, interval="1ms", min_samples=1000):
     out = tmpfile(".folded")
     p = run(f"interval={interval},threads,file={out}{opts}", scenario, 8)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -138,7 +138,7 @@ def proportion_case(scenario, group, opts="", points=5.0, interval="1ms"):
     c_share = 100 * c_group / max(c_total, 1)
     print(f"{group}: samples {s_group}/{s_total} = {s_share:.2f}%, cpu {c_group/1e6:.1f}/{c_total/1e6:.1f} ms = {c_share:.2f}%")
     print("per thread (samples, cpu ms):", {w: (samples.get(w, 0), round(cpu[w] / 1e6, 1)) for w in workers})
-    check(s_total > 1000, f"too few samples: {s_total}")
+    check(s_total > min_samples, f"too few samples: {s_total}")
     check(abs(s_share - c_share) <= points,
           f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than {points:g} points apart")
     return s_share, c_share, summary(p.stderr)
@@ -152,6 +152,17 @@ def case_spin():
 def case_bursty():
     """(c) threads waking every 5 ms for ~100 us: samples ~ CPU time (5 points)."""
     proportion_case("bursty", "bursty-")
+
+
+def case_bursty_10ms():
+    """At 10 ms, threads waking every 5 ms for ~100 us run in every round, and at that rate owe
+    a sample only every ~50 rounds: while the JVM says they wait, their clocks are not read
+    (at least 30% of their thread-rounds spared; 1% before the rate counted) — and
+    their samples stay in proportion to their CPU (5 points)."""
+    s_share, c_share, s = proportion_case("bursty", "bursty-", interval="10ms", min_samples=500)
+    spared, rounds = int(s["skipped_waiting"]), int(s["ticks"])
+    print(f"thread-rounds spared a clock read (in a VM wait): {spared} of {10 * rounds} bursty threads'")
+    check(spared >= 0.3 * 10 * rounds, f"only {spared} of the bursty threads' {10 * rounds} thread-rounds spared")
 
 
 def case_timers():
