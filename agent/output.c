@@ -322,9 +322,9 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
 
   fprintf(f, "Threads and native frames\n");
   fprintf(f,
-          "  threads found in /proc (the JVM's own) %" PRIu64
-          ", not sampled (registry full) %" PRIu64 ", ended and dropped %" PRIu64 "\n",
-          n->threads_found, n->threads_refused, n->threads_gone);
+          "  threads found in /proc (the JVM's own) %" PRIu64 " in %" PRIu64
+          " listings, not sampled (registry full) %" PRIu64 ", ended and dropped %" PRIu64 "\n",
+          n->threads_found, n->thread_listings, n->threads_refused, n->threads_gone);
   fprintf(f, "  captures of threads without Java frames %" PRIu64 "\n", n->jvm_thread_samples);
   if (!o->cstack) {
     fprintf(f, "  native frames         off (cstack=no)\n\n");

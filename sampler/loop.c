@@ -285,7 +285,13 @@ static void housekeeping(void) {
   uint64_t every = (uint64_t)registry_live() * 500000u / loop.cfg.interval_ns;
   if (every < (uint64_t)loop.discovery_rounds) every = (uint64_t)loop.discovery_rounds;
   loop.next_discovery = loop.round + every;
-  if (loop.cfg.jvm_threads) plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
+  /* the list only when the process has threads the registry has not (all but this one are
+   * registered when the counts agree: a thread that ended unnoticed and a new one at once
+   * would hide the new one until the end is noticed, a round or a few later) */
+  if (loop.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
+    loop.st.thread_listings++;
+    plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
+  }
   if (loop.cfg.native_frames) objects_refresh();
   loop.refresh_objects = 0;
 }

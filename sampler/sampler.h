@@ -219,6 +219,8 @@ struct sampler_counters {
                                   not follow: cfi.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
   uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
+  uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
+                                  than the registry: ~1 us a thread) */
   uint64_t threads_refused;    /* of those, not registered: the registry was full */
   uint64_t threads_gone;       /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */

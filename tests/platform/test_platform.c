@@ -76,3 +76,29 @@ Test(platform, thread_running_from_kept_descriptors) {
   pthread_join(tb, NULL);
   plat_thread_running_release();
 }
+
+/* plat_thread_count: the process's threads as the kernel counts them, the same number the
+ * task directory lists, following threads as they start and end. */
+static int count_one(void *ctx, pid_t tid) {
+  (void)tid;
+  ++*(int *)ctx;
+  return 0;
+}
+
+Test(platform, thread_count_follows_threads_as_they_come_and_go) {
+  int listed = 0;
+  plat_foreach_thread(count_one, &listed);
+  int before = plat_thread_count();
+  cr_expect(before == listed, "the count (%d) is what the task directory lists (%d)", before,
+            listed);
+  atomic_store(&block_release, 0);
+  pthread_t t[3];
+  for (int k = 0; k < 3; k++) start(&t[k], blocker);
+  cr_expect(plat_thread_count() == before + 3, "three more: %d, was %d", plat_thread_count(),
+            before);
+  atomic_store(&block_release, 1);
+  for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+  int after = -1;
+  for (int k = 0; k < 1000 && (after = plat_thread_count()) != before; k++) usleep(1000);
+  cr_expect(after == before, "and back when they have ended: %d, was %d", after, before);
+}
