@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -348,18 +349,14 @@ int plat_foreach_thread(int (*fn)(void *ctx, pid_t tid), void *ctx) {
 int plat_thread_count(void) {
   static int fd = -1; /* kept: the sampler thread asks every ~50 ms */
   if (fd < 0) {
-    int f = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    int f = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (f < 0) return -errno;
     fd = f;
   }
-  char buf[4096];
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  if (n < 0) return -errno;
-  buf[n] = '\0';
-  const char *line = strstr(buf, "\nThreads:");
-  if (!line) return -ENOENT;
-  int count = atoi(line + 9);
-  return count > 0 ? count : -ENOENT;
+  /* the kernel counts the directory's links as 2 + the threads (proc_task_getattr) */
+  struct stat st;
+  if (fstat(fd, &st) != 0) return -errno;
+  return st.st_nlink >= 3 ? (int)(st.st_nlink - 2) : -ENOENT;
 }
 
 int plat_thread_name(pid_t tid, char *buf, size_t len) {
