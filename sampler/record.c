@@ -210,21 +210,29 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
 /* A thread that registers with less CPU than this is new (see record_ended). */
 #define FRESH_THREAD_CPU_NS 1000000u
 
-/* The CPU of threads that ended before any capture, pooled as if one thread's: a sample each
- * time the pool crosses an interval boundary (after a random phase), on the stack
- * [thread ended before it was sampled] under the root of the thread that crossed it. Per
- * thread, a thread of 300 us at 1 ms would get a sample 30% of the time and the CPU of the
- * other 70% would be nowhere; pooled, every such CPU is in the profile. */
-static void record_unsampled(const struct thread_slot *s, struct thread_book *b, uint64_t cpu) {
+/* The CPU of threads that ended before any capture, pooled: all of it goes into the profile's
+ * CPU weights, under [thread ended before it was sampled] below the root of the thread whose
+ * end stores it. Its samples: a thread the sampler looked at (b) had a random phase of its own,
+ * and gets what that phase makes due (`owed`: its CPU / interval in expectation, as every
+ * thread does — most draw none); one that ended before our first look (no b) had none, and
+ * the pool of such threads' CPU gets a sample each time it crosses an interval boundary, after
+ * a random phase of the pool's. (Pooling the CPU of threads that had drawn no sample by their
+ * own phase counted it twice: at 10 ms, 400 threads of ~2 ms each got 1.7x their share.) A
+ * thread of 300 us at 1 ms ending before our first look would otherwise get a sample 30% of
+ * the time, on no phase; pooled, every such CPU is in the profile. */
+static void record_unsampled(const struct thread_slot *s, struct thread_book *b, uint64_t cpu,
+                             uint64_t owed) {
   loop.st.unsampled_threads++;
   loop.unsampled.cpu += cpu;
-  uint64_t units =
-      (loop.unsampled.cpu + loop.unsampled.phase) / loop.cfg.interval_ns - loop.unsampled.given;
-  if (!units) return;
-  store_marker(s, b, loop.id_unsampled, units, loop.unsampled.cpu - loop.unsampled.captured);
-  loop.unsampled.given += units;
+  if (!b) loop.unsampled.unphased += cpu;
+  uint64_t crossed = (loop.unsampled.unphased + loop.unsampled.phase) / loop.cfg.interval_ns -
+                     loop.unsampled.given;
+  if (!owed && !crossed) return; /* its CPU waits in the pool for the next sample */
+  store_marker(s, b, loop.id_unsampled, owed + crossed,
+               loop.unsampled.cpu - loop.unsampled.captured);
+  loop.unsampled.given += crossed;
   loop.unsampled.captured = loop.unsampled.cpu;
-  loop.st.unsampled_units += units;
+  loop.st.unsampled_units += owed + crossed;
 }
 
 void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t end_cpu) {
@@ -235,7 +243,7 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
   int born = s->born_ns && s->born_ns >= loop.base_wall;
   uint64_t from = s->born_cpu < FRESH_THREAD_CPU_NS ? 0 : s->born_cpu;
   if (b->gen != s->gen) { /* ended before our first look */
-    if (born && end_cpu > from) record_unsampled(s, NULL, end_cpu - from);
+    if (born && end_cpu > from) record_unsampled(s, NULL, end_cpu - from, 0);
     return;
   }
   b->cum += b->credit; /* what its last capture measured and no look counted yet */
@@ -248,15 +256,15 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
                         ? b->first_base - from
                         : 0; /* from its start to our first look */
   b->defer_since = 0;
+  uint64_t due = (b->cum + before + b->phase) / loop.cfg.interval_ns - b->units_given;
+  b->units_given += due;
   if (b->nlast <= 0) { /* never caught */
     uint64_t cpu = b->cum + before - b->cum_captured;
     b->cum_captured = b->cum;
-    if (cpu) record_unsampled(s, b, cpu);
+    if (cpu || due) record_unsampled(s, b, cpu, due);
     return;
   }
-  uint64_t due = (b->cum + before + b->phase) / loop.cfg.interval_ns - b->units_given;
   if (!due) return;
-  b->units_given += due;
   store_last(b, due, b->cum - b->cum_captured + before);
   b->cum_captured = b->cum;
   loop.st.ended_units += due;

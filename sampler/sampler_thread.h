@@ -83,7 +83,9 @@ struct loop_state {
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self, id_unsampled;
   struct { /* the CPU of threads that ended before any capture (record.c): one pool */
-    uint64_t cpu, captured, given, phase;
+    uint64_t cpu, captured; /* all of it; stored in the profile so far */
+    uint64_t unphased;      /* of it, threads never looked at: the pool's phase applies */
+    uint64_t given, phase;  /* samples the pool's own crossings gave */
   } unsampled;
   uint32_t id_name_full, id_stack_full;         /* what stands in when a table is full */
   uint32_t id_state[SAMPLER_STATE_BLOCKED + 1]; /* wall clock: the state leaves */
