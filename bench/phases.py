@@ -20,6 +20,8 @@ What it measures: the marginal cost of sampling in a warmed-up JVM with the agen
 the cost of having the agent loaded (its class, compiled-code and thread hooks; bench/suite.py
 with `--define s-idle=interval=10s` measures that), nor start-up. Process CPU per phase is read
 from /proc/PID/stat: for `wakers`, paced by its sleeps, the cost shows as CPU, not throughput.
+With `--interval 10s` an on-phase samples nothing: what the switching alone costs, and how far
+the method's own noise reaches (the null run).
 
 Writes bench/results/NAME.md and raw/NAME.csv (one row per phase).
 """
@@ -56,6 +58,12 @@ def proc_cpu_s(pid):
 
 def summary(line):
     return {k: v for k, _, v in (kv.partition("=") for kv in line[len("[sampler] "):].split()) if _}
+
+
+def interval_s(args):
+    """The sampling interval in seconds."""
+    num, unit = re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
+    return int(num) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
 def profiler(args, tmp):
@@ -342,9 +350,11 @@ def main():
     for w in workloads:
         n_on = len(costs_by_run([p for p in phases if p["workload"] == w]))
         # every on-phase that a `sampler stop` ended took samples (the agent's: JFR may take none
-        # in a phase of a mostly idle program, e.g. 0-4 a phase on wakers); and there were
-        # phases to compare
-        unsampled = args.profiler == "agent" and any(not s.get("samples") for s in stats[w])
+        # in a phase of a mostly idle program, e.g. 0-4 a phase on wakers; and an interval
+        # longer than a phase — `--interval 10s`, the switching alone — takes none); and there
+        # were phases to compare
+        unsampled = (args.profiler == "agent" and interval_s(args) < args.phase
+                     and any(not s.get("samples") for s in stats[w]))
         if n_on < 2 or len(stats[w]) < 2 or unsampled:
             print(f"FAIL: {w}: {n_on} on-phases compared, {len(stats[w])} on-phases ended by a switch-off, "
                   f"samples {[s.get('samples') for s in stats[w]]}")
