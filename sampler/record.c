@@ -217,9 +217,9 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
  * thread does — most draw none); one that ended before our first look (no b) had none, and
  * the pool of such threads' CPU gets a sample each time it crosses an interval boundary, after
  * a random phase of the pool's. (Pooling the CPU of threads that had drawn no sample by their
- * own phase counted it twice: at 10 ms, 400 threads of ~2 ms each got 1.7x their share.) A
- * thread of 300 us at 1 ms ending before our first look would otherwise get a sample 30% of
- * the time, on no phase; pooled, every such CPU is in the profile. */
+ * own phase counted it twice: at 10 ms, 400 threads of ~2 ms each got 1.7x their share.)
+ * Threads that end before our first look have no phase: alone, one of 300 us at 1 ms would get
+ * no sample ever; pooled, every such CPU is in the profile. */
 static void record_unsampled(const struct thread_slot *s, struct thread_book *b, uint64_t cpu,
                              uint64_t owed) {
   loop.st.unsampled_threads++;

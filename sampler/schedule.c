@@ -185,8 +185,8 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   if (due == 0) {
     st->skipped_cpu++; /* ran, but less than an interval's worth so far */
     /* at the rate of CPU since the last read, the rounds before its next sample is due */
-    uint64_t rate = d / since, owed = (b->units_given + 1) * cfg->interval_ns - b->cum - b->phase;
-    if (rate) b->quiet_until = loop.round + owed / rate;
+    uint64_t rate = d / since, left = (b->units_given + 1) * cfg->interval_ns - b->cum - b->phase;
+    if (rate) b->quiet_until = loop.round + left / rate;
     return 0;
   }
   /* Catch it running. A thread that used less than half the time since the last look, or
