@@ -551,7 +551,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
           " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
-          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64 "\n",
+          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64
+          " thread_listings=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -562,6 +563,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
-          n->timer_fallbacks, n->timers_refused);
+          n->timer_fallbacks, n->timers_refused, n->thread_listings);
   fflush(out);
 }

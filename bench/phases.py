@@ -60,9 +60,14 @@ def summary(line):
     return {k: v for k, _, v in (kv.partition("=") for kv in line[len("[sampler] "):].split()) if _}
 
 
+def interval_parts(args):
+    """The sampling interval as (number, unit)."""
+    return re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
+
+
 def interval_s(args):
     """The sampling interval in seconds."""
-    num, unit = re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
+    num, unit = interval_parts(args)
     return int(num) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
@@ -75,7 +80,7 @@ def profiler(args, tmp):
                 [args.launcher, "stop", f"file={tmp}/p{{n}}.folded", "{pid}"],
                 [args.launcher, "start", f"{opts},file={tmp}/p{{n}}.folded", "{pid}"], None)
     event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
-    num, unit = re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
+    num, unit = interval_parts(args)
     jfc = suite.jfc(tmp, event, f"{num}{unit}" if event == "jdk.CPUTimeSample" else f"{num} {unit}")
     return ([f"-XX:StartFlightRecording=name=phases,settings={jfc}"],
             [args.jattach, "{pid}", "jcmd", f"JFR.stop name=phases filename={tmp}/r{{n}}.jfr"],

@@ -287,7 +287,8 @@ static void housekeeping(void) {
   loop.next_discovery = loop.round + every;
   /* the list only when the process has threads the registry has not (all but this one are
    * registered when the counts agree: a thread that ended unnoticed and a new one at once
-   * would hide the new one until the end is noticed, a round or a few later) */
+   * would hide the new one until the end is noticed, a round or a few later; with threads the
+   * full registry refused, the counts never agree and every look lists, as before) */
   if (loop.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
     loop.st.thread_listings++;
     plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);

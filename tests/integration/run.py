@@ -510,6 +510,11 @@ def jvm_threads_case(what, scenario, seconds, root, function, extra_jvm=(), extr
           f"matching {function}; top: {top(mine)}")
     check(total >= 50, f"only {total} samples of {what}")
     check(named >= 0.5 * total, f"only {named} of {total} samples of {what} match {function}")
+    # found by listing /proc/self/task — only when the count of the process's threads says there
+    # are some the registry has not: not at every ~50-ms look (seconds * 20 of them)
+    listings = int(summary(p.stderr)["thread_listings"])
+    print(f"/proc/self/task listed {listings} times in {seconds} s")
+    check(1 <= listings <= seconds * 10, f"/proc/self/task listed {listings} times in {seconds} s")
 
 
 def case_gcthreads():

@@ -5,8 +5,8 @@
  * that fail and are recovered through the code map, and requests that find nothing moved.
  * The native stack walk (libunwind through the project's accessors) is on, so its path is
  * covered too; and the requests are delivered both ways the sampler delivers them: its own
- * queued signal, and the thread's CPU-time timer (si_code SI_TIMER). The sampled thread itself allocates nothing once it is registered, so any count
- * is the handler's. (Not in the sanitizer build: ASan owns malloc there.)
+ * queued signal, and the thread's CPU-time timer (si_code SI_TIMER). The sampled thread itself
+ * allocates nothing once it is registered, so any count is the handler's. (Not in the sanitizer build: ASan owns malloc there.)
  */
 #include <errno.h>
 #include <pthread.h>
