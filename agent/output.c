@@ -426,9 +426,15 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           us(r->latency_p99_ns));
   fprintf(
       f,
-      "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n\n",
+      "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n",
       ms(n->sampler_cpu_ns), pct(n->sampler_cpu_ns, n->wall_ns), us(r->round_median_ns),
       us(r->round_p99_ns));
+  fprintf(f,
+          "  the agent's own CPU   %.3f ms (the sampler thread, and the handler %.3f ms in %" PRIu64
+          " captures): %.2f%% of the process's CPU; not in it: the kernel's delivery of our"
+          " signals and timers\n\n",
+          ms(n->sampler_cpu_ns + n->handler_ns), ms(n->handler_ns), n->samples,
+          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns));
 }
 
 static void write_hot(FILE *f, struct report_ctx *c, const char *what,
@@ -552,7 +558,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
           " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
           " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64
-          " thread_listings=%" PRIu64 "\n",
+          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -563,6 +569,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
-          n->timer_fallbacks, n->timers_refused, n->thread_listings);
+          n->timer_fallbacks, n->timers_refused, n->thread_listings, ms(n->handler_ns),
+          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns));
   fflush(out);
 }

@@ -369,6 +369,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   const struct sample_record *r = s->record;
   struct sampler_counters *st = &loop.st;
   hist_add(&loop.cost, r->end_ns - r->start_ns);
+  if (r->end_ns > r->start_ns) st->handler_ns += r->end_ns - r->start_ns;
   if (r->by_timer) /* its latency is the tick's, not a signal's */
     st->timer_samples++;
   else if (r->start_ns >= b->sent_ns)

@@ -224,6 +224,8 @@ struct sampler_counters {
   uint64_t threads_refused;    /* of those, not registered: the registry was full */
   uint64_t threads_gone;       /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */
+  uint64_t handler_ns;         /* the signal handler's time in the captures answered, entry to
+                                  exit (its wall time: the thread's CPU unless preempted in it) */
   uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */
   uint64_t wall_ns;            /* sampling time */
 };

@@ -559,13 +559,22 @@ def case_dlopen():
 
 def case_coverage():
     """(e) Java, native and allocation work side by side: the profile accounts for at least 95%
-    of the process's CPU time (the summary's coverage)."""
+    of the process's CPU time (the summary's coverage). The agent states its own CPU: the
+    handler's time is between the median capture's and the slowest's times the captures, and
+    own_cpu_pct is the sampler thread's and the handler's CPU over the process's."""
     p, stacks = run_all("mixed", 6, opts="interval=1ms", extra_args=[ARGS.jnilib])
     s = summary(p.stderr)
     cov = float(s.get("coverage", "0"))
     print(f"coverage {cov}% of process_cpu_ms={s.get('process_cpu_ms')} (profile cpu_ms={s.get('cpu_ms')}, "
           f"sampler_cpu_ms={s.get('sampler_cpu_ms')}, native_frames={s.get('native_frames')})")
     check(cov >= 95.0, f"coverage {cov}% (at least 95%)")
+    n, hms = int(s.get("captures", "0")), float(s.get("handler_ms", "-1"))
+    med, own = float(s.get("cost_median_us", "0")), float(s.get("own_cpu_pct", "-1"))
+    want = 100 * (float(s.get("sampler_cpu_ms", "0")) + hms) / float(s.get("process_cpu_ms", "1"))
+    print(f"the agent's own CPU: handler_ms={hms} in {n} captures (median {med} us), own_cpu_pct={own} "
+          f"(from the parts: {want:.2f})")
+    check(n > 1000 and 0.25 * n * med / 1000 <= hms <= n * 5.0, f"handler_ms={hms} for {n} captures of median {med} us")
+    check(abs(own - want) <= 0.02 + 0.01 * want, f"own_cpu_pct={own}, its parts give {want:.2f}")
 
 
 def case_trig():
