@@ -60,6 +60,26 @@ def summary(line):
     return {k: v for k, _, v in (kv.partition("=") for kv in line[len("[sampler] "):].split()) if _}
 
 
+def threads_cpu_ns(pid, prefix):
+    """{tid: CPU ns so far} of the threads of pid whose name begins with prefix (schedstat's time
+    on a CPU: ns, where stat's ticks are 10 ms)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if not f.read().startswith(prefix):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[tid] = int(f.read().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass  # ended meanwhile
+    return out
+
+
 def interval_parts(args):
     """The sampling interval as (number, unit)."""
     return re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
@@ -89,7 +109,7 @@ def profiler(args, tmp):
 
 def one_run(args, workload, run, tmp):
     """One JVM. Returns its phases [{state, t0, t1, rate, cores, ...}], its checksum and, per
-    on-phase that a switch-off ended, {samples, cpu_s, sampler_cpu_pct}."""
+    on-phase that a switch-off ended, {samples, cpu_s, sampler_cpu_pct, own_cpu_pct}."""
     rng = random.Random(f"{workload}-{run}")
     jvm_opts, off_cmd, on_cmd, said = profiler(args, tmp)
     cmd = [args.java, *suite.JVM, *jvm_opts, "-cp", args.classes, "Workloads", workload,
@@ -125,6 +145,9 @@ def one_run(args, workload, run, tmp):
     end = start + args.seconds
     # switches: (t before the command, t after it, state after it, process CPU before it)
     switches = [(start, start, "on", proc_cpu_s(p.pid))]
+    # JFR's own threads' CPU at each switch (the agent states its own in its summary)
+    jfr = args.profiler != "agent"
+    snaps = [threads_cpu_ns(p.pid, "JFR ") if jfr else None]
     state, n = "on", 0
     while True:
         length = args.phase * rng.uniform(0.8, 1.2)
@@ -132,6 +155,7 @@ def one_run(args, workload, run, tmp):
             break
         time.sleep(max(0.0, switches[-1][1] + length - time.monotonic()))
         cpu = proc_cpu_s(p.pid)
+        snaps.append(threads_cpu_ns(p.pid, "JFR ") if jfr else None)
         n += 1
         argv = [a.replace("{pid}", str(p.pid)).replace("{n}", str(n)) for a in (off_cmd if state == "on" else on_cmd)]
         t_a = time.monotonic()
@@ -143,6 +167,7 @@ def one_run(args, workload, run, tmp):
         state = "off" if state == "on" else "on"
         switches.append((t_a, t_b, state, cpu))
     switches.append((min(time.monotonic(), end), None, None, proc_cpu_s(p.pid)))
+    snaps.append(threads_cpu_ns(p.pid, "JFR ") if jfr else None)
     p.wait(timeout=args.seconds + 120)
     for r in readers:
         r.join(timeout=10)
@@ -157,6 +182,11 @@ def one_run(args, workload, run, tmp):
         # the on-phases that a switch-off ended, but the first (it began at start-up)
         if st == "on" and i > 0 and i + 1 < len(switches) - 1 and cpu0 is not None and cpu1 is not None:
             on_stats.append({"n": i + 1, "cpu_s": cpu1 - cpu0, "wall_s": until - switches[i][0]})
+            if jfr and cpu1 > cpu0:
+                # a thread that began in the phase counts from zero; one that ended in it is lost
+                a, b = snaps[i], snaps[i + 1]
+                used = sum(ns - a.get(tid, 0) for tid, ns in b.items())
+                on_stats[-1]["own_cpu_pct"] = 100 * used / 1e9 / (cpu1 - cpu0)
         inside = [(t, k) for t, k in ticks if lo <= t <= hi]
         if len(inside) < 3:
             continue
@@ -177,6 +207,8 @@ def one_run(args, workload, run, tmp):
                 st["samples"] = int(summaries[k].get("captures", 0))
                 st["sampler_cpu_pct"] = 100 * float(summaries[k].get("sampler_cpu_ms", 0)) / 1000 / max(
                     float(summaries[k].get("wall_s", 1)), 1e-3)
+                if "own_cpu_pct" in summaries[k]:
+                    st["own_cpu_pct"] = float(summaries[k]["own_cpu_pct"])
         else:
             event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
             st["samples"] = suite.jfr_samples(args, os.path.join(tmp, f"r{st['n']}.jfr"), event)
@@ -393,10 +425,13 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
              "its middle (mean over the on-phases with an off-phase on both sides, 95% CI). CPU: the process's "
              "CPU per second in the on-phase against the off-phases beside it. "
              "Samples per CPU-second: the samples of each on-phase ended by a switch-off / the process's CPU "
-             "in it; the agent's sampler thread: from its summary at each `sampler stop`.", "",
-             "| workload | on-phases | ops/s off (median) | cost % (mean ± 95% CI) | cost % (median) | process CPU % more | samples per CPU-s | sampler thread, % of a core |",
-             "|---|---|---|---|---|---|---|---|"]
-    logs = []
+             "in it; the agent's sampler thread, and its own CPU (the sampler thread and the signal handler, "
+             "`own_cpu_pct`: the kernel's delivery of its signals not included): from its summary at each "
+             "`sampler stop`; JFR's own CPU: its threads' (`JFR ...`: the sampler that walks the stacks, the "
+             "recorder; /proc schedstat) over the process's.", "",
+             "| workload | on-phases | ops/s off (median) | cost % (mean ± 95% CI) | cost % (median) | process CPU % more | samples per CPU-s | sampler thread, % of a core | the profiler's own CPU, % of the process's |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    logs, owns = [], []
     for wl in workloads:
         ph = [p for p in phases if p["workload"] == wl]
         c = costs_by_run(ph)
@@ -409,13 +444,21 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
         st = stats[wl]
         sps = [s["samples"] / s["cpu_s"] for s in st if s.get("samples") is not None and s["cpu_s"] > 0]
         sth = [s["sampler_cpu_pct"] for s in st if "sampler_cpu_pct" in s]
+        own = [s["own_cpu_pct"] for s in st if "own_cpu_pct" in s]
+        if own:
+            owns.append(statistics.median(own))
         lines.append(f"| {wl} | {len(xs)} | {statistics.median(off):.1f} | {m:+.2f} ± {ci:.2f} | "
                      f"{statistics.median(xs) if xs else float('nan'):+.2f} | "
                      f"{statistics.median(cpu) if cpu else float('nan'):+.2f} | "
                      f"{statistics.median(sps) if sps else float('nan'):.0f} | "
-                     + (f"{statistics.median(sth):.2f} |" if sth else "— |"))
+                     + (f"{statistics.median(sth):.2f} |" if sth else "— |")
+                     + (f" {statistics.median(own):.2f} |" if own else " — |"))
     if len(logs) == len(workloads) and logs:
         lines += ["", geomean_line(logs)]
+    if owns:
+        lines += ["", f"The profiler's own CPU, mean over the {len(owns)} workloads of their medians: "
+                      f"**{statistics.mean(owns):.2f}%** of the process's CPU "
+                      f"({min(owns):.2f} to {max(owns):.2f})."]
     if floors:
         m, ci = suite.mean_ci(floors)
         lines += ["", f"The floor of the mechanism beside the runs (build/bench/sigcost: two busy threads, each "

@@ -309,9 +309,10 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
              f"{args.seconds:g} s measured per run, {rounds} interleaved rounds"
              + (f", {args.busy} CPU-bound processes beside it (busy host)" if args.busy else "") + ".", "",
              "Overhead: throughput lost against no profiler in the same round (mean, 95% CI). Samples per "
-             "CPU-second: stacks taken / the process's CPU time. Cost and coverage: from the agent's summary.", "",
-             "| workload | config | ops/s (median) | overhead % (mean ± 95% CI) | process CPU s | samples per CPU-s | capture µs (median) | coverage % |",
-             "|---|---|---|---|---|---|---|---|"]
+             "CPU-second: stacks taken / the process's CPU time. Cost, own CPU (the sampler thread's and the "
+             "handler's, as a share of the process's: `own_cpu_pct`) and coverage: from the agent's summary.", "",
+             "| workload | config | ops/s (median) | overhead % (mean ± 95% CI) | process CPU s | samples per CPU-s | capture µs (median) | own CPU % | coverage % |",
+             "|---|---|---|---|---|---|---|---|---|"]
     bad_checksums = []
     for w in workloads:
         sums = {r["checksum"] for r in rows if r["workload"] == w}
@@ -326,9 +327,11 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
             sps = [r["samples_taken"] / r["proc_cpu_s"] for r in rs if r.get("samples_taken") and r["proc_cpu_s"] > 0]
             cost = [float(r["s_cost_median_us"]) for r in rs if "s_cost_median_us" in r]
             cov = [float(r["s_coverage"]) for r in rs if "s_coverage" in r]
+            own = [float(r["s_own_cpu_pct"]) for r in rs if r.get("s_own_cpu_pct")]
             cells = [w, c, f"{ops:.1f}", over, f"{cpu:.2f}",
                      f"{statistics.median(sps):.0f}" if sps else "—",
                      f"{statistics.median(cost):.1f}" if cost else "—",
+                     f"{statistics.median(own):.2f}" if own else "—",
                      f"{statistics.median(cov):.1f}" if cov else "—"]
             lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "| geometric mean | overhead % (mean ± 95% CI over rounds) |", "|---|---|"]
