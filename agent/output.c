@@ -558,7 +558,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
           " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
           " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64
-          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f\n",
+          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -570,6 +570,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
           n->timer_fallbacks, n->timers_refused, n->thread_listings, ms(n->handler_ns),
-          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns));
+          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns), n->looks);
   fflush(out);
 }

@@ -23,6 +23,18 @@
 /* Longest idle back-off between two looks at a thread's CPU clock. */
 #define MAX_BACKOFF_NS 50000000u
 #define MAX_BACKOFF_TICKS 63u /* with few threads; see schedule.c */
+/* The longest a Java thread in one of the VM's waits goes unread while the rate of CPU its last
+ * read measured owes it no sample (schedule.c): the CPU it uses meanwhile is counted late, not
+ * lost, and a thread whose rate rose is read at the first look that finds it in Java code. */
+#define MAX_QUIET_NS 1000000000u
+
+/* The rounds of the idle back-off's and the quiet rule's caps, for interval c->interval_ns. */
+static void set_caps(const struct sampler_config *c) {
+  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
+  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  loop.max_quiet = MAX_QUIET_NS / c->interval_ns;
+  if (loop.max_quiet < loop.max_backoff) loop.max_quiet = loop.max_backoff;
+}
 
 static struct {
   struct hotspot_layout hotspot; /* read at init */
@@ -55,8 +67,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (!err && c->native_frames) err = objects_init();
   if (!err && c->native_frames) err = native_init();
   if (err) return err;
-  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
-  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  set_caps(c);
   atomic_store(&loop.stop, 0);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
@@ -85,8 +96,7 @@ int sampler_configure(const struct sampler_config *c) {
     if (err) return err;
   }
   loop.cfg = *c;
-  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
-  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  set_caps(c);
   handler_set_native(c->native_frames);
   atomic_store(&loop.stop, 0);
   return 0;

@@ -119,7 +119,8 @@ struct loop_state {
                                                  thread's CPU and the process's CPU start */
   _Atomic uint32_t stop;                      /* futex word */
   _Atomic int running;
-  uint64_t max_backoff;
+  uint64_t max_backoff; /* rounds: the idle back-off's cap (schedule.c) */
+  uint64_t max_quiet;   /* rounds: the quiet rule's cap (schedule.c) */
   /* CPU-time timers (cfg.cpu_timers): how long a request left to one waits before it is sent
    * as a signal (two scheduler ticks), 0 when this run sends signals only; timers made */
   uint64_t timer_wait_ns;

@@ -123,21 +123,32 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     return 0;
   }
   /* A Java thread in one of the VM's waits now that had not run at its last look — or whose
-   * CPU at its last read's rate owes no sample before quiet_until — has not run since, or ran
-   * briefly and blocked again: its clock is read again when it runs Java code (that look may
-   * catch it running: a due sample is taken there), or at the latest max_backoff rounds after
-   * the last read. A memory read instead of a clock read (~0.3 us): with 400 threads waking
-   * every 5 ms for a few us, those reads were two thirds of the sampler's time (at 1 ms; at
-   * 10 ms such threads run in every round, and the clock reads were three fifths of it until
-   * the rate counted too). Threads that run most of the time are read every round: their CPU
-   * is counted (and their samples taken) as it accrues. */
+   * CPU at its last read's rate owes no sample before quiet_until, or whose due sample waits
+   * for it to run (below) — has not run since, or ran briefly and blocked again: its clock is
+   * read again when it runs Java code (that look may catch it running: a due sample is taken
+   * there), or at the latest max_backoff rounds after the last read (max_quiet while the rate
+   * owes it nothing or a sample waits: up to 1 s; the wait itself ends after MAX_DEFER_NS). A
+   * memory read instead of a clock read (~0.3 us): with 400 threads waking every 5 ms for a
+   * few us, those reads were two thirds of the sampler's time (at 1 ms; at 10 ms such threads
+   * run in every round, and the clock reads were three fifths of it until the rate counted
+   * too). Threads that run most of the time are read every round: their CPU is counted (and
+   * their samples taken) as it accrues. */
   int jvm = -2; /* the thread's own state, read at most once a decision */
+  int waits = b->defer_since && (loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS;
+  uint64_t cap = loop.round < b->quiet_until || waits ? loop.max_quiet : loop.max_backoff;
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base &&
-      (b->idle_streak > 0 || loop.round < b->quiet_until) && !loop.flushing &&
-      loop.round < b->read_round + loop.max_backoff && (jvm = jvm_runs(s)) == 0) {
+      (b->idle_streak > 0 || loop.round < b->quiet_until || waits) && !loop.flushing &&
+      loop.round < b->read_round + cap && (jvm = jvm_runs(s)) == 0) {
     st->skipped_waiting++;
-    /* the back-off stays where the last read left it */
-    b->next_look = b->defer_since ? loop.round + 1 : next_look(b->idle_streak);
+    if (waits) st->deferred++; /* still blocked: the sample waits on */
+    /* the back-off stays where the last read left it; a thread that its rate spares is looked
+     * at again when a sample falls due at that rate, or max_backoff rounds on if sooner (a
+     * thread whose rate rose is found in Java code no later than an idle one would be) */
+    uint64_t soon = loop.round + 1 + loop.max_backoff;
+    b->next_look = b->defer_since          ? loop.round + 1
+                   : b->idle_streak        ? next_look(b->idle_streak)
+                   : b->quiet_until < soon ? b->quiet_until
+                                           : soon;
     return 0;
   }
   uint64_t cpu;
