@@ -16,6 +16,12 @@
 /* How long a due sample may wait for its thread to be caught running (see below). */
 #define MAX_DEFER_NS 500000000u
 
+/* 1 while a due sample that began waiting for its thread to run in round `since` (a
+ * thread_book's defer_since: that round + 1) may still wait this round. */
+static int defer_open(uint64_t since) {
+  return (loop.round + 1 - since) * loop.cfg.interval_ns < MAX_DEFER_NS;
+}
+
 /* Idle back-off: the round of the next look at a thread found idle `streak` times in a row —
  * 0, 1, 3, 7 ... rounds later, up to MAX_BACKOFF_NS — or longer when there are so many threads
  * that their looks alone would cost more than ~8 clock reads a round: the cost of a round
@@ -134,7 +140,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
    * too). Threads that run most of the time are read every round: their CPU is counted (and
    * their samples taken) as it accrues. */
   int jvm = -2; /* the thread's own state, read at most once a decision */
-  int waits = b->defer_since && (loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS;
+  int waits = b->defer_since && defer_open(b->defer_since);
   uint64_t cap = loop.round < b->quiet_until || waits ? loop.max_quiet : loop.max_backoff;
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base &&
       (b->idle_streak > 0 || loop.round < b->quiet_until || waits) && !loop.flushing &&
@@ -212,7 +218,7 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
   int busy = d >= since * (cfg->interval_ns / 2) && !b->last_blocked;
   if (cfg->hasrun == SAMPLER_HASRUN_AUTO && !busy && thread_runs(s, jvm) == 0) {
     if (!b->defer_since) b->defer_since = loop.round + 1;
-    if ((loop.round + 1 - b->defer_since) * cfg->interval_ns < MAX_DEFER_NS && !loop.flushing) {
+    if (defer_open(b->defer_since) && !loop.flushing) {
       st->deferred++;
       return 0;
     }
