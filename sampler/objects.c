@@ -19,12 +19,15 @@ static struct {
   pthread_mutex_t mu;
   unsigned long long adds, subs; /* the loader's counters at the last snapshot */
   int inited;
+  int untabled; /* the snapshot has objects whose unwind tables were left for later */
 } writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 struct collect {
   struct object *obj;
   size_t n, cap;
   unsigned long long adds, subs;
+  int tables;   /* compile the unwind tables the published snapshot lacks */
+  int untabled; /* objects left without one (tables == 0) */
   int err;
 };
 
@@ -101,12 +104,13 @@ static const struct object *published_twin(const struct object *o) {
   return NULL;
 }
 
-/* The unwind table of o: the published twin's, or compiled now (the object is mapped: we are
- * inside dl_iterate_phdr, which holds the loader's lock). Reads stay in the segment of
- * .eh_frame_hdr, where linkers put .eh_frame too. */
-static const struct cfi_table *unwind_table(const struct object *o) {
+/* The unwind table of o: the published twin's, or compiled now when `tables` (the object is
+ * mapped: we are inside dl_iterate_phdr, which holds the loader's lock), else none yet. Reads
+ * stay in the segment of .eh_frame_hdr, where linkers put .eh_frame too. */
+static const struct cfi_table *unwind_table(const struct object *o, int tables) {
   const struct object *twin = published_twin(o);
-  if (twin) return twin->cfi;
+  if (twin && (twin->cfi || !tables)) return twin->cfi;
+  if (!tables) return NULL;
   for (int i = 0; i < o->nsegments; i++) {
     const struct object_segment *g = &o->segments[i];
     if (o->eh_frame_hdr >= g->start && o->eh_frame_hdr < g->end)
@@ -119,8 +123,10 @@ static const struct cfi_table *unwind_table(const struct object *o) {
 /* Frees the unwind tables of objects[0, n) that no published object shares: a snapshot that was
  * built and is not published after all (writer.mu held). */
 static void drop_unpublished(const struct object *obj, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (obj[i].cfi && !published_twin(&obj[i])) free((void *)obj[i].cfi);
+  for (size_t i = 0; i < n; i++) {
+    const struct object *twin = published_twin(&obj[i]);
+    if (obj[i].cfi && (!twin || twin->cfi != obj[i].cfi)) free((void *)obj[i].cfi);
+  }
 }
 
 static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
@@ -152,7 +158,10 @@ static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
   if (o.text_start >= o.text_end) return 0; /* nothing executable (the vDSO has text; others?) */
   o.name_hash = hash_name(info->dlpi_name);
   if (hdr) read_eh_frame_hdr(&o, hdr);
-  if (o.table) o.cfi = unwind_table(&o);
+  if (o.table) {
+    o.cfi = unwind_table(&o, c->tables);
+    if (!o.cfi && !c->tables) c->untabled = 1;
+  }
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 64;
     struct object *more = realloc(c->obj, cap * sizeof *more);
@@ -178,9 +187,10 @@ static int by_start(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Builds and publishes a snapshot. writer.mu held. */
-static int publish(void) {
-  struct collect c = {0};
+/* Builds and publishes a snapshot, compiling the unwind tables it lacks when `tables`. writer.mu
+ * held. */
+static int publish(int tables) {
+  struct collect c = {.tables = tables};
   dl_iterate_phdr(collect_one, &c);
   if (c.err) {
     drop_unpublished(c.obj, c.n);
@@ -225,6 +235,7 @@ static int publish(void) {
   s->seg = seg;
   writer.adds = c.adds;
   writer.subs = c.subs;
+  writer.untabled = c.untabled;
   struct objects_snapshot *old = atomic_exchange(&objects_published.current, s);
   if (old) {
     epoch_wait(&objects_published.epoch);
@@ -238,9 +249,9 @@ static int publish(void) {
   return 1;
 }
 
-int objects_init(void) {
+int objects_init(int tables) {
   pthread_mutex_lock(&writer.mu);
-  int rc = publish();
+  int rc = publish(tables);
   writer.inited = rc >= 0;
   pthread_mutex_unlock(&writer.mu);
   return rc < 0 ? rc : 0;
@@ -259,7 +270,8 @@ int objects_refresh(void) {
   dl_iterate_phdr(counters, ab);
   pthread_mutex_lock(&writer.mu);
   int rc = 0;
-  if (!writer.inited || ab[0] != writer.adds || ab[1] != writer.subs) rc = publish();
+  if (!writer.inited || writer.untabled || ab[0] != writer.adds || ab[1] != writer.subs)
+    rc = publish(1);
   pthread_mutex_unlock(&writer.mu);
   return rc;
 }

@@ -35,13 +35,16 @@ struct object {
   struct object_segment segments[OBJECTS_MAX_SEGMENTS];
 };
 
-/* Reads the loaded objects and publishes them. Returns 0 or -ENOMEM. Not signal-safe (takes the
+/* Reads the loaded objects and publishes them, with their unwind tables when `tables`; without,
+ * walks go through libunwind until objects_refresh() has compiled them (the agent's start does
+ * not wait for libjvm.so's: ~13 ms here). Returns 0 or -ENOMEM. Not signal-safe (takes the
  * loader's lock through dl_iterate_phdr); call on the sampler thread or at start. */
-int objects_init(void);
+int objects_init(int tables);
 
 /* Publishes a new snapshot when the loader's counts of loads and unloads changed since the last
- * one (a cheap dl_iterate_phdr that stops at the first object otherwise). Returns 1 when a new
- * snapshot was published, 0 when nothing changed, -ENOMEM. Not signal-safe. */
+ * one (a cheap dl_iterate_phdr that stops at the first object otherwise), or when objects_init
+ * left the tables for later: with every object's unwind table. Returns 1 when a new snapshot
+ * was published, 0 when nothing changed, -ENOMEM. Not signal-safe. */
 int objects_refresh(void);
 
 /* Reader side (signal/objects_lookup.c). A walk enters once, looks up as often as it needs,

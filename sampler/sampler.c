@@ -64,7 +64,9 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (!err) err = traces_init();
   if (!err) err = record_init();
   if (!err && c->codemap) err = codemap_init();
-  if (!err && c->native_frames) err = objects_init();
+  /* the unwind tables are compiled by the sampler thread's first round, not here: the JVM's
+   * start does not wait for them */
+  if (!err && c->native_frames) err = objects_init(0);
   if (!err && c->native_frames) err = native_init();
   if (err) return err;
   set_caps(c);
@@ -91,7 +93,7 @@ int sampler_configure(const struct sampler_config *c) {
       c->codemap != loop.cfg.codemap)
     return -EINVAL;
   if (c->native_frames && !loop.cfg.native_frames) { /* the walk's tables, made now */
-    int err = objects_init();
+    int err = objects_init(0);
     if (!err) err = native_init();
     if (err) return err;
   }

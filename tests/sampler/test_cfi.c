@@ -184,7 +184,7 @@ Test(cfi, every_row_of_a_hand_assembled_eh_frame, .init = assemble, .fini = clea
 __attribute__((noinline)) int a_function(int x) { return x * 3 + 1; }
 
 Test(cfi, the_entry_of_a_compiled_function_has_its_cfa_at_sp) {
-  cr_assert_eq(objects_init(), 0);
+  cr_assert_eq(objects_init(1), 0);
   unsigned t = objects_enter();
   uintptr_t pc = (uintptr_t)a_function;
   const struct object *o = objects_find(pc);
@@ -198,6 +198,26 @@ Test(cfi, the_entry_of_a_compiled_function_has_its_cfa_at_sp) {
   cr_expect(r->fp == CFI_SAME, "nothing saved yet: %s", say(r, buf, sizeof buf));
   cr_expect_lt(o->cfi->general * 100, o->cfi->n, "almost every row is followed without libunwind");
   objects_exit(t);
+}
+
+/* The agent's start leaves the tables to the sampler thread's first refresh (objects.h). */
+Test(cfi, a_start_without_tables_gets_them_at_the_first_refresh) {
+  uintptr_t pc = (uintptr_t)a_function;
+  cr_assert_eq(objects_init(0), 0);
+  unsigned t = objects_enter();
+  const struct object *o = objects_find(pc);
+  cr_assert_not_null(o, "the test's own code is a loaded object");
+  cr_expect_null(o->cfi, "objects_init(0) compiles no table");
+  uint64_t generation = objects_generation();
+  objects_exit(t);
+  cr_expect_eq(objects_refresh(), 1, "the first refresh publishes the tables");
+  t = objects_enter();
+  o = objects_find(pc);
+  cr_assert_not_null(o);
+  cr_expect_not_null(o->cfi, "with the table compiled");
+  cr_expect_gt(objects_generation(), generation);
+  objects_exit(t);
+  cr_expect_eq(objects_refresh(), 0, "the next refresh has nothing to do");
 }
 
 /* ---- garbage ---- */

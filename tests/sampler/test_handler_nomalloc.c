@@ -111,7 +111,7 @@ static unsigned long sample_worker(jmethodID role, int n, int timer) {
 }
 
 int main(void) {
-  if (registry_init(64) || codemap_init() || objects_init() || native_init()) return 2;
+  if (registry_init(64) || codemap_init() || objects_init(1) || native_init()) return 2;
   struct sampler_jvm jvm = fake_jvm();
   if (handler_install(SIG, jvm.asgct, 64)) return 2;
   handler_set_native(1);

@@ -114,7 +114,7 @@ static const char *name_of(int i, char *buf, size_t len) {
 }
 
 static pthread_t start(int java_code) {
-  cr_assert_eq(objects_init(), 0);
+  cr_assert_eq(objects_init(1), 0);
   cr_assert_eq(native_init(), 0);
   cr_assert_eq(codemap_init(), 0);
   if (java_code) copy_java_like();
@@ -225,7 +225,7 @@ static void *mixed_worker(void *arg) {
 }
 
 Test(native, the_compiled_tables_give_libunwinds_frames) {
-  cr_assert_eq(objects_init(), 0);
+  cr_assert_eq(objects_init(1), 0);
   cr_assert_eq(native_init(), 0);
   cr_assert_eq(codemap_init(), 0);
   pthread_t th;
