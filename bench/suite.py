@@ -89,16 +89,21 @@ def jfr_samples(args, path, event):
     return int(m.group(1)) if m else 0
 
 
-def run_one(args, workload, config, tmp):
-    spec = CONFIGS[config]
-    cmd = [args.java, *JVM]
-    event = None
+def profiler_flags(args, spec, tmp):
+    """The JVM flags of a configuration's spec (CONFIGS), and its JFR event or None; the agent
+    writes tmp/p.folded, JFR tmp/r.jfr."""
     if spec and spec.startswith("agent"):  # agent:OPTIONS or agent@PATH:OPTIONS
         where, _, opts = spec.partition(":")
-        cmd.append(f"-agentpath:{where[6:] or args.agent}={opts},file={tmp}/p.folded")
-    elif spec and spec.startswith("jfr:"):
+        return [f"-agentpath:{where[6:] or args.agent}={opts + ',' if opts else ''}file={tmp}/p.folded"], None
+    if spec and spec.startswith("jfr:"):
         _, event, setting = spec.split(":")
-        cmd.append(f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr")
+        return [f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr"], event
+    return [], None
+
+
+def run_one(args, workload, config, tmp):
+    flags, event = profiler_flags(args, CONFIGS[config], tmp)
+    cmd = [args.java, *JVM, *flags]
     cmd += ["-cp", args.classes, "Workloads", workload, "--threads", str(args.threads),
             "--warmup", str(args.warmup), "--seconds", str(args.seconds)]
     for f in ("p.folded", "r.jfr"):

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""What a profiler adds to a JVM's start and exit: short programs timed whole, with and without it.
+
+    bench/startup.py [--programs hello,javac] [--configs none,agent,nocstack,nocodemap,jfr10]
+                     [--rounds 20] [--java java] [--build build] [--name NAME]
+                     [--define NAME=OPTIONS] [--agent-of NAME=PATH] [--quick]
+
+Programs: `hello` prints one line (the JVM's start and exit, nothing else); `javac` compiles that
+one-line class with the JDK's compiler (class loading and JIT compilation: ~0.5 s). Each run is a
+fresh JVM with the JVM's default flags; each round runs every program under every configuration,
+the order rotated round by round. Per program and configuration: the median wall time and CPU
+time (user + system of the whole process) with their quartiles, and the median of the
+differences from `none` in the same round with a 95% bootstrap interval.
+
+Configurations: none; agent: the agent with its defaults (10 ms, native frames, the compiled-code
+map); nocstack: `cstack=no` (no unwind tables, no JVM threads); nocodemap: `cstack=no,codemap=off`
+(no CompiledMethodLoad events: with them HotSpot records debug information at every pc of what
+it compiles, not only at safepoints — what makes samples in compiled code exact); jfr10: JFR with
+only jdk.ExecutionSample at 10 ms. --define and --agent-of as in bench/suite.py.
+
+Writes bench/results/NAME.md and raw/NAME.csv. A run that does not leave its profile (the agent's
+folded file, JFR's recording) or exits non-zero stops the harness.
+"""
+import argparse
+import csv
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import suite  # noqa: E402  (profiler flags, the JFR settings file, child CPU)
+
+CONFIGS = {
+    "none": None,
+    "agent": "agent:",
+    "nocstack": "agent:cstack=no",
+    "nocodemap": "agent:cstack=no,codemap=off",
+    "jfr10": "jfr:jdk.ExecutionSample:10 ms",
+}
+PROGRAMS = ["hello", "javac"]
+HELLO = 'public class Hello { public static void main(String[] a) { System.out.println("hello"); } }\n'
+
+
+def program_args(program, tmp):
+    if program == "hello":
+        return ["-cp", tmp, "Hello"]
+    return ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-d", os.path.join(tmp, "out"),
+            os.path.join(tmp, "Hello.java")]
+
+
+def run_one(args, program, config, tmp):
+    flags, event = suite.profiler_flags(args, CONFIGS[config], tmp)
+    for f in ("p.folded", "r.jfr"):
+        if os.path.exists(os.path.join(tmp, f)):
+            os.unlink(os.path.join(tmp, f))
+    c0, t0 = suite.child_cpu(), time.perf_counter()
+    p = subprocess.run([args.java, *flags, *program_args(program, tmp)], capture_output=True, text=True,
+                       timeout=120)
+    wall, cpu = time.perf_counter() - t0, suite.child_cpu() - c0
+    if p.returncode != 0:
+        sys.exit(f"{program} under {config}: java exited {p.returncode}:\n{p.stderr[-2000:]}")
+    want = "r.jfr" if event else "p.folded" if flags else None
+    if want and not os.path.exists(os.path.join(tmp, want)):
+        sys.exit(f"{program} under {config}: no {want} written\n{p.stderr[-2000:]}")
+    return {"program": program, "config": config, "wall_ms": round(wall * 1000, 2), "cpu_ms": round(cpu * 1000, 2)}
+
+
+def median_diff_ci(diffs, seed=1):
+    """The median of paired differences and its 95% bootstrap interval."""
+    rnd = random.Random(seed)
+    boots = sorted(statistics.median(rnd.choices(diffs, k=len(diffs))) for _ in range(2000))
+    return statistics.median(diffs), boots[49], boots[1949]
+
+
+def quartiles(xs):
+    if len(xs) < 2:
+        return xs[0], xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4)
+    return q[0], statistics.median(xs), q[2]
+
+
+def table(rows, programs, configs):
+    out = ["| program | configuration | wall ms: median (quartiles) | added to `none` (95% CI) | "
+           "CPU ms: median (quartiles) | added to `none` (95% CI) |", "|---|---|---|---|---|---|"]
+    for prog in programs:
+        base = {r["round"]: r for r in rows if r["program"] == prog and r["config"] == "none"}
+        for c in configs:
+            mine = [r for r in rows if r["program"] == prog and r["config"] == c]
+            cells = []
+            for key in ("wall_ms", "cpu_ms"):
+                lo, med, hi = quartiles([r[key] for r in mine])
+                cells.append(f"{med:.1f} ({lo:.1f}–{hi:.1f})")
+                diffs = [r[key] - base[r["round"]][key] for r in mine if r["round"] in base]
+                if c == "none" or not diffs:
+                    cells.append("")
+                else:
+                    d, dlo, dhi = median_diff_ci(diffs)
+                    cells.append(f"**{d:+.1f}** ({dlo:+.1f} to {dhi:+.1f})")
+            out.append(f"| {prog} | {c} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--java", default="java")
+    ap.add_argument("--build", default=os.path.join(suite.ROOT, "build"))
+    ap.add_argument("--name", default=None)
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=OPTIONS")
+    ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): hello, none/agent/jfr10, 2 rounds")
+    args = ap.parse_args()
+    args.agent = os.path.join(args.build, "agent", "libsampler.so")
+    args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
+    for d in args.define:
+        name, _, opts = d.partition("=")
+        CONFIGS[name] = "agent:" + opts
+    for a in args.agent_of:
+        name, _, path = a.partition("=")
+        if name not in CONFIGS or not os.path.exists(path):
+            sys.exit(f"--agent-of {name}: no such config, or {path} missing")
+        CONFIGS[name] = CONFIGS[name].replace("agent:", f"agent@{path}:", 1)
+    if args.quick:
+        args.programs, args.configs, args.rounds = "hello", "none,agent,jfr10", 2
+    programs, configs = args.programs.split(","), args.configs.split(",")
+    for c in configs:
+        if c not in CONFIGS:
+            sys.exit(f"unknown config {c} (known: {', '.join(CONFIGS)})")
+    for p in programs:
+        if p not in PROGRAMS:
+            sys.exit(f"unknown program {p} (known: {', '.join(PROGRAMS)})")
+    if configs[0] != "none":
+        sys.exit("the first config must be none (the baseline)")
+    if not os.path.exists(args.agent):
+        sys.exit(f"{args.agent} missing: build first (cmake -S . -B build && cmake --build build)")
+    version = subprocess.run([args.java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    javac = os.path.join(os.path.dirname(args.java_path), "javac")
+    rows, started = [], time.time()
+    with tempfile.TemporaryDirectory(prefix="sampler-startup-") as tmp:
+        with open(os.path.join(tmp, "Hello.java"), "w") as f:
+            f.write(HELLO)
+        subprocess.run([javac, "-d", tmp, os.path.join(tmp, "Hello.java")], check=True)
+        for rnd in range(args.rounds):
+            order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
+            for prog in programs:
+                for c in order:
+                    row = run_one(args, prog, c, tmp)
+                    row["round"] = rnd
+                    rows.append(row)
+            print(f"[{time.time() - started:5.0f} s] round {rnd + 1}/{args.rounds}", file=sys.stderr, flush=True)
+    name = args.name or ("startup-quick" if args.quick else "startup")
+    res = os.path.join(HERE, "results") if not args.quick else tempfile.gettempdir()
+    os.makedirs(os.path.join(res, "raw"), exist_ok=True)
+    with open(os.path.join(res, "raw", name + ".csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["program", "config", "round", "wall_ms", "cpu_ms"])
+        w.writeheader()
+        w.writerows(rows)
+    text = (f"# Start-up: {name}\n\n{time.strftime('%Y-%m-%d')}, {version}, {os.cpu_count()} CPUs; "
+            f"`{' '.join(['bench/startup.py'] + sys.argv[1:])}`; {args.rounds} rounds.\n\n"
+            + table(rows, programs, configs) + "\n")
+    with open(os.path.join(res, name + ".md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
