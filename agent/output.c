@@ -433,8 +433,7 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           "  the agent's own CPU   %.3f ms (the sampler thread, and the handler %.3f ms in %" PRIu64
           " captures): %.2f%% of the process's CPU; not in it: the kernel's delivery of our"
           " signals and timers\n\n",
-          ms(n->sampler_cpu_ns + n->handler_ns), ms(n->handler_ns), n->samples,
-          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns));
+          ms(r->own_cpu_ns), ms(n->handler_ns), n->samples, pct(r->own_cpu_ns, n->process_cpu_ns));
 }
 
 static void write_hot(FILE *f, struct report_ctx *c, const char *what,
@@ -570,6 +569,6 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
           n->timer_fallbacks, n->timers_refused, n->thread_listings, ms(n->handler_ns),
-          pct(n->sampler_cpu_ns + n->handler_ns, n->process_cpu_ns), n->looks);
+          pct(r.own_cpu_ns, n->process_cpu_ns), n->looks);
   fflush(out);
 }

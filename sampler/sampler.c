@@ -211,6 +211,7 @@ static void report_locked(struct sampler_report *r) {
   r->faults = guard_faults() - since.faults;
   r->handler_replaced = loop.handler_replaced;
   r->unguarded = guard_unguarded() - since.unguarded;
+  r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);

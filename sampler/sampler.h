@@ -246,8 +246,9 @@ struct sampler_report {
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */
   uint64_t round_median_ns, round_p99_ns;   /* the sampler thread's CPU per round */
-  const char *anchor_walk_off;              /* NULL when the anchor walk is on, else why not */
-  uint64_t faults;      /* samples a fault interrupted (contained: the JVM went on) */
+  uint64_t own_cpu_ns; /* the agent's own CPU: the sampler thread's and the handler's time */
+  const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
+  uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
   int handler_replaced; /* the sampling signal's handler was replaced by another: no more signals */
   uint64_t unguarded;   /* samples taken without a guard (its table was full) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
