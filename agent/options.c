@@ -438,8 +438,8 @@ static const struct opt_spec OPTIONS[] = {
     {"cstack", "MODE", OPT_TAKES_VALUE, parse_cstack, 0, "dwarf", NULL,
      "native frames (C/C++: the JVM, libc, JNI libraries) — `dwarf`: walked from the interrupted "
      "code up to the Java frames with the objects' DWARF call frame information (compiled into "
-     "tables when an object is loaded; libunwind for frames they cannot describe); `no`: Java "
-     "frames only"},
+     "tables by the sampler thread when it first sees an object; libunwind for frames they cannot "
+     "describe, and until then); `no`: Java frames only"},
     {"jvmthreads", NULL, SWITCH(jvmthreads), NULL, "on with `cstack=dwarf`, off with `cstack=no`",
      "sample the JVM's own threads too (GC workers, JIT compilers, the VM thread: every thread "
      "of the process), with their native frames; needs `cstack=dwarf`"},
