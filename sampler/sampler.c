@@ -92,7 +92,8 @@ int sampler_configure(const struct sampler_config *c) {
   if (!c->interval_ns || c->depth != loop.cfg.depth || c->sig != loop.cfg.sig ||
       c->codemap != loop.cfg.codemap)
     return -EINVAL;
-  if (c->native_frames && !loop.cfg.native_frames) { /* the walk's tables, made now */
+  /* native frames turned on: the objects now, their unwind tables at the first round */
+  if (c->native_frames && !loop.cfg.native_frames) {
     int err = objects_init(0);
     if (!err) err = native_init();
     if (err) return err;
