@@ -120,25 +120,11 @@ def main():
     args = ap.parse_args()
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
-    for d in args.define:
-        name, _, opts = d.partition("=")
-        CONFIGS[name] = "agent:" + opts
-    for a in args.agent_of:
-        name, _, path = a.partition("=")
-        if name not in CONFIGS or not os.path.exists(path):
-            sys.exit(f"--agent-of {name}: no such config, or {path} missing")
-        CONFIGS[name] = CONFIGS[name].replace("agent:", f"agent@{path}:", 1)
+    suite.add_agent_configs(CONFIGS, args.define, args.agent_of)
     if args.quick:
         args.programs, args.configs, args.rounds = "hello", "none,agent,jfr10", 2
     programs, configs = args.programs.split(","), args.configs.split(",")
-    for c in configs:
-        if c not in CONFIGS:
-            sys.exit(f"unknown config {c} (known: {', '.join(CONFIGS)})")
-    for p in programs:
-        if p not in PROGRAMS:
-            sys.exit(f"unknown program {p} (known: {', '.join(PROGRAMS)})")
-    if configs[0] != "none":
-        sys.exit("the first config must be none (the baseline)")
+    suite.check_choices(configs, CONFIGS, programs, PROGRAMS, "program")
     if not os.path.exists(args.agent):
         sys.exit(f"{args.agent} missing: build first (cmake -S . -B build && cmake --build build)")
     version = subprocess.run([args.java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]

@@ -101,6 +101,32 @@ def profiler_flags(args, spec, tmp):
     return [], None
 
 
+def add_agent_configs(table, defines, agent_of):
+    """--define NAME=OPTIONS: one more configuration of the agent; --agent-of NAME=PATH: NAME
+    with another libsampler.so (a build of an older commit, to compare in one run)."""
+    for d in defines:
+        name, _, opts = d.partition("=")
+        table[name] = "agent:" + opts
+    for a in agent_of:
+        name, _, path = a.partition("=")
+        if name not in table or not os.path.exists(path):
+            sys.exit(f"--agent-of {name}: no such config, or {path} missing")
+        table[name] = table[name].replace("agent:", f"agent@{path}:", 1)
+
+
+def check_choices(configs, known_configs, items, known_items, kind):
+    """Stops on a configuration or an item (workload, program) not known, or a first
+    configuration that is not the baseline."""
+    for c in configs:
+        if c not in known_configs:
+            sys.exit(f"unknown config {c} (known: {', '.join(known_configs)})")
+    for w in items:
+        if w not in known_items:
+            sys.exit(f"unknown {kind} {w} (known: {', '.join(known_items)})")
+    if configs[0] != "none":
+        sys.exit("the first config must be none (the baseline)")
+
+
 def run_one(args, workload, config, tmp):
     flags, event = profiler_flags(args, CONFIGS[config], tmp)
     cmd = [args.java, *JVM, *flags]
@@ -239,14 +265,7 @@ def main():
                     help="a smoke run (the test suite's): compress and server, none/s10/jfr10, one short round")
     args = ap.parse_args()
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
-    for d in args.define:
-        name, _, opts = d.partition("=")
-        CONFIGS[name] = "agent:" + opts
-    args.agent_of = dict(a.partition("=")[::2] for a in args.agent_of)
-    for name, path in args.agent_of.items():
-        if name not in CONFIGS or not os.path.exists(path):
-            sys.exit(f"--agent-of {name}: no such config, or {path} missing")
-        CONFIGS[name] = CONFIGS[name].replace("agent:", f"agent@{path}:", 1)
+    add_agent_configs(CONFIGS, args.define, args.agent_of)
     args.classes = os.path.join(args.build, "bench", "classes")
     args.sigcost = os.path.join(args.build, "bench", "sigcost")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
@@ -255,14 +274,7 @@ def main():
         args.seconds, args.warmup, args.min_rounds, args.max_rounds = 1, 0.5, 1, 1
     workloads = WORKLOADS if args.workloads == "all" else args.workloads.split(",")
     configs = args.configs.split(",")
-    for c in configs:
-        if c not in CONFIGS:
-            sys.exit(f"unknown config {c} (known: {', '.join(CONFIGS)})")
-    for w in workloads:
-        if w not in WORKLOADS:
-            sys.exit(f"unknown workload {w} (known: {', '.join(WORKLOADS)})")
-    if configs[0] != "none":
-        sys.exit("the first config must be none (the baseline)")
+    check_choices(configs, CONFIGS, workloads, WORKLOADS, "workload")
     for p in (args.agent, os.path.join(args.classes, "Workloads.class")):
         if not os.path.exists(p):
             sys.exit(f"{p} missing: build first (cmake -S . -B build && cmake --build build)")
