@@ -254,9 +254,11 @@ static int discover_one(void *ctx, pid_t tid) {
 #define SWEEP_KEYS_MIN 1024
 
 /* After each round, with the round's statistics (traces_lock held: the counters it touches are
- * the report's): threads that ended are dropped; now and then new threads of the JVM are found
- * and objects loaded or unloaded since the last look noticed. */
-static void housekeeping(void) {
+ * the report's): threads that ended are dropped; now and then new threads of the JVM are found.
+ * Returns 1 when the loaded objects are to be looked at again (objects_refresh, after the lock
+ * is let go: it has its own, and compiling a new object's unwind tables — libjvm.so's at the
+ * first round, ~13 ms — would hold up a report or a chunk's write meanwhile). */
+static int housekeeping(void) {
   for (int k = 0; k < loop.ngone; k++) {
     registry_remove_slot(loop.gone[k].slot, loop.gone[k].gen);
     loop.st.threads_gone++;
@@ -277,7 +279,7 @@ static void housekeeping(void) {
     record_sweep_keys();
     loop.swept_keys = traces_keys();
   }
-  if (loop.round < loop.next_discovery && !loop.refresh_objects) return;
+  if (loop.round < loop.next_discovery && !loop.refresh_objects) return 0;
   /* every ~50 ms, or every 0.5 ms per live thread when there are more than 100: reading
    * /proc/self/task costs ~1.4 us a thread here, and with 1,000 threads a read every 50 ms
    * took ~30% of the sampler thread's CPU (Java threads register themselves at ThreadStart;
@@ -293,8 +295,8 @@ static void housekeeping(void) {
     loop.st.thread_listings++;
     plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
   }
-  if (loop.cfg.native_frames) objects_refresh();
   loop.refresh_objects = 0;
+  return loop.cfg.native_frames;
 }
 
 /* After the last round, the samples still waiting to catch their thread running are asked
@@ -459,7 +461,7 @@ int sampler_run(void) {
     }
     tick();
     traces_lock();
-    housekeeping();
+    int refresh = housekeeping();
     /* a round costs from the end of the last one: its wake-up included, and one clock read
      * (a system call) a round instead of two */
     uint64_t c1 = plat_self_cpu_ns();
@@ -470,6 +472,7 @@ int sampler_run(void) {
     c0 = c1;
     loop_measure_self(c1);
     traces_unlock();
+    if (refresh) objects_refresh(); /* its CPU counts in the next round's */
     next += interval;
     now = plat_mono_ns();
     if (now >= next) { /* overran: skip the rounds we missed, keep the phase */
