@@ -313,9 +313,8 @@ static void current_file(char *out, size_t len) {
 
 /* loop=: every period, the chunk so far is cut off and written, the next one named after it.
  * The cuts keep to one schedule from the start (monotonic clock): the time a chunk takes to be
- * written is not added to the next period (a chunk a minute would otherwise drift by its
- * write, ~0.1-0.5 s with native frames' names read the first time); a write that outlasts a
- * period skips the cuts it missed. */
+ * written is not added to the next period (the chunks would drift by their writes); a write
+ * that outlasts a period skips the cuts it missed. */
 static void *cutter_main(void *arg) {
   (void)arg;
   uint64_t period = agent.opt.loop_ns, next = plat_mono_ns() + period;
