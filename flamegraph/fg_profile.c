@@ -290,6 +290,66 @@ int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uin
   return rc;
 }
 
+/* The id of name s, or FG_NO_NAME when the profile does not hold it (nothing is added). */
+static uint32_t find_name(fg_profile *p, const char *s, size_t len, uint32_t hash) {
+  if (!p->name_table && grow_name_table(p) != 0) return FG_NO_NAME;
+  for (uint32_t h = hash & p->name_mask, e; (e = p->name_table[h]) != 0;
+       h = (h + 1) & p->name_mask) {
+    const fg_name *n = &p->names[e - 1];
+    if (n->hash == hash && n->len == len && memcmp(n->s, s, len) == 0) return e - 1;
+  }
+  return FG_NO_NAME;
+}
+
+/* The child `name` of `parent` (path hash `hash`), or FG_NO_NAME when there is none (nothing is
+ * added). */
+static uint32_t find_child(fg_profile *p, uint32_t parent, uint32_t name, uint32_t hash) {
+  if (!p->child_table && grow_child_table(p) != 0) return FG_NO_NAME;
+  for (uint32_t h = hash & p->child_mask;; h = (h + 1) & p->child_mask) {
+    const fg_child_slot *e = &p->child_table[h];
+    if (!e->node) return FG_NO_NAME;
+    if (e->hash == hash && p->nodes[e->node].parent == parent && p->nodes[e->node].name == name)
+      return e->node;
+  }
+}
+
+/* fg_profile_add_capped: see flamegraph.h. */
+int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count,
+                          size_t max_nodes, const char *cut) {
+  if (!p || !frames || nframes == 0 || !cut || !*cut) return -EINVAL;
+  if ((size_t)p->nnodes + nframes <= max_nodes) return fg_profile_add(p, frames, nframes, count);
+  /* the part of the stack the profile already holds: it costs no node */
+  uint32_t node = 0, hash = FG_ROOT_HASH;
+  size_t have = 0;
+  for (; have < nframes; have++) {
+    if (!frames[have]) return -EINVAL;
+    size_t len = strlen(frames[have]);
+    uint32_t name = find_name(p, frames[have], len, fg_hash_bytes(frames[have], len));
+    if (name == FG_NO_NAME) break;
+    uint32_t h = fg_path_hash(hash, name), child = find_child(p, node, name, h);
+    if (child == FG_NO_NAME) break;
+    node = child;
+    hash = h;
+  }
+  if ((size_t)p->nnodes + (nframes - have) <= max_nodes)
+    return fg_profile_add(p, frames, nframes, count);
+  uint32_t cname = fg_intern(p, cut, strlen(cut));
+  if (cname == FG_NO_NAME) return -ENOMEM;
+  /* a new cut frame costs one node; past the reserve, the root's cut frame takes the rest */
+  if (find_child(p, node, cname, fg_path_hash(hash, cname)) == FG_NO_NAME &&
+      (size_t)p->nnodes >= max_nodes + max_nodes / 16) {
+    node = 0;
+    hash = FG_ROOT_HASH;
+  }
+  uint32_t c = fg_child_h(p, node, cname, fg_path_hash(hash, cname));
+  if (c == FG_NO_NAME) return -ENOMEM;
+  int rc = fg_node_add(p, c, count, FG_MAIN);
+  return rc ? rc : 1;
+}
+
+/* fg_profile_nodes: see flamegraph.h. */
+size_t fg_profile_nodes(const fg_profile *p) { return p ? p->nnodes : 0; }
+
 /* fg_profile_total: see flamegraph.h. */
 uint64_t fg_profile_total(const fg_profile *p, int column) {
   return (column == FG_MAIN || column == FG_BASE) ? p->total[column] : 0;

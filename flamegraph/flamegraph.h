@@ -43,6 +43,18 @@ enum { FG_MAIN = 0, FG_BASE = 1 };
 int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
                      uint64_t count, int column);
 
+/* Like fg_profile_add, for a profile that must stay within max_nodes frames (a bound on its
+ * memory: ~48 bytes a frame while built and written). A stack whose new frames would take it
+ * past that adds its count under the longest part of it the profile already holds, in a child
+ * frame named `cut`: one more frame each, up to max_nodes + max_nodes / 16 frames in all, past
+ * which such counts go to the root's `cut` child. Totals are kept. Add the heaviest stacks
+ * first: they are drawn whole. Returns 0 (added whole), 1 (added cut) or -ENOMEM / -EINVAL. */
+int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count,
+                          size_t max_nodes, const char *cut);
+
+/* The frames (tree nodes, the root included) the profile holds. */
+size_t fg_profile_nodes(const fg_profile *p);
+
 /* Sum of all samples in a column. */
 uint64_t fg_profile_total(const fg_profile *p, int column);
 

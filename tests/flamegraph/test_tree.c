@@ -228,3 +228,33 @@ Test(tree, trim_then_add_rebuilds_the_tables) {
   cr_expect_eq(p->nnodes, 5);
   fg_profile_free(p);
 }
+
+/* A capped profile: stacks that fit are added whole; one that does not is counted under a cut
+ * frame at the longest part of it already there (one new frame each while the reserve, a
+ * sixteenth of the limit, lasts), then under the root's cut frame; every count is kept. */
+Test(tree, capped_add_keeps_the_limit_and_every_count) {
+  fg_profile *p = fg_profile_new();
+  const char *cut = "[cut]";
+  static const char *s1[] = {"a", "b", "c", "d"}, *s2[] = {"a", "b", "x", "y"},
+                    *s3[] = {"p", "q", "r", "s", "t", "u", "v", "w", "z"},
+                    *s4[] = {"a", "b", "c", "e"}, *s5[] = {"a", "b", "x", "m"},
+                    *s6[] = {"a", "b", "c", "g"};
+  cr_expect_eq(fg_profile_add_capped(p, s1, 4, 10, 16, cut), 0);
+  cr_expect_eq(fg_profile_add_capped(p, s2, 4, 5, 16, cut), 0);
+  cr_expect_eq(fg_profile_add_capped(p, s3, 9, 4, 16, cut), 0, "exactly at the limit: whole");
+  cr_expect_eq(fg_profile_nodes(p), 16);
+  cr_expect_eq(fg_profile_add_capped(p, s4, 4, 3, 16, cut), 1, "past it: cut under a;b;c");
+  cr_expect_eq(fg_profile_add_capped(p, s5, 4, 2, 16, cut), 1, "reserve used: the root's");
+  cr_expect_eq(fg_profile_add_capped(p, s6, 4, 1, 16, cut), 1, "a cut frame that is there");
+  cr_expect_eq(fg_profile_nodes(p), 18);
+  cr_expect_eq(fg_profile_total(p, FG_MAIN), 25);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  cr_assert_eq(fg_write_folded(f, p), 0);
+  fclose(f);
+  cr_expect_str_eq(out, "[cut] 2\na;b;c;[cut] 4\na;b;c;d 10\na;b;x;y 5\np;q;r;s;t;u;v;w;z 4\n");
+  free(out);
+  cr_expect_eq(fg_profile_add_capped(p, s1, 4, 1, 16, ""), -EINVAL, "a cut frame needs a name");
+  fg_profile_free(p);
+}
