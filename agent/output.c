@@ -153,31 +153,135 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
 
 /* ---- profile -> flamegraph ---- */
 
-struct build_ctx {
+/* A flame graph (SVG, HTML) holds at most this many frames, so that writing one needs ~100 MB at
+ * most however full the stack table is (a frame costs ~48 bytes while the graph is built and
+ * written; the table's limits, 1M stacks and 32M frames, would otherwise make a 1.4 GB graph).
+ * The heaviest stacks are drawn whole; the others are cut where the graph has no room for
+ * them, under OUTPUT_CUT_FRAME. The folded format needs no graph and keeps every stack. */
+#define OUTPUT_MAX_NODES (2u << 20)
+static size_t max_nodes = OUTPUT_MAX_NODES;
+#define OUTPUT_CUT_FRAME "[frames not drawn: the flame graph's limit]"
+
+void output_set_graph_limit(size_t frames) { max_nodes = frames ? frames : OUTPUT_MAX_NODES; }
+
+static uint64_t stack_weight(int weight, const struct sampler_stack *t) {
+  return weight == WEIGHT_CPU ? t->cpu_ns : t->units;
+}
+
+/* qsort_r order of stack indices: the heaviest first, then the order first seen. */
+static int heavier_first(const void *a, const void *b, void *vs) {
+  const struct sampler_snapshot *s = ((void **)vs)[0];
+  int weight = *(const int *)((void **)vs)[1];
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  uint64_t x = stack_weight(weight, &s->stacks[i]), y = stack_weight(weight, &s->stacks[j]);
+  return x != y ? (x < y ? 1 : -1) : (i > j) - (i < j);
+}
+
+/* The stacks of s with a weight, heaviest first, into *out (malloc'd); their number or -ENOMEM. */
+static ssize_t heaviest_stacks(const struct sampler_snapshot *s, int weight, size_t **out) {
+  size_t *idx = malloc((s->n ? s->n : 1) * sizeof *idx), n = 0;
+  if (!idx) return -ENOMEM;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->stacks[i].n > 0 && stack_weight(weight, &s->stacks[i])) idx[n++] = i;
+  void *ctx[2] = {(void *)s, &weight};
+  qsort_r(idx, n, sizeof *idx, heavier_first, ctx);
+  *out = idx;
+  return (ssize_t)n;
+}
+
+struct graph {
   fg_profile *p;
-  int weight;
-  const char **frames;
-  int cap;
-  int err;
-  uint64_t total; /* of the counts added: the flame graph's whole width */
+  uint64_t total;    /* of the counts added: the flame graph's whole width */
+  size_t cut_stacks; /* stacks cut at the limit, and their weight */
+  uint64_t cut_weight;
 };
 
-static void add_trace(void *vctx, const struct sampler_stack *t) {
-  struct build_ctx *c = vctx;
-  uint64_t count = c->weight == WEIGHT_CPU ? t->cpu_ns : t->units;
-  if (!count || c->err) return;
-  if (t->n > c->cap) {
-    const char **f = realloc(c->frames, (size_t)t->n * sizeof *f);
-    if (!f) {
-      c->err = -ENOMEM;
-      return;
-    }
-    c->frames = f;
-    c->cap = t->n;
+/* Builds the flame graph of s into g (within OUTPUT_MAX_NODES frames). Returns 0 or -ENOMEM. */
+static int build_graph(const struct sampler_snapshot *s, int weight, struct graph *g) {
+  memset(g, 0, sizeof *g);
+  size_t *order = NULL, cap = 0;
+  const char **frames = NULL;
+  ssize_t n = heaviest_stacks(s, weight, &order);
+  if (n < 0 || !(g->p = fg_profile_new())) {
+    free(order);
+    return -ENOMEM;
   }
-  for (int i = 0; i < t->n; i++) c->frames[i] = sampler_frame_name(t->frames[i]);
-  c->err = fg_profile_add(c->p, c->frames, (size_t)t->n, count);
-  if (!c->err) c->total += count;
+  int rc = 0;
+  for (ssize_t k = 0; k < n && !rc; k++) {
+    const struct sampler_stack *t = &s->stacks[order[k]];
+    if ((size_t)t->n > cap) {
+      const char **f = realloc(frames, (size_t)t->n * sizeof *f);
+      if (!f) {
+        rc = -ENOMEM;
+        break;
+      }
+      frames = f;
+      cap = (size_t)t->n;
+    }
+    for (int i = 0; i < t->n; i++) frames[i] = sampler_frame_name(t->frames[i]);
+    uint64_t w = stack_weight(weight, t);
+    rc = fg_profile_add_capped(g->p, frames, (size_t)t->n, w, max_nodes, OUTPUT_CUT_FRAME);
+    if (rc == 1) {
+      g->cut_stacks++;
+      g->cut_weight += w;
+      rc = 0;
+    }
+    if (!rc) g->total += w;
+  }
+  free(frames);
+  free(order);
+  if (rc) {
+    fg_profile_free(g->p);
+    g->p = NULL;
+  }
+  return rc;
+}
+
+/* qsort_r order of stack indices: by their frames' names, frame by frame (a stack before the
+ * longer ones it begins), as the folded format is sorted. */
+static int by_names(const void *a, const void *b, void *vs) {
+  const struct sampler_snapshot *s = vs;
+  const struct sampler_stack *x = &s->stacks[*(const size_t *)a],
+                             *y = &s->stacks[*(const size_t *)b];
+  for (int i = 0; i < x->n && i < y->n; i++) {
+    if (x->frames[i] == y->frames[i]) continue;
+    int c = strcmp(sampler_frame_name(x->frames[i]), sampler_frame_name(y->frames[i]));
+    if (c) return c;
+  }
+  return (x->n > y->n) - (x->n < y->n);
+}
+
+/* 1 if stacks a and b have the same names (distinct stacks can: ids that name alike). */
+static int same_names(const struct sampler_stack *a, const struct sampler_stack *b) {
+  if (a->n != b->n) return 0;
+  for (int i = 0; i < a->n; i++)
+    if (a->frames[i] != b->frames[i] &&
+        strcmp(sampler_frame_name(a->frames[i]), sampler_frame_name(b->frames[i])))
+      return 0;
+  return 1;
+}
+
+/* Writes s as folded stacks, sorted, straight from the snapshot: no graph is built, so the
+ * memory it needs is an index of the stacks (8 bytes each). Returns 0 or a negative errno. */
+static int write_folded(FILE *f, const struct sampler_snapshot *s, int weight) {
+  size_t *idx = malloc((s->n ? s->n : 1) * sizeof *idx), n = 0;
+  if (!idx) return -ENOMEM;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->stacks[i].n > 0 && stack_weight(weight, &s->stacks[i])) idx[n++] = i;
+  qsort_r(idx, n, sizeof *idx, by_names, (void *)s);
+  for (size_t k = 0; k < n;) {
+    const struct sampler_stack *t = &s->stacks[idx[k]];
+    uint64_t w = 0;
+    for (; k < n && same_names(t, &s->stacks[idx[k]]); k++)
+      w += stack_weight(weight, &s->stacks[idx[k]]);
+    for (int i = 0; i < t->n; i++) {
+      if (i) putc(';', f);
+      fputs(sampler_frame_name(t->frames[i]), f);
+    }
+    fprintf(f, " %" PRIu64 "\n", w);
+  }
+  free(idx);
+  return ferror(f) ? -EIO : 0;
 }
 
 /* v with a ',' between thousands ("1,234,567") into buf, as the flame graph page shows its
@@ -495,39 +599,39 @@ int output_write(const struct agent_options *o, const char *path, const struct s
              ival, hasrun_name(o->hasrun));
     struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment, program};
     rc = pprof_write(f, &info, s);
+  } else if (o->format == FORMAT_FOLDED) {
+    rc = write_folded(f, s, o->weight);
   } else {
-    struct build_ctx c = {fg_profile_new(), o->weight, NULL, 0, 0};
-    if (!c.p) {
-      rc = -ENOMEM;
-    } else {
-      sampler_snapshot_foreach(s, add_trace, &c);
+    struct graph g;
+    rc = build_graph(s, o->weight, &g);
+    if (!rc) {
       const struct sampler_report *r = &s->report;
-      rc = c.err;
-      if (!rc && o->format == FORMAT_FOLDED) {
-        rc = fg_write_folded(f, c.p);
-      } else if (!rc) {
-        fg_options fo;
-        char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
-        fg_options_init(&fo);
-        opt_format_duration(o->interval_ns, ival, sizeof ival);
-        snprintf(title, sizeof title, "%s profile: %s", o->wall ? "Wall-clock" : "CPU", program);
-        grouped(r->n.samples, captures, sizeof captures);
-        grouped(c.total, total, sizeof total);
-        /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
-         * none, so its subtitle says it */
-        if (o->format == FORMAT_SVG)
-          snprintf(weighed, sizeof weighed, "%s %s from ", total,
-                   o->weight == WEIGHT_CPU ? "ns of CPU" : "samples");
-        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
-                 (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
-        fo.title = title;
-        fo.subtitle = sub;
-        fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
-        fo.palette = FG_PAL_JAVA;
-        rc = o->format == FORMAT_SVG ? fg_write_svg(f, c.p, &fo) : fg_write_html(f, c.p, &fo);
-      }
-      fg_profile_free(c.p);
-      free(c.frames);
+      fg_options fo;
+      char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
+      fg_options_init(&fo);
+      opt_format_duration(o->interval_ns, ival, sizeof ival);
+      snprintf(title, sizeof title, "%s profile: %s", o->wall ? "Wall-clock" : "CPU", program);
+      grouped(r->n.samples, captures, sizeof captures);
+      grouped(g.total, total, sizeof total);
+      /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
+       * none, so its subtitle says it */
+      if (o->format == FORMAT_SVG)
+        snprintf(weighed, sizeof weighed, "%s %s from ", total,
+                 o->weight == WEIGHT_CPU ? "ns of CPU" : "samples");
+      snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
+               (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
+      fo.title = title;
+      fo.subtitle = sub;
+      fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
+      fo.palette = FG_PAL_JAVA;
+      rc = o->format == FORMAT_SVG ? fg_write_svg(f, g.p, &fo) : fg_write_html(f, g.p, &fo);
+      fg_profile_free(g.p);
+      if (g.cut_stacks)
+        fprintf(stderr,
+                "[sampler] %s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": "
+                "a flame graph holds at most %zu frames; the folded format keeps them all\n",
+                path, g.cut_stacks, r->stacks, 100.0 * (double)g.cut_weight / (double)g.total,
+                OUTPUT_CUT_FRAME, max_nodes);
     }
   }
   rc = out_commit(&of, path, rc);

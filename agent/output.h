@@ -25,6 +25,11 @@ void output_set_program(const char *program);
 int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
                  char *err, size_t errlen);
 
+/* The most frames a flame graph (SVG, HTML) holds: 2M by default (~100 MB to build and write
+ * it); the heaviest stacks are drawn whole, the rest cut where there is no room. 0 restores the
+ * default. Tests set small ones. Not thread-safe: call before writing. */
+void output_set_graph_limit(size_t frames);
+
 /* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f: samples= is
  * cost units (the folded counts), captures= the stacks the signal handler took. */
 void output_summary(FILE *f, const struct agent_options *o, const char *path,

@@ -98,6 +98,31 @@ Test(output, folded_holds_exactly_the_stacks) {
                    "weight=cpu: nanoseconds");
 }
 
+/* A flame graph holds at most its limit of frames: the heaviest stacks whole, the others cut
+ * under a named frame where the graph has no room, every count kept; the folded file keeps
+ * every stack whole. */
+Test(output, a_flame_graph_past_its_frame_limit_keeps_the_heaviest_whole_and_every_count) {
+  uint32_t root = intern_string("main", 4), c = intern_string("C.run", 5),
+           d = intern_string("D.run", 5);
+  uint32_t s3[] = {root, c, d};
+  cr_assert_eq(traces_add(s3, 3, 1, 1000000), 0);
+  output_set_graph_limit(4); /* the root, main, A.run and B c.run */
+  struct agent_options o;
+  char err[512];
+  options_for(&o, "p.svg", NULL);
+  int rc = write_now(&o, err, sizeof err);
+  output_set_graph_limit(0);
+  cr_assert_eq(rc, 0, "%s", err);
+  char *svg = slurp(o.file);
+  cr_expect(strstr(svg, "A.run") && strstr(svg, "B c.run"), "the heaviest stacks are whole");
+  cr_expect(!strstr(svg, "C.run"), "the lightest found no room");
+  cr_expect(strstr(svg, "frames not drawn"), "it is counted under the cut frame:\n%s", svg);
+  cr_expect(strstr(svg, "6 samples from"), "every count kept (3 + 2 + 1)");
+  options_for(&o, "p.folded", NULL);
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(slurp(o.file), "main;A.run 3\nmain;B c.run 2\nmain;C.run;D.run 1\n");
+}
+
 Test(output, svg_html_and_text_are_complete) {
   struct agent_options o;
   char err[512];
