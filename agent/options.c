@@ -420,7 +420,8 @@ static const struct opt_spec OPTIONS[] = {
      "`folded`, `text`, `svg`, `html`, `pprof` (gzipped profile.proto: `go tool pprof`, "
      "Pyroscope, speedscope)"},
     {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL,
-     "most frames per stack, 1 to 8192"},
+     "most frames per stack, 1 to 8192; above 1365, fewer threads can be sampled at once "
+     "(16,384 at most; 2,560 at 8192: 24 bytes a frame a thread, 512 MB at most)"},
     {"threads", NULL, SWITCH(threads), "off", NULL, "a root frame `[name tid=N]` per thread"},
     {"lines", NULL, SWITCH(lines), "off", NULL,
      "frames carry their source line, `java/lang/String.hashCode:152` (bytecode index → line "

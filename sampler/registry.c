@@ -21,12 +21,18 @@ static struct {
   _Atomic int registered;
   _Atomic int keep_ended;
   int depth;
+  int max_slots; /* REG_MAX_CHUNKS * REG_CHUNK_SLOTS, fewer where the depth is large */
   pthread_mutex_t mu;
 } registry = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 int registry_init(int depth) {
   if (depth <= 0) return -EINVAL;
   registry.depth = depth;
+  size_t per_slot = (size_t)depth * (sizeof(asgct_frame) + sizeof(uintptr_t));
+  size_t chunks = REG_FRAME_BYTES_MAX / per_slot / REG_CHUNK_SLOTS;
+  if (chunks < 1) chunks = 1;
+  if (chunks > REG_MAX_CHUNKS) chunks = REG_MAX_CHUNKS;
+  registry.max_slots = (int)chunks * REG_CHUNK_SLOTS;
   return 0;
 }
 
@@ -52,6 +58,8 @@ static int alloc_chunk(int c) {
   atomic_store_explicit(&registry_chunks[c], chunk, memory_order_release);
   return 0;
 }
+
+int registry_max_slots(void) { return registry.max_slots; }
 
 int registry_limit(void) { return atomic_load_explicit(&registry.limit, memory_order_acquire); }
 
@@ -108,7 +116,7 @@ int registry_add(const struct sampler_thread *t) {
       break;
   }
   if (idx == n) {
-    if (n == REG_MAX_CHUNKS * REG_CHUNK_SLOTS) {
+    if (n == registry.max_slots) {
       pthread_mutex_unlock(&registry.mu);
       return -ENOSPC;
     }

@@ -26,6 +26,10 @@
 #define REG_CHUNK_SLOTS 256
 #define REG_MAX_CHUNKS 64 /* 16384 threads */
 #define REG_NAME_MAX 128
+/* The frame buffers of all slots (depth x 24 bytes each, allocated 256 slots at a time, touched
+ * only as deep as the stacks go) take at most this much address space: every slot fits up to
+ * depth=1365; a larger depth allows fewer threads at once (2,560 at depth=8192). */
+#define REG_FRAME_BYTES_MAX ((size_t)512 << 20)
 
 enum slot_state { SLOT_FREE = 0, SLOT_LIVE = 1 };
 
@@ -58,9 +62,12 @@ struct thread_slot {
  * thread-safe: call once before any other registry function. */
 int registry_init(int depth);
 
+/* How many threads can be registered at once at this depth (see REG_FRAME_BYTES_MAX). */
+int registry_max_slots(void);
+
 /* Registers a thread, or updates the registration of a live one with the same tid (found at
  * start, then its ThreadStart). Returns the slot index, or -ENOSPC when all
- * REG_MAX_CHUNKS*REG_CHUNK_SLOTS slots are taken, -ENOMEM. Thread-safe. */
+ * registry_max_slots() slots are taken, -ENOMEM. Thread-safe. */
 int registry_add(const struct sampler_thread *t);
 
 /* Unregisters the thread of slot i if the slot still has generation gen (its thread ended:

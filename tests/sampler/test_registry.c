@@ -103,3 +103,15 @@ Test(registry, full) {
   cr_expect_neq(registry_slot(0)->record->frames, registry_slot(1)->record->frames);
   cr_expect_neq(registry_slot(0)->record, registry_slot(1)->record);
 }
+
+/* A deep stack limit allows fewer threads at once: the frame buffers stay within
+ * REG_FRAME_BYTES_MAX of address space. */
+Test(registry, a_deep_depth_allows_fewer_threads) {
+  cr_assert_eq(registry_init(8192), 0);
+  int max = registry_max_slots();
+  cr_expect_eq(max, 2560, "512 MiB / (8192 x 24 bytes), in whole chunks of 256");
+  for (int i = 0; i < max; i++) cr_assert_eq(add(10 + i, "t"), i);
+  cr_expect_eq(add(999999, "one too many"), -ENOSPC);
+  size_t bytes = (size_t)max * 8192 * (sizeof(asgct_frame) + sizeof(uintptr_t));
+  cr_expect_leq(bytes, REG_FRAME_BYTES_MAX);
+}
