@@ -230,6 +230,45 @@ const char *plat_thread_running_source(void) {
   return wchan_named > 0 ? "wchan, stat" : wchan_named == 0 ? "stat (wchan not yet known)" : "stat";
 }
 
+/* The signal mask in the status line `key` ("SigBlk:\t0000000000000000" ...) of text: 0 and the
+ * mask, or -EPROTO. */
+static int status_mask(const char *text, const char *key, uint64_t *mask) {
+  const char *at = strstr(text, key);
+  if (!at) return -EPROTO;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(at + strlen(key), &end, 16);
+  if (errno || end == at + strlen(key)) return -EPROTO;
+  *mask = (uint64_t)v;
+  return 0;
+}
+
+int plat_thread_signal_state(pid_t tid, int sig) {
+  char buf[4096]; /* the whole file: ~1.5 KB */
+  if (sig < 1 || sig > 64) return -EINVAL;
+  snprintf(buf, sizeof buf, "/proc/self/task/%d/status", (int)tid);
+  int e = errno;
+  int fd = open(buf, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int rc = -errno;
+    errno = e;
+    return rc;
+  }
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  int rc = n < 0 ? -errno : n == 0 ? -ESRCH : 0;
+  close(fd);
+  uint64_t pending = 0, blocked = 0;
+  if (!rc) {
+    buf[n] = '\0';
+    rc = status_mask(buf, "\nSigPnd:", &pending);
+    if (!rc) rc = status_mask(buf, "\nSigBlk:", &blocked);
+  }
+  errno = e;
+  if (rc) return rc;
+  uint64_t bit = 1ull << (sig - 1);
+  return (blocked & bit ? PLAT_SIG_BLOCKED : 0) | (pending & bit ? PLAT_SIG_PENDING : 0);
+}
+
 void plat_release_free_memory(void) {
 #ifdef __GLIBC__
   malloc_trim(0);

@@ -102,3 +102,48 @@ Test(platform, thread_count_follows_threads_as_they_come_and_go) {
   for (int k = 0; k < 1000 && (after = plat_thread_count()) != before; k++) usleep(1000);
   cr_expect(after == before, "and back when they have ended: %d, was %d", after, before);
 }
+
+/* plat_thread_signal_state (host only): a spinning thread that blocks a signal, with its
+ * CPU-time timer for that signal: blocked, nothing pending; once the timer has fired (at a tick
+ * that found the thread running) its signal is pending there. The caller blocks nothing; a
+ * thread that ended says so. The sampler reads this before it signals a thread: each signal
+ * sent to one that blocks it stays queued. */
+static _Atomic int sig_release;
+static void *sig_blocker(void *arg) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, *(int *)arg);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  atomic_store(&target_tid, plat_gettid());
+  volatile uint64_t x = 0;
+  while (!atomic_load(&sig_release)) x++;
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&set, NULL, &zero) > 0) {} /* taken here: nothing reaches the process */
+  return NULL;
+}
+
+Test(platform, signal_state_blocked_and_pending) {
+  int sig = SIGRTMIN + 5, timer;
+  atomic_store(&sig_release, 0);
+  atomic_store(&target_tid, 0);
+  pthread_t t;
+  pthread_create(&t, NULL, sig_blocker, &sig);
+  while (!atomic_load(&target_tid)) usleep(1000);
+  pid_t tid = atomic_load(&target_tid);
+  cr_expect_eq(plat_thread_signal_state(tid, sig), PLAT_SIG_BLOCKED, "blocked, none pending");
+  cr_expect_eq(plat_thread_signal_state(tid, sig + 1), 0, "another signal: neither");
+  cr_expect_eq(plat_thread_signal_state(plat_gettid(), sig), 0, "the caller blocks none");
+  cr_assert_eq(plat_cpu_timer_create(tid, sig, 0, &timer), 0);
+  cr_expect_eq(plat_cpu_timer_arm(timer, 1), 0);
+  int state = 0;
+  for (int k = 0; k < 2000 && (state = plat_thread_signal_state(tid, sig)) == PLAT_SIG_BLOCKED; k++)
+    usleep(1000);
+  cr_expect_eq(state, PLAT_SIG_BLOCKED | PLAT_SIG_PENDING,
+               "its timer's signal pending on the thread that blocks it");
+  plat_cpu_timer_delete(timer);
+  atomic_store(&sig_release, 1);
+  pthread_join(t, NULL);
+  int rc = plat_thread_signal_state(tid, sig);
+  cr_expect(rc == -ENOENT || rc == -ESRCH, "an ended thread: -ENOENT or -ESRCH, got %d", rc);
+  cr_expect_eq(plat_thread_signal_state(tid, 0), -EINVAL, "signal 0: not a signal");
+}
