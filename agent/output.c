@@ -395,7 +395,7 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(
         f,
         "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
-        "no frame walked: [sample lost], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
+        "no frame walked: [sample lost], [not sampled: signal blocked], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
         "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
         r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
         r->sampler_permille / 10.0, r->unseen_permille / 10.0);
@@ -496,6 +496,11 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           " after 1 s while sampling — the signal lost or blocked —, the rest at the end; their"
           " samples kept under [sample lost])\n",
           n->unanswered, n->timed_out);
+  fprintf(f,
+          "  not signalled         %" PRIu64
+          " requests: the thread blocks the sampling signal or has one pending (found %" PRIu64
+          " times); their %" PRIu64 " samples kept under [not sampled: signal blocked]\n",
+          n->sig_withheld, n->sig_blocked_threads, n->sig_blocked_units);
   if (r->handler_replaced)
     fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
                " (choose another signal=)\n");
@@ -533,6 +538,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
       "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n",
       ms(n->sampler_cpu_ns), pct(n->sampler_cpu_ns, n->wall_ns), us(r->round_median_ns),
       us(r->round_p99_ns));
+  fprintf(f,
+          "  /proc status reads    %" PRIu64
+          ", %.3f ms (does a thread block the sampling signal?)\n",
+          n->sig_checks, ms(n->sig_check_ns));
   fprintf(f,
           "  the agent's own CPU   %.3f ms (the sampler thread, and the handler %.3f ms in %" PRIu64
           " captures): %.2f%% of the process's CPU; not in it: the kernel's delivery of our"
@@ -661,7 +670,9 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
           " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
           " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timers_refused=%" PRIu64
-          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64 "\n",
+          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64
+          " sig_withheld=%" PRIu64 " sig_blocked=%" PRIu64 " sig_blocked_threads=%" PRIu64
+          " sig_checks=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -673,6 +684,7 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
           n->timer_fallbacks, n->timers_refused, n->thread_listings, ms(n->handler_ns),
-          pct(r.own_cpu_ns, n->process_cpu_ns), n->looks);
+          pct(r.own_cpu_ns, n->process_cpu_ns), n->looks, n->sig_withheld, n->sig_blocked_units,
+          n->sig_blocked_threads, n->sig_checks);
   fflush(out);
 }

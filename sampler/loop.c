@@ -7,7 +7,9 @@
  *     its request PENDING and signal it — holding the slot's lock, so the thread cannot finish
  *     leaving between the check and the signal. A busy thread's request may instead be left to
  *     a timer on the thread's own CPU clock, which the kernel fires at its next tick on the
- *     thread's CPU (cfg.cpu_timers; signalled after all if no tick catches it running).
+ *     thread's CPU (cfg.cpu_timers; signalled after all if no tick catches it running). A
+ *     thread that blocks the sampling signal, or has one pending, is not signalled at all (its
+ *     /proc status says: may_signal): its due samples are kept under a named frame.
  * A request still open at the next round stays open; the thread is not asked again until it
  * has answered, and its answer is recorded when it comes (the wait is bounded by the round:
  * the sampler never blocks on a thread). Nothing is dropped silently: failures are recorded
@@ -31,6 +33,14 @@
 
 /* Most CPU-time timers at a time (each holds one of the user's queued signals). */
 #define MAX_TIMERS 1024
+
+/* How long a thread found blocking the sampling signal (or with one pending) goes unsignalled
+ * before its status is read again — when a sample of it falls due: 100 ms after it was found,
+ * twice as long after each read that finds it so again, up to 1 s. A thread that blocks
+ * signals for a moment is sampled again soon; one that blocks them for good (most of those
+ * found) costs a read a second (~11 us of CPU) while it runs. */
+#define SIG_RECHECK_MIN_NS 100000000ull
+#define SIG_RECHECK_MAX_NS 1000000000ull
 
 /* Leaves the open request of busy thread s (slot i) to its CPU-time timer: armed to fire at
  * the next scheduler tick that finds the thread running, on the thread's own CPU — no
@@ -73,6 +83,53 @@ static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_
   } else {
     loop.st.requests++;
   }
+}
+
+/* Reads what thread s does with the sampling signal (its /proc status) into b: muted when it
+ * blocks the signal or has one pending. Returns b->sig_muted. */
+static int sig_check(const struct thread_slot *s, struct thread_book *b) {
+  uint64_t t0 = plat_mono_ns();
+  int state = plat_thread_signal_state(s->tid, loop.cfg.sig);
+  uint64_t t1 = plat_mono_ns();
+  loop.st.sig_checks++;
+  loop.st.sig_check_ns += t1 - t0;
+  b->sig_known = 1;
+  int muted = state > 0; /* unreadable (gone, no /proc): signalled as before */
+  if (muted && !b->sig_muted) {
+    loop.st.sig_blocked_threads++;
+    b->sig_backoff_ns = SIG_RECHECK_MIN_NS;
+  } else if (muted && b->sig_backoff_ns < SIG_RECHECK_MAX_NS) {
+    b->sig_backoff_ns *= 2;
+    if (b->sig_backoff_ns > SIG_RECHECK_MAX_NS) b->sig_backoff_ns = SIG_RECHECK_MAX_NS;
+  }
+  b->sig_muted = muted;
+  b->sig_recheck_ns = t1 + b->sig_backoff_ns;
+  return muted;
+}
+
+/* Whether thread s may be sent the sampling signal (or left to its CPU-time timer, which sends
+ * it too): not while it blocks the signal, nor while one is pending for it. Every real-time
+ * signal sent queues an entry of its own, counted against the user's RLIMIT_SIGPENDING; a
+ * thread that never takes them piles them up — one more per request withdrawn unanswered —
+ * until sigqueue and timer_create fail for every process of that user. Many libraries start
+ * their workers with every signal blocked, so a thread of no JNIEnv (the JVM's own, a
+ * library's: found in /proc/self/task) is read before its first signal; any thread after a
+ * request of it went unanswered (tick); a muted one again when a sample of it falls due,
+ * SIG_RECHECK_MIN_NS to _MAX_NS after the last read, so that one that unblocks the signal is
+ * sampled again. */
+static int may_signal(const struct thread_slot *s, struct thread_book *b) {
+  if (!b->sig_muted && (b->sig_known || s->env)) return 1;
+  if (b->sig_muted && plat_mono_ns() < b->sig_recheck_ns) return 0;
+  return !sig_check(s, b);
+}
+
+/* Asks thread s (slot i) for the sample schedule_decide found due — unless it may not be
+ * signalled: then its units are kept under [not sampled: signal blocked]. Slot lock held. */
+static void ask(int i, struct thread_slot *s, struct thread_book *b, uint32_t w, int mode) {
+  if (may_signal(s, b))
+    request(i, s, b, w, mode);
+  else
+    record_withheld(s, b);
 }
 
 /* Withdraws the PENDING request w of slot s (its thread will never answer it); the units it
@@ -192,12 +249,15 @@ static void tick(void) {
         if (age > loop.timer_wait_ns) timer_fallback(i, s, b, w);
       } else if (age > REQUEST_TIMEOUT_NS && withdraw(s, b, w)) {
         loop.st.timed_out++; /* the signal was lost, or stays blocked: ask again later */
-        if (!handler_installed()) loop.handler_replaced = 1;
+        if (!handler_installed())
+          loop.handler_replaced = 1;
+        else
+          sig_check(s, b); /* still pending, blocked: no more signals until it takes them */
       }
     } else if (loop.handler_replaced) {
       /* the sampling signal goes to someone else's handler now: send no more */
     } else if (schedule_decide(i, s, b, &mode)) {
-      request(i, s, b, w, mode);
+      ask(i, s, b, w, mode);
     }
     /* only a thread waiting for nothing but its next look is skipped */
     loop.look[i] = atomic_load(&s->state) == SLOT_LIVE &&
@@ -318,7 +378,7 @@ static void flush_deferred(void) {
     int mode;
     if (b->gen == s->gen && b->defer_since && atomic_load(&s->state) == SLOT_LIVE &&
         handshake_state(w) == SAMPLE_IDLE && schedule_decide(i, s, b, &mode))
-      request(i, s, b, w, mode);
+      ask(i, s, b, w, mode);
     pthread_mutex_unlock(&s->lock);
   }
   loop.flushing = 0;

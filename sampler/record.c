@@ -40,6 +40,8 @@ int record_init(void) {
   if (loop.id_syscall == TRACES_NO_ID) return -ENOMEM;
   loop.id_unsampled = intern_string("[thread ended before it was sampled]", 36);
   if (loop.id_unsampled == TRACES_NO_ID) return -ENOMEM;
+  loop.id_sig_blocked = intern_string("[not sampled: signal blocked]", 29);
+  if (loop.id_sig_blocked == TRACES_NO_ID) return -ENOMEM;
   return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
                  loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
                  loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID ||
@@ -287,6 +289,17 @@ void record_lost(const struct thread_slot *s, struct thread_book *b) {
   store_marker(s, b, loop.id_lost, b->req_units, b->req_cpu);
   loop.st.lost_units += b->req_units;
   loop.st.lost_cpu_ns += b->req_cpu;
+  b->req_units = b->req_cpu = 0;
+}
+
+void record_withheld(const struct thread_slot *s, struct thread_book *b) {
+  loop.st.sig_withheld++;
+  b->ambiguous += b->req_ambiguous; /* not judged: it waits for a capture */
+  b->req_ambiguous = 0;
+  if (!b->req_units && !b->req_cpu) return;
+  store_marker(s, b, loop.id_sig_blocked, b->req_units, b->req_cpu);
+  loop.st.sig_blocked_units += b->req_units;
+  loop.st.sig_blocked_cpu_ns += b->req_cpu;
   b->req_units = b->req_cpu = 0;
 }
 

@@ -216,7 +216,8 @@ static void report_locked(struct sampler_report *r) {
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
-    r->lost_permille = (int)((r->n.lost_cpu_ns + r->n.unwalked_cpu_ns) * 1000 / process);
+    r->lost_permille =
+        (int)((r->n.lost_cpu_ns + r->n.unwalked_cpu_ns + r->n.sig_blocked_cpu_ns) * 1000 / process);
     r->sampler_permille = (int)(r->n.sampler_cpu_ns * 1000 / process);
     int rest = 1000 - r->coverage_permille; /* the sampler thread's CPU is in the profile too */
     r->unseen_permille = rest > 0 ? rest : 0;

@@ -182,12 +182,19 @@ struct sampler_counters {
   uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
   uint64_t late;            /* requests not answered by the round after them */
   uint64_t unanswered;      /* requests withdrawn unanswered (units kept as lost) */
-  uint64_t timed_out;   /* of those, withdrawn after 1 s while sampling (signal lost, blocked) */
-  uint64_t samples;     /* stacks captured and stored */
-  uint64_t units;       /* cost units written */
-  uint64_t cpu_ns;      /* CPU time attributed (ns) */
-  uint64_t lost_units;  /* units kept under [sample lost] */
-  uint64_t lost_cpu_ns; /* their CPU time */
+  uint64_t timed_out;    /* of those, withdrawn after 1 s while sampling (signal lost, blocked) */
+  uint64_t sig_withheld; /* requests not sent: the thread blocks the sampling signal, or
+                                   one is pending for it (each sent would stay queued) */
+  uint64_t sig_blocked_units;   /* their units: kept under [not sampled: signal blocked] */
+  uint64_t sig_blocked_cpu_ns;  /* their CPU time */
+  uint64_t sig_blocked_threads; /* times a thread was found blocking it or with one pending */
+  uint64_t sig_checks;          /* reads of a thread's /proc status to know that */
+  uint64_t sig_check_ns;        /* their time */
+  uint64_t samples;             /* stacks captured and stored */
+  uint64_t units;               /* cost units written */
+  uint64_t cpu_ns;              /* CPU time attributed (ns) */
+  uint64_t lost_units;          /* units kept under [sample lost] */
+  uint64_t lost_cpu_ns;         /* their CPU time */
   uint64_t unwalked_cpu_ns;   /* CPU of stacks left under a failure frame: no frame walked at all */
   uint64_t store_failed;      /* captures whose stack could not be stored (no memory, or the
                                stack table full): kept under [stack not kept: table full] */
@@ -253,7 +260,8 @@ struct sampler_report {
   uint64_t unguarded;   /* samples taken without a guard (its table was full) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille; /* CPU in the profile (n.cpu_ns) */
-  int lost_permille;     /* of which under [sample lost] or a failure frame (not walked) */
+  int lost_permille;     /* of which under [sample lost], [not sampled: signal blocked] or a
+                            failure frame (not walked) */
   int sampler_permille;  /* of which the sampler thread's own ([sampler thread ...]) */
   int unseen_permille;   /* the rest: threads not sampled, CPU not yet due a sample */
 };

@@ -58,6 +58,12 @@ struct thread_book {
   int has_timer; /* it has a CPU-time timer (plat_cpu_timer_*): `timer` */
   int timer;
   int timer_failed; /* its timer could not be made: signals only */
+  /* the sampling signal on this thread (loop.c, from its /proc status) */
+  int sig_known;           /* its status was read: a thread of no JNIEnv is read before its first
+                              signal (libraries start workers with every signal blocked) */
+  int sig_muted;           /* it blocks the signal or has one pending: not signalled */
+  uint64_t sig_recheck_ns; /* while muted: CLOCK_MONOTONIC of the next read, when a sample is due */
+  uint64_t sig_backoff_ns; /* ... and the time from the last read to it */
 };
 
 #define NAMEBUF_LEN 4096 /* a method name with its class, line and kind */
@@ -82,6 +88,7 @@ struct loop_state {
   int seen_registered;       /* registry_registered() at the last round */
   char *namebuf;
   uint32_t id_lost, id_blocked, id_unknown_method, id_truncated, id_jvm, id_self, id_unsampled;
+  uint32_t id_sig_blocked;
   struct { /* the CPU of threads that ended before any capture (record.c): one pool */
     uint64_t cpu, captured; /* all of it; stored in the profile so far */
     uint64_t unphased;      /* of it, threads never looked at: the pool's phase applies */
@@ -168,6 +175,10 @@ void record_timer_ended(const struct thread_slot *s, struct thread_book *b);
 /* Keeps the units owed for a request whose sample could not be taken under [sample lost].
  * traces_lock and slot lock held. */
 void record_lost(const struct thread_slot *s, struct thread_book *b);
+
+/* Keeps the units of a request not sent — the thread blocks the sampling signal, or one is
+ * pending for it — under [not sampled: signal blocked]. traces_lock and slot lock held. */
+void record_withheld(const struct thread_slot *s, struct thread_book *b);
 
 /* Notes that the thread of slot i (generation gen) has ended: its registration is dropped
  * after the round. */
