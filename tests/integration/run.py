@@ -1196,6 +1196,70 @@ def case_torture_attach():
     check(max(totals) < 8000, f"a profile that did not start from zero: {totals}")
 
 
+def native_lines(stdout):
+    """{name: {key: int}} from the sigblock scenario's "native <name> k=v ..." lines."""
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("native "):
+            _, name, *kv = line.split()
+            out[name] = {k: int(v) for k, v in (x.split("=", 1) for x in kv)}
+    return out
+
+
+def case_sigblock():
+    """Threads that block every signal are not sent the sampling signal: real-time signals sent
+    to such a thread stay queued, one more per request withdrawn unanswered (~1 a second), until
+    the user's queued-signal limit makes sigqueue and timer_create fail for all its processes.
+    Three threads spin 20 s with every signal blocked: "sigblock", a JNI library's own thread
+    (found in /proc, read before its first signal), "jni-blocker", a Java thread blocking them
+    in a native method (found after its first request went unanswered), and "sigunblock", a
+    library thread that unblocks them after 10 s. Each counts the signals queued to it (it takes
+    them with sigtimedwait): at most one each (the user's SigQ counts every process of the user
+    and is only printed). Their CPU while blocked is in the profile under [not sampled: signal
+    blocked] (sig_blocked > 0); sigunblock is sampled again once it unblocks; the busy Java
+    threads' samples stay in proportion to their CPU. Before the fix: 12 queued to sigblock in
+    12 s, 20 in 20 s."""
+    seconds, interval_ns = 20, 10_000_000
+    p, stacks = run_all("sigblock", seconds, opts="interval=10ms,threads", extra_args=[ARGS.jnilib],
+                        timeout=seconds + 100)
+    s, nat = summary(p.stderr), native_lines(p.stdout)
+    print(f"sig_withheld={s.get('sig_withheld')} sig_blocked={s.get('sig_blocked')} "
+          f"sig_blocked_threads={s.get('sig_blocked_threads')} sig_checks={s.get('sig_checks')} "
+          f"timed_out={s.get('timed_out')} lost_samples={s.get('lost_samples')} coverage={s.get('coverage')}")
+    samples = by_thread(stacks)
+    marker = by_thread({k: n for k, n in stacks.items() if k.endswith(";[not sampled: signal blocked]")})
+    for name in ("sigblock", "jni-blocker", "sigunblock"):
+        check(name in nat, f"no line from thread {name}: {p.stdout[-500:]}")
+        n = nat[name]
+        due = (n["blocked_cpu"] - n["start_cpu"]) / interval_ns
+        print(f"{name}: queued {n['queued']} (+{n['timer']} of a timer) while blocked, the user's SigQ "
+              f"{n['sigq_start']} -> {n['sigq']}; "
+              f"{marker.get(name, 0)} samples under the marker of {samples.get(name, 0)} for ~{due:.0f} due "
+              f"while blocked")
+        check(due >= 10, f"{name}: ran only {due * interval_ns / 1e6:.0f} ms while it blocked the signals")
+        check(n["queued"] <= 1 and n["timer"] <= 1,
+              f"{name}: {n['queued']} signals and {n['timer']} of a timer queued while it blocked them")
+        check(marker.get(name, 0) >= 0.5 * due,
+              f"{name}: {marker.get(name, 0)} samples under [not sampled: signal blocked] for ~{due:.0f} due")
+    check(int(s["sig_blocked"]) > 0 and int(s["sig_blocked_threads"]) >= 3,
+          f"sig_blocked={s['sig_blocked']}, sig_blocked_threads={s['sig_blocked_threads']}")
+    # sampled again once it unblocked: its stacks while it spun unblocked
+    u = nat["sigunblock"]
+    after = sum(n for k, n in stacks.items() if k.startswith("[sigunblock tid=") and ";nw_unblocked_spin" in k)
+    due = (u["total_cpu"] - u["blocked_cpu"]) / interval_ns
+    print(f"sigunblock after it unblocked: {after} samples in nw_unblocked_spin for ~{due:.0f} due")
+    check(after >= 0.5 * due, f"sigunblock not sampled again: {after} samples for ~{due:.0f} due")
+    # the rest of the profile: the busy Java threads in proportion to their CPU
+    cpu = thread_cpu(p.stdout)
+    busy = {w: (samples.get(w, 0), cpu[w] / interval_ns) for w in ("busy-alpha", "busy-beta")}
+    got, due = sum(v[0] for v in busy.values()), sum(v[1] for v in busy.values())
+    print(f"busy threads (samples, due by CPU): {busy}")
+    for w, (n, d) in busy.items():
+        check(abs(n / max(got, 1) - d / max(due, 1)) <= 0.05, f"{w}: {n} of {got} samples for {d:.0f} of {due:.0f} due")
+        check(n >= 0.8 * d, f"{w}: {n} samples for ~{d:.0f} due")
+    check(float(s["coverage"]) >= 90.0, f"coverage {s['coverage']}%")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

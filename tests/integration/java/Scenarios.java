@@ -21,6 +21,14 @@
 //   jit       one thread loading Payload0..7 (directory: third argument) through fresh class
 //             loaders and running each briefly: the JIT compiler threads work
 //   mixed     Java compute, JNI compute and allocation side by side (JNI library: third argument)
+//   sigblock  two busy Java threads beside two threads of the JNI library (third argument) that
+//             block every signal: "sigblock" spins blocked the whole time, "sigunblock" the first
+//             half and unblocked the second; and a Java thread, "jni-blocker", that computes in
+//             Java for a fifth of the time, then blocks them in a native method and spins there
+//             to the end; each prints "native <name> start_cpu=<ns> blocked_cpu=<ns>
+//             total_cpu=<ns> queued=<n> timer=<n> sigq_start=<n> sigq=<n>" (its CPU as it
+//             blocked them, unblocked them and at the end; the real-time signals queued to it
+//             while blocked — sent, of timers —; the user's SigQ as it blocked and unblocked)
 //   churn     two threads starting short-lived threads (~20 us of work each) one after another,
 //             thousands a second; prints "threads N"
 //   deopt     one thread calling through a MutableCallSite whose target it switches every
@@ -181,6 +189,18 @@ public class Scenarios {
         long h = 0;
         while (!stop) h += nativeSpin(20);
         return h;
+    }
+
+    static native int sigBlockSpin(String name, long blockMillis, long totalMillis, long[] out);
+
+    static void sigBlocker(String name, long blockMillis, long totalMillis) {
+        long[] out = new long[7];
+        int rc = sigBlockSpin(name, blockMillis, totalMillis, out);
+        if (rc != 0) throw new RuntimeException("sigBlockSpin " + name + ": error " + rc);
+        if (name == null) name = Thread.currentThread().getName();
+        System.out.println("native " + name + " start_cpu=" + out[0] + " blocked_cpu=" + out[1]
+                + " total_cpu=" + out[2] + " queued=" + out[3] + " timer=" + out[4]
+                + " sigq_start=" + out[5] + " sigq=" + out[6]);
     }
 
     static long dlopenLoop(String lib) {
@@ -387,6 +407,21 @@ public class Scenarios {
                 worker("jni", () -> sink += nativeLoop());
                 worker("churn-0", () -> sink += churn());
                 break;
+            case "sigblock": {
+                System.load(args[2]);
+                final long total = millis;
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("busy-beta", () -> sink += busyBeta());
+                worker("join-sigblock", () -> sigBlocker("sigblock", total, total));
+                worker("join-sigunblock", () -> sigBlocker("sigunblock", total / 2, total));
+                worker("jni-blocker", () -> { // busy in Java first: its samples may come from its CPU-time timer
+                    long end = System.nanoTime() + total / 5 * 1_000_000L, h = 1;
+                    while (System.nanoTime() < end) for (int i = 0; i < 10_000; i++) h = h * 31 + i;
+                    sink += h;
+                    sigBlocker(null, total - total / 5, total - total / 5);
+                });
+                break;
+            }
             case "sigprof": // another library holds SIGPROF; threads start and end all the time
                 System.load(args[2]);
                 holdSigprof();

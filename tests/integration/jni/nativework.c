@@ -4,13 +4,20 @@
  *    profile with native frames shows those three functions, in that order, above the Java
  *    method that called into C;
  *  - Scenarios.dlopenStorm: dlopen, call, dlclose of a library in a loop, so the sampler's
- *    native walk meets objects that come and go (and the loader's lock, held by this thread).
+ *    native walk meets objects that come and go (and the loader's lock, held by this thread);
+ *  - Scenarios.sigBlockSpin: a thread of the library's own (not attached to the JVM) started
+ *    with every signal blocked, as many libraries start their workers — or the calling Java
+ *    thread, blocking them in the native method —, spinning; it counts the real-time signals
+ *    that were queued to it meanwhile, and may unblock them and spin on.
  * The functions are exported and kept out of line so that every one is a frame of its own.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <jni.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -73,4 +80,112 @@ JNIEXPORT jlong JNICALL Java_Scenarios_dlopenStorm(JNIEnv *env, jclass cls, jstr
   }
   (*env)->ReleaseStringUTFChars(env, path, lib);
   return x ? rounds : rounds + 1;
+}
+
+/* ---- a worker that blocks every signal (Scenarios.sigBlockSpin) ---- */
+
+enum {
+  SIGBLOCK_CPU_START,
+  SIGBLOCK_CPU_BLOCKED,
+  SIGBLOCK_CPU_TOTAL,
+  SIGBLOCK_QUEUED,
+  SIGBLOCK_TIMER,
+  SIGBLOCK_SIGQ_START,
+  SIGBLOCK_SIGQ,
+  SIGBLOCK_OUT
+};
+
+struct sigblock_run {
+  const char *name;            /* the new thread's; NULL: the caller's own thread */
+  sigset_t unblocked;          /* its mask after block_ns */
+  uint64_t block_ns, total_ns; /* spin this long with every signal blocked, then in all */
+  int64_t out[SIGBLOCK_OUT];   /* SIGBLOCK_* */
+};
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+EXPORT uint64_t nw_blocked_spin(uint64_t end, uint64_t x) {
+  while (now_ns() < end) x = nw_leaf(x) + 1;
+  return x;
+}
+
+EXPORT uint64_t nw_unblocked_spin(uint64_t end, uint64_t x) {
+  while (now_ns() < end) x = nw_leaf(x) + 1;
+  return x;
+}
+
+/* The user's queued signals (SigQ in /proc/self/status: "queued/limit"), -1 unknown. */
+static int64_t user_sigq(void) {
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[128];
+  long long q = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "SigQ: %lld", &q) == 1) break;
+  if (f) fclose(f);
+  return q;
+}
+
+static void *sigblock_main(void *arg) {
+  struct sigblock_run *r = arg;
+  if (r->name) pthread_setname_np(pthread_self(), r->name);
+  r->out[SIGBLOCK_CPU_START] = (int64_t)thread_cpu_ns();
+  r->out[SIGBLOCK_SIGQ_START] = user_sigq();
+  uint64_t start = now_ns(), x = 1;
+  x = nw_blocked_spin(start + r->block_ns, x);
+  r->out[SIGBLOCK_CPU_BLOCKED] = (int64_t)thread_cpu_ns();
+  /* what was queued to this thread meanwhile: each real-time signal queues one entry (a
+   * timer's one at most), and sigtimedwait takes them one by one */
+  sigset_t rt;
+  sigemptyset(&rt);
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) sigaddset(&rt, sig);
+  struct timespec zero = {0, 0};
+  siginfo_t si;
+  while (sigtimedwait(&rt, &si, &zero) > 0)
+    r->out[si.si_code == SI_TIMER ? SIGBLOCK_TIMER : SIGBLOCK_QUEUED]++;
+  r->out[SIGBLOCK_SIGQ] = user_sigq();
+  if (r->total_ns > r->block_ns) {
+    pthread_sigmask(SIG_SETMASK, &r->unblocked, NULL);
+    x = nw_unblocked_spin(start + r->total_ns, x);
+  }
+  r->out[SIGBLOCK_CPU_TOTAL] = (int64_t)thread_cpu_ns();
+  return (void *)(uintptr_t)(x & 1);
+}
+
+/* Runs a thread named `name` that spins blockMillis with every signal blocked, then (up to
+ * totalMillis) with none; waits for it. name null: the calling (Java) thread does it itself, in
+ * this native method, and gets its signal mask back at the end. out[0..6]: its CPU (ns) as it
+ * blocked them, as it unblocked them and at the end; the real-time signals queued to it while it
+ * blocked them (other than timers'), those of timers; the user's queued signals (SigQ) as it
+ * blocked them and as it unblocked them. Returns 0, or an errno. */
+JNIEXPORT jint JNICALL Java_Scenarios_sigBlockSpin(JNIEnv *env, jclass cls, jstring name,
+                                                   jlong blockMillis, jlong totalMillis,
+                                                   jlongArray out) {
+  (void)cls;
+  struct sigblock_run r;
+  memset(&r, 0, sizeof r);
+  r.block_ns = (uint64_t)blockMillis * 1000000u;
+  r.total_ns = (uint64_t)totalMillis * 1000000u;
+  if (name && !(r.name = (*env)->GetStringUTFChars(env, name, NULL))) return ENOMEM;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &r.unblocked); /* a new thread starts with them blocked */
+  int rc = 0;
+  if (r.name) {
+    pthread_t t;
+    rc = pthread_create(&t, NULL, sigblock_main, &r);
+    pthread_sigmask(SIG_SETMASK, &r.unblocked, NULL);
+    if (rc == 0) rc = pthread_join(t, NULL);
+    (*env)->ReleaseStringUTFChars(env, name, r.name);
+  } else {
+    sigblock_main(&r);
+    pthread_sigmask(SIG_SETMASK, &r.unblocked, NULL);
+  }
+  jlong v[SIGBLOCK_OUT];
+  for (int i = 0; i < SIGBLOCK_OUT; i++) v[i] = (jlong)r.out[i];
+  (*env)->SetLongArrayRegion(env, out, 0, SIGBLOCK_OUT, v);
+  return rc;
 }
