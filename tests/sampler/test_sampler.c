@@ -264,6 +264,8 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
 }
 
 static atomic_ulong blocked_ns = 150000000; /* how long blocked_signal_main blocks the signal */
+static atomic_int blocked_tid;              /* its tid, and its CPU clock as it unblocked it */
+static atomic_ulong blocked_cpu_unblocked;
 
 static void *blocked_signal_main(void *arg) {
   (void)arg;
@@ -273,9 +275,11 @@ static void *blocked_signal_main(void *arg) {
   sigaddset(&set, SIGRTMIN + 4);
   pthread_sigmask(SIG_BLOCK, &set, NULL); /* requests cannot be answered for a while */
   fake_jvm_register_self("blocked");
+  atomic_store(&blocked_tid, plat_gettid());
   uint64_t end = plat_mono_ns() + atomic_load(&blocked_ns);
   volatile uint64_t x = 0;
   while (plat_mono_ns() < end) x++;
+  atomic_store(&blocked_cpu_unblocked, plat_self_cpu_ns());
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   while (!atomic_load(&stop_workers)) x++;
   sampler_thread_ended(plat_gettid(), 0);
@@ -370,17 +374,31 @@ Test(sampler, signal_in_use_is_refused) {
  * and counted; the thread, found blocking the signal (its /proc status), is sent no more while
  * it does — each would stay queued — and is asked again once it unblocks it: it is not silenced
  * for the rest of the run. */
+/* Sleeps for `us` (the run), then reads blocked_signal_main's CPU clock into blocked_cpu_end. */
+static uint64_t blocked_cpu_end;
+static void sleep_then_read(void *us) {
+  usleep((useconds_t)(uintptr_t)us);
+  plat_thread_cpu_ns(atomic_load(&blocked_tid), &blocked_cpu_end);
+}
+
 Test(sampler, a_request_unanswered_for_a_second_is_withdrawn_and_asked_again) {
   atomic_store(&blocked_ns, 2500000000u);
-  struct sampler_report r = sample_one(blocked_signal_main, sleep_us, (void *)4200000);
-  cr_log_info("timed out %lu, not signalled %lu (found %lu times, %lu status reads), captures %lu",
+  struct sampler_report r = sample_one(blocked_signal_main, sleep_then_read, (void *)4500000);
+  struct tally t = {0};
+  sampler_foreach_stack(count, &t);
+  uint64_t after = (blocked_cpu_end - atomic_load(&blocked_cpu_unblocked)) / 1000000u; /* ms */
+  cr_log_info("timed out %lu, not signalled %lu (found %lu times, %lu status reads); %lu samples "
+              "captured for %lu ms of CPU after it unblocked the signal",
               (unsigned long)r.n.timed_out, (unsigned long)r.n.sig_withheld,
               (unsigned long)r.n.sig_blocked_threads, (unsigned long)r.n.sig_checks,
-              (unsigned long)r.n.samples);
+              (unsigned long)t.units[0], (unsigned long)after);
   cr_expect_eq(r.n.timed_out, 1u, "the blocked request was withdrawn after a second, once");
   cr_expect_eq(r.n.sig_blocked_threads, 1u, "and the thread found blocking the signal");
   cr_expect_gt(r.n.sig_withheld, 0u, "no more signals while it blocked it");
-  cr_expect_gt(r.n.samples, 300u, "the thread is sampled again once it unblocks it");
+  cr_assert_geq(after, 100u, "precondition: it ran after it unblocked the signal");
+  /* its status is read again at most 1 s after the last read: of the 2 s after it unblocked,
+   * at least half are sampled */
+  cr_expect_geq(t.units[0], after / 4, "the thread is sampled again once it unblocks it");
   cr_expect_eq(r.handler_replaced, 0);
 }
 
