@@ -6,7 +6,8 @@
  * line it cannot read stops the read with the line number and the reason (see flamegraph.h
  * for the grammar and each decided behaviour). Speed: a line's leading frames are compared
  * with the previous line's path first (sorted inputs share long prefixes), only new frames
- * are hashed. The fd reader works in large chunks; memory is bounded by the longest line.
+ * are hashed. The fd reader works in large chunks; memory is bounded by the longest line, and
+ * a line holds at most FG_MAX_DEPTH frames (a line of millions of frames cost gigabytes).
  */
 #include "fg_internal.h"
 
@@ -178,6 +179,8 @@ static int read_line(reader *r, const char *s, size_t n) {
       if (i == start)
         return fail(r, "empty frame name (frame %zu; check for ';;' or a ';' at either end)",
                     nf + 1);
+      if (nf == FG_MAX_DEPTH)
+        return fail(r, "a stack deeper than %d frames (the limit, FG_MAX_DEPTH)", FG_MAX_DEPTH);
       if (nf == r->cap && grow(r) != 0) return -ENOMEM;
       if (i - start >= UINT32_MAX) return fail(r, "frame name too long");
       r->frames[nf++] = (frame_ref){(uint32_t)start, (uint32_t)(i - start)};

@@ -6,6 +6,13 @@
  * last one is the function the others were inlined into); here they become root first. A frame
  * is the function's name, with ":<line>" when the line is known. A sample's `thread` label (and
  * `tid`) becomes a root frame "[NAME tid=N]", as the agent's `threads` option writes it.
+ *
+ * Hazards of untrusted input, each bounded (the limits are in fg_pprof.h): a gzip bomb (the
+ * inflated size is capped by the file's size); table entries of 2 bytes each (every table is
+ * counted first and allocated once, at most 12 bytes per inflated byte; samples are not
+ * stored but read from the buffer again); samples that name a many-line location many times
+ * (N samples x M lines: every frame produced is charged to a budget linear in the file's size,
+ * and each stack to FG_MAX_DEPTH). Reading stops at the first limit reached, naming it.
  */
 #include "fg_pprof.h"
 
@@ -15,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-#define MAX_INFLATED ((size_t)1 << 31) /* 2 GiB: a larger profile is refused */
 
 /* ---- protobuf reading ---- */
 
@@ -101,7 +106,7 @@ static void rd_varints(struct rd *r, unsigned wire, void (*fn)(void *ctx, uint64
   }
 }
 
-/* ---- growable arrays ---- */
+/* ---- growable arrays (one sample's scratch) ---- */
 
 static int grow(void **a, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return 0;
@@ -116,9 +121,8 @@ static int grow(void **a, size_t *cap, size_t need, size_t elem) {
 
 /* ---- the profile's tables ---- */
 
-struct str {
-  const char *p;
-  size_t len;
+struct str { /* into the profile, which is at most FG_PPROF_MAX_INFLATED bytes */
+  uint32_t off, len;
 };
 struct func {
   uint64_t id;
@@ -133,7 +137,9 @@ struct loc {
   size_t first, n; /* into lines */
 };
 
+/* Each table is sized by count_tables and filled by the reading pass: n never exceeds cap. */
 struct tables {
+  const unsigned char *base; /* the profile; strings point into it */
   struct str *strs;
   size_t nstrs, cap_strs;
   int64_t *types; /* sample_type[i].type, a string index */
@@ -144,8 +150,6 @@ struct tables {
   size_t nlines, cap_lines;
   struct loc *locs;
   size_t nlocs, cap_locs;
-  struct rd *samples;
-  size_t nsamples, cap_samples;
   int64_t key_thread, key_tid; /* the strings "thread" and "tid", -1 when absent */
   int err;
 };
@@ -159,6 +163,39 @@ static int fail(fg_read_error *err, int rc, const char *fmt, ...) {
   return rc;
 }
 
+/* Pass one: how many entries each table gets, so that each is allocated once and exactly
+ * (doubling would add up to as much again to the tables' 12 bytes per input byte). */
+static int count_tables(struct tables *t, struct rd r) {
+  unsigned f, w;
+  while (rd_field(&r, &f, &w)) {
+    if (w == 2 && f == 6)
+      t->cap_strs++;
+    else if (w == 2 && f == 1)
+      t->cap_types++;
+    else if (w == 2 && f == 5)
+      t->cap_funcs++;
+    if (w == 2 && f == 4) {
+      struct rd m = rd_sub(&r);
+      unsigned g, v;
+      while (rd_field(&m, &g, &v)) {
+        if (g == 4 && v == 2) t->cap_lines++;
+        rd_skip(&m, v);
+      }
+      t->cap_locs++;
+    } else {
+      rd_skip(&r, w);
+    }
+  }
+  return r.bad ? -EINVAL : 0;
+}
+
+static void *alloc_table(size_t n, size_t elem, int *err) {
+  if (!n) return NULL;
+  void *p = malloc(n * elem);
+  if (!p) *err = -ENOMEM;
+  return p;
+}
+
 static void read_value_type(struct tables *t, struct rd m) {
   unsigned f, w;
   int64_t type = 0;
@@ -168,8 +205,8 @@ static void read_value_type(struct tables *t, struct rd m) {
     else
       rd_skip(&m, w);
   }
-  if (m.bad || grow((void **)&t->types, &t->cap_types, t->ntypes + 1, sizeof *t->types)) {
-    t->err = m.bad ? -EINVAL : -ENOMEM;
+  if (m.bad || t->ntypes == t->cap_types) {
+    t->err = -EINVAL;
     return;
   }
   t->types[t->ntypes++] = type;
@@ -186,8 +223,8 @@ static void read_function(struct tables *t, struct rd m) {
     else
       rd_skip(&m, w);
   }
-  if (m.bad || grow((void **)&t->funcs, &t->cap_funcs, t->nfuncs + 1, sizeof *t->funcs)) {
-    t->err = m.bad ? -EINVAL : -ENOMEM;
+  if (m.bad || t->nfuncs == t->cap_funcs) {
+    t->err = -EINVAL;
     return;
   }
   t->funcs[t->nfuncs++] = fn;
@@ -211,10 +248,9 @@ static void read_location(struct tables *t, struct rd m) {
         else
           rd_skip(&lm, v);
       }
-      if (lm.bad) m.bad = 1;
-      if (grow((void **)&t->lines, &t->cap_lines, t->nlines + 1, sizeof *t->lines)) {
-        t->err = -ENOMEM;
-        return;
+      if (lm.bad || t->nlines == t->cap_lines) {
+        m.bad = 1;
+        break;
       }
       t->lines[t->nlines++] = ln;
       l.n++;
@@ -222,8 +258,8 @@ static void read_location(struct tables *t, struct rd m) {
       rd_skip(&m, w);
     }
   }
-  if (m.bad || grow((void **)&t->locs, &t->cap_locs, t->nlocs + 1, sizeof *t->locs)) {
-    t->err = m.bad ? -EINVAL : -ENOMEM;
+  if (m.bad || t->nlocs == t->cap_locs) {
+    t->err = -EINVAL;
     return;
   }
   t->locs[t->nlocs++] = l;
@@ -243,6 +279,10 @@ static const struct str *string_at(const struct tables *t, int64_t i) {
   return i >= 0 && (size_t)i < t->nstrs ? &t->strs[i] : NULL;
 }
 
+static const char *str_p(const struct tables *t, const struct str *s) {
+  return (const char *)t->base + s->off;
+}
+
 /* ---- one sample into the profile ---- */
 
 struct builder {
@@ -255,7 +295,9 @@ struct builder {
   size_t names_len, cap_names;
   const char **frames;
   size_t *lens, nframes, cap_frames, cap_lens;
+  uint64_t budget, spent; /* bytes of frames the samples may still produce (fg_pprof.h) */
   int err;
+  int over; /* 1: the expansion budget ran out, 2: a stack reached FG_MAX_DEPTH */
 };
 
 static void push_loc(void *ctx, uint64_t v) {
@@ -275,18 +317,30 @@ static void push_value(void *ctx, uint64_t v) {
 }
 
 /* Appends one frame name (printf-style) to the names of this sample; its offset goes in lens
- * until the names stop moving. */
+ * until the names stop moving. Charged to the budget and the depth limit before anything
+ * grows: past either, b->over says which and nothing is added. */
 static void push_frame(struct builder *b, const char *fmt, ...) {
+  if (b->nframes == FG_MAX_DEPTH) {
+    b->over = 2;
+    b->err = -EINVAL;
+    return;
+  }
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
+  if (n > 0 && (uint64_t)n + FG_PPROF_FRAME_COST > b->budget - b->spent) {
+    b->over = 1;
+    b->err = -EINVAL;
+    return;
+  }
   if (n <= 0 || grow((void **)&b->names, &b->cap_names, b->names_len + (size_t)n + 1, 1) ||
       grow((void **)&b->frames, &b->cap_frames, b->nframes + 1, sizeof *b->frames) ||
       grow((void **)&b->lens, &b->cap_lens, b->nframes + 1, sizeof *b->lens)) {
     b->err = n <= 0 ? -EINVAL : -ENOMEM;
     return;
   }
+  b->spent += (uint64_t)n + FG_PPROF_FRAME_COST;
   va_start(ap, fmt);
   vsnprintf(b->names + b->names_len, (size_t)n + 1, fmt, ap);
   va_end(ap);
@@ -295,8 +349,24 @@ static void push_frame(struct builder *b, const char *fmt, ...) {
   b->names_len += (size_t)n;
 }
 
+/* The error for a frame that push_frame refused; `file_len` and `index` for the message. */
+static int frame_error(const struct builder *b, size_t index, size_t file_len, fg_read_error *err) {
+  if (b->over == 2)
+    return fail(err, -EINVAL,
+                "pprof: sample %zu: a stack deeper than %d frames (the limit, "
+                "FG_MAX_DEPTH)",
+                index + 1, FG_MAX_DEPTH);
+  if (b->over == 1)
+    return fail(err, -EINVAL,
+                "pprof: the samples' stacks expand to more than %llu MiB (the limit for a "
+                "%zu-byte file: 64 MiB + 256 bytes per byte, at most 4 GiB)",
+                (unsigned long long)(b->budget >> 20), file_len);
+  return fail(err, b->err, "%s",
+              b->err == -ENOMEM ? "out of memory" : "pprof: an empty frame name");
+}
+
 static int add_sample(fg_profile *p, int column, size_t value_index, struct builder *b, struct rd m,
-                      fg_read_error *err) {
+                      size_t index, size_t file_len, fg_read_error *err) {
   const struct tables *t = b->t;
   b->nlocs = b->nvalues = b->names_len = b->nframes = 0;
   const struct str *thread = NULL;
@@ -336,13 +406,14 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
   if (!count || !b->nlocs) return 0;
   if (thread) {
     if (tid >= 0)
-      push_frame(b, "[%.*s tid=%lld]", (int)thread->len, thread->p, (long long)tid);
+      push_frame(b, "[%.*s tid=%lld]", (int)thread->len, str_p(t, thread), (long long)tid);
     else
-      push_frame(b, "[%.*s]", (int)thread->len, thread->p);
+      push_frame(b, "[%.*s]", (int)thread->len, str_p(t, thread));
   }
-  for (size_t i = b->nlocs; i-- > 0;) {
+  for (size_t i = b->nlocs; i-- > 0 && !b->err;) {
     struct loc key = {b->locs[i], 0, 0};
-    const struct loc *l = bsearch(&key, t->locs, t->nlocs, sizeof *t->locs, by_loc_id);
+    const struct loc *l =
+        t->nlocs ? bsearch(&key, t->locs, t->nlocs, sizeof *t->locs, by_loc_id) : NULL;
     if (!l)
       return fail(err, -EINVAL, "pprof: a sample names location %llu, which is not there",
                   (unsigned long long)b->locs[i]);
@@ -350,10 +421,11 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       push_frame(b, "[0x%llx]", (unsigned long long)l->id);
       continue;
     }
-    for (size_t j = l->n; j-- > 0;) { /* the outermost function first */
+    for (size_t j = l->n; j-- > 0 && !b->err;) { /* the outermost function first */
       const struct line *ln = &t->lines[l->first + j];
       struct func fkey = {ln->function, 0};
-      const struct func *fn = bsearch(&fkey, t->funcs, t->nfuncs, sizeof *t->funcs, by_func_id);
+      const struct func *fn =
+          t->nfuncs ? bsearch(&fkey, t->funcs, t->nfuncs, sizeof *t->funcs, by_func_id) : NULL;
       const struct str *name = fn ? string_at(t, fn->name) : NULL;
       if (!name)
         return fail(err, -EINVAL, "pprof: location %llu names no function",
@@ -361,12 +433,12 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       if (!name->len)
         push_frame(b, "[unknown]");
       else if (ln->line > 0)
-        push_frame(b, "%.*s:%lld", (int)name->len, name->p, (long long)ln->line);
+        push_frame(b, "%.*s:%lld", (int)name->len, str_p(t, name), (long long)ln->line);
       else
-        push_frame(b, "%.*s", (int)name->len, name->p);
+        push_frame(b, "%.*s", (int)name->len, str_p(t, name));
     }
   }
-  if (b->err) return fail(err, b->err, "out of memory");
+  if (b->err) return frame_error(b, index, file_len, err);
   for (size_t i = 0; i < b->nframes; i++) b->frames[i] = b->names + (uintptr_t)b->frames[i];
   int rc = fg_profile_add_n(p, b->frames, b->lens, b->nframes, count, column);
   return rc ? fail(err, rc, "%s", rc == -ENOMEM ? "out of memory" : "pprof: an empty frame name")
@@ -375,12 +447,21 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
 
 /* ---- the whole file ---- */
 
+/* The most a gzipped file of `len` bytes may inflate to (fg_pprof.h). */
+static size_t inflate_limit(size_t len) {
+  size_t lim = len > FG_PPROF_MAX_INFLATED / FG_PPROF_INFLATE_RATIO ? FG_PPROF_MAX_INFLATED
+                                                                    : len * FG_PPROF_INFLATE_RATIO;
+  return lim < FG_PPROF_INFLATE_FLOOR ? FG_PPROF_INFLATE_FLOOR : lim;
+}
+
 static int inflate_all(const unsigned char *in, size_t len, unsigned char **out, size_t *outlen,
                        fg_read_error *err) {
   z_stream z;
   memset(&z, 0, sizeof z);
   if (inflateInit2(&z, 15 + 32) != Z_OK) return fail(err, -ENOMEM, "out of memory");
+  const size_t limit = inflate_limit(len), file_len = len;
   size_t cap = len * 4 + 4096, n = 0;
+  if (cap > limit) cap = limit;
   unsigned char *buf = malloc(cap);
   int rc = buf ? 0 : -ENOMEM, zr = Z_OK;
   z.next_in = (unsigned char *)in;
@@ -390,23 +471,30 @@ static int inflate_all(const unsigned char *in, size_t len, unsigned char **out,
       z.avail_in = (uInt)chunk;
       len -= chunk;
     }
-    if (n == cap) {
-      if (cap >= MAX_INFLATED) {
-        rc = fail(err, -EINVAL, "pprof: more than 2 GiB when inflated");
-        break;
-      }
-      unsigned char *p = realloc(buf, cap * 2);
+    /* at the limit, one more byte of output (into `probe`) means the stream is too large */
+    unsigned char probe;
+    int at_limit = n == cap && cap >= limit;
+    if (n == cap && !at_limit) {
+      size_t c = cap * 2 < limit ? cap * 2 : limit;
+      unsigned char *p = realloc(buf, c);
       if (!p) {
         rc = -ENOMEM;
         break;
       }
       buf = p;
-      cap *= 2;
+      cap = c;
     }
-    z.next_out = buf + n;
-    z.avail_out = (uInt)(cap - n > (1u << 30) ? (1u << 30) : cap - n);
+    z.next_out = at_limit ? &probe : buf + n;
+    z.avail_out = at_limit ? 1 : (uInt)(cap - n > (1u << 30) ? (1u << 30) : cap - n);
     size_t before = z.avail_out;
     zr = inflate(&z, Z_NO_FLUSH);
+    if (at_limit && z.avail_out == 0) {
+      rc = fail(err, -EINVAL,
+                "pprof: inflates to more than %zu bytes (the limit for a %zu-byte file: %d "
+                "times its size, at least 16 MiB, at most 1 GiB)",
+                limit, file_len, FG_PPROF_INFLATE_RATIO);
+      break;
+    }
     n += before - z.avail_out;
     if (zr == Z_STREAM_END) break;
     if (zr != Z_OK && zr != Z_BUF_ERROR) {
@@ -429,46 +517,52 @@ static int inflate_all(const unsigned char *in, size_t len, unsigned char **out,
   return 0;
 }
 
+/* fg_read_pprof: see fg_pprof.h. Three passes over the (inflated) profile: count the tables,
+ * fill them, then the samples. */
 int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const char *value,
                   fg_read_error *err) {
   unsigned char *inflated = NULL;
   const unsigned char *buf = data;
-  if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+  const size_t file_len = len;
+  if (fg_is_gzip(buf, len)) {
     int rc = inflate_all(buf, len, &inflated, &len, err);
     if (rc) return rc;
     buf = inflated;
+  } else if (len > FG_PPROF_MAX_INFLATED) {
+    return fail(err, -EINVAL, "pprof: a profile of %zu bytes (the limit is 1 GiB)", len);
   }
   struct tables t;
   memset(&t, 0, sizeof t);
-  struct rd r = {buf, buf + len, 0};
+  t.base = buf;
+  const struct rd whole = {buf, buf + len, 0};
+  int rc = count_tables(&t, whole);
+  t.strs = alloc_table(t.cap_strs, sizeof *t.strs, &t.err);
+  t.types = alloc_table(t.cap_types, sizeof *t.types, &t.err);
+  t.funcs = alloc_table(t.cap_funcs, sizeof *t.funcs, &t.err);
+  t.lines = alloc_table(t.cap_lines, sizeof *t.lines, &t.err);
+  t.locs = alloc_table(t.cap_locs, sizeof *t.locs, &t.err);
+  struct rd r = whole;
   unsigned f, w;
-  while (!t.err && rd_field(&r, &f, &w)) {
+  while (!rc && !t.err && rd_field(&r, &f, &w)) {
     if (f == 6 && w == 2) { /* string_table */
       struct rd s = rd_sub(&r);
-      if (grow((void **)&t.strs, &t.cap_strs, t.nstrs + 1, sizeof *t.strs))
-        t.err = -ENOMEM;
+      if (t.nstrs == t.cap_strs)
+        t.err = -EINVAL;
       else
-        t.strs[t.nstrs++] = (struct str){(const char *)s.p, (size_t)(s.end - s.p)};
+        t.strs[t.nstrs++] = (struct str){(uint32_t)(s.p - buf), (uint32_t)(s.end - s.p)};
     } else if (f == 1 && w == 2) {
       read_value_type(&t, rd_sub(&r));
     } else if (f == 5 && w == 2) {
       read_function(&t, rd_sub(&r));
     } else if (f == 4 && w == 2) {
       read_location(&t, rd_sub(&r));
-    } else if (f == 2 && w == 2) {
-      struct rd s = rd_sub(&r);
-      if (grow((void **)&t.samples, &t.cap_samples, t.nsamples + 1, sizeof *t.samples))
-        t.err = -ENOMEM;
-      else
-        t.samples[t.nsamples++] = s;
     } else {
-      rd_skip(&r, w);
+      rd_skip(&r, w); /* samples (2) are read in the third pass */
     }
   }
-  int rc = 0;
-  if (t.err == -ENOMEM)
+  if (!rc && t.err == -ENOMEM)
     rc = fail(err, -ENOMEM, "out of memory");
-  else if (r.bad || t.err)
+  else if (rc || r.bad || t.err)
     rc = fail(err, -EINVAL, "not a pprof profile (malformed protobuf)");
   else if (!t.nstrs || t.strs[0].len != 0)
     rc = fail(err, -EINVAL,
@@ -477,7 +571,7 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
   if (!rc && value) {
     for (vi = 0; vi < t.ntypes; vi++) {
       const struct str *s = string_at(&t, t.types[vi]);
-      if (s && s->len == strlen(value) && !memcmp(s->p, value, s->len)) break;
+      if (s && s->len == strlen(value) && !memcmp(str_p(&t, s), value, s->len)) break;
     }
     if (vi == t.ntypes) {
       char have[128] = "";
@@ -486,26 +580,35 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
         const struct str *s = string_at(&t, t.types[i]);
         if (s)
           o += (size_t)snprintf(have + o, sizeof have - o, "%s%.*s", i ? ", " : "", (int)s->len,
-                                s->p);
+                                str_p(&t, s));
       }
       rc = fail(err, -EINVAL, "pprof: no sample type '%s' (the profile has: %s)", value, have);
     }
   }
   t.key_thread = t.key_tid = -1;
-  for (size_t i = 1; i < t.nstrs; i++) {
-    if (t.strs[i].len == 6 && !memcmp(t.strs[i].p, "thread", 6) && t.key_thread < 0)
+  for (size_t i = 1; !rc && i < t.nstrs; i++) {
+    const char *s = str_p(&t, &t.strs[i]);
+    if (t.strs[i].len == 6 && !memcmp(s, "thread", 6) && t.key_thread < 0)
       t.key_thread = (int64_t)i;
-    if (t.strs[i].len == 3 && !memcmp(t.strs[i].p, "tid", 3) && t.key_tid < 0)
-      t.key_tid = (int64_t)i;
+    if (t.strs[i].len == 3 && !memcmp(s, "tid", 3) && t.key_tid < 0) t.key_tid = (int64_t)i;
   }
   if (!rc) {
-    qsort(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id);
-    qsort(t.locs, t.nlocs, sizeof *t.locs, by_loc_id);
+    /* qsort and bsearch want a non-null array even when it is empty (a profile without
+     * functions has none) */
+    if (t.nfuncs) qsort(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id);
+    if (t.nlocs) qsort(t.locs, t.nlocs, sizeof *t.locs, by_loc_id);
     struct builder b;
     memset(&b, 0, sizeof b);
     b.t = &t;
-    for (size_t i = 0; i < t.nsamples && !rc; i++)
-      rc = add_sample(p, column, vi, &b, t.samples[i], err);
+    b.budget = FG_PPROF_EXPAND_BASE + (uint64_t)file_len * FG_PPROF_EXPAND_PER_BYTE;
+    if (b.budget > FG_PPROF_EXPAND_MAX) b.budget = FG_PPROF_EXPAND_MAX;
+    r = whole;
+    for (size_t i = 0; !rc && rd_field(&r, &f, &w);) {
+      if (f == 2 && w == 2)
+        rc = add_sample(p, column, vi, &b, rd_sub(&r), i++, file_len, err);
+      else
+        rd_skip(&r, w);
+    }
     free(b.locs);
     free(b.values);
     free(b.names);
@@ -517,7 +620,6 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
   free(t.funcs);
   free(t.lines);
   free(t.locs);
-  free(t.samples);
   free(inflated);
   return rc;
 }

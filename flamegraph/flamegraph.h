@@ -69,6 +69,12 @@ void fg_profile_trim(fg_profile *p);
  * both columns; NULL when out of memory. */
 fg_profile *fg_profile_reversed(const fg_profile *p);
 
+/* The deepest stack the readers accept (folded and pprof), in frames; a deeper one is an
+ * error that names this limit, not a truncated stack (see flamegraph/README.md "Limits").
+ * 8 times the agent's deepest (depth=8192): no real profile comes near, while a line of
+ * millions of frames would cost gigabytes in the reader and be undrawable. */
+#define FG_MAX_DEPTH 65536
+
 /* Reader errors: the 1-based line number and what is wrong with it. */
 typedef struct fg_read_error {
   unsigned long line; /* 0 when the error is not about a line (I/O, memory) */
@@ -87,9 +93,11 @@ typedef struct fg_read_error {
  *   into both columns (BASE into FG_BASE) and makes the profile differential; an error when
  *   reading into FG_BASE. (So a last frame cannot end in " DIGITS".)
  *   count: decimal digits, 0 allowed (adds nothing), at most 2^63-1 in total.
+ *   depth: at most FG_MAX_DEPTH frames in a line.
  *   Errors (return -EINVAL, err filled, nothing partial is trusted by the caller):
  *     missing count, fractional count, negative count, count too large, empty frame
- *     name (";;", leading or trailing ';'), NUL byte, invalid UTF-8.
+ *     name (";;", leading or trailing ';'), NUL byte, invalid UTF-8, a stack deeper than
+ *     FG_MAX_DEPTH.
  * Returns 0, -EINVAL (err->line, err->msg set) or -ENOMEM. */
 int fg_read_buffer(fg_profile *p, const char *buf, size_t len, int column, fg_read_error *err);
 
