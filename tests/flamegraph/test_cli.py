@@ -79,6 +79,19 @@ try:
 except ET.ParseError as e:
     check(False, "SVG parses as XML: %s" % e)
 
+# SVG: user-given text (--title, --subtitle, --countname) is XML text, never markup
+evil = '<tspan id="x">&amp;</tspan>'
+r = run(["--title", evil, "--subtitle", evil, "--countname", evil, good])
+try:
+    root = ET.fromstring(r.stdout)
+    texts = {t.get("id"): t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    check(texts.get("title") == evil and texts.get("subtitle") == evil, "svg title/subtitle as text")
+    check(not list(root.iter("{http://www.w3.org/2000/svg}tspan")), "svg: no element injected")
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    check("all (9 %s, 100%%)" % evil in titles, "svg count name as text: %r" % titles[:1])
+except ET.ParseError as e:
+    check(False, "SVG with hostile options parses as XML: %s" % e)
+
 # HTML: FG_DATA is valid JSON with the schema fields; format from the extension
 html = os.path.join(tmp, "out.html")
 r = run(["-o", html, "--subtitle", "s", good])

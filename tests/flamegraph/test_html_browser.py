@@ -6,7 +6,8 @@ profile in a real browser, headless Chromium:
   - searching a known frame reports the right matched percentage,
   - clicking a frame zooms: the frame then spans the full width,
   - the function table lists the hottest function first with the right self count,
-  - the search and the zoom are kept in the URL: reopening the link restores them.
+  - the search and the zoom are kept in the URL: reopening the link restores them,
+  - user-given text (--countname, --title, --subtitle) is shown as text, never run as markup.
 A probe script appended to the page drives it through real DOM events and writes what it saw
 into the DOM, which Chromium prints (--dump-dom)."""
 import html as htmllib
@@ -143,9 +144,38 @@ print("diff:", got)  # larger widths: all = 90+10 + 30 + 20 = 150; fresh 20/150,
 if got != "RESULT 13.33 6.67 9" or console_errors(log):
     failures.append(f"diff: got {got!r}; console: {console_errors(log)}")
 
+# user-given text is text: a count name, title and subtitle that are an <img> tag with an
+# onerror handler show as those characters (the details line, filled by a click on a frame,
+# is built as HTML) and create no element
+HOSTILE = '<img src=x onerror="window.fgPwned=1">'
+evil = os.path.join(tmp, "evil.html")
+subprocess.run([BIN, src, "-o", evil, "--countname", HOSTILE, "--title", HOSTILE, "--subtitle", HOSTILE],
+               check=True)
+page = open(evil, encoding="utf-8").read().replace("</body>", r"""<script>
+window.addEventListener("load", function () {
+  var cv = document.getElementById("cv"), fr = fgView.frameRect(1), r = cv.getBoundingClientRect();
+  cv.dispatchEvent(new MouseEvent("click", {bubbles: true, clientX: r.left + fr.x + fr.w / 2, clientY: r.top + fr.y + 5}));
+  setTimeout(function () {
+    var p = document.createElement("pre"); p.id = "probe";
+    p.textContent = "RES" + "ULT imgs=" + document.querySelectorAll("img").length + " pwned=" + !!window.fgPwned +
+      " shown=" + (document.getElementById("details").textContent.indexOf("<img src=x") >= 0);
+    document.body.appendChild(p);
+  }, 300);
+});
+</script>
+</body>""")
+with open(evil, "w", encoding="utf-8") as f:
+    f.write(page)
+dom, log = chrome("file://" + evil, "--dump-dom", "--virtual-time-budget=5000")
+m = re.search(r"RESULT [^<]*", dom)
+got = m.group(0).strip() if m else "(no result) " + log[-800:]
+print("escaping:", got)
+if got != "RESULT imgs=0 pwned=false shown=true":
+    failures.append(f"escaping: got {got!r}, want 'RESULT imgs=0 pwned=false shown=true'")
+
 for f in failures:
     print("FAIL", f)
-checks = ("html", "html console", "reopened link", "screenshot", "svg", "diff")
+checks = ("html", "html console", "reopened link", "screenshot", "svg", "diff", "escaping")
 failed = sum(any(f.startswith(c + ":") or f.startswith(c + " ") for f in failures) for c in checks)
 print(f"browser: {len(checks) - failed} passed, {failed} failed")
 sys.exit(1 if failures else 0)
