@@ -316,53 +316,51 @@ static void push_value(void *ctx, uint64_t v) {
     b->values[b->nvalues++] = v;
 }
 
-/* Appends one frame name (printf-style) to the names of this sample; its offset goes in lens
- * until the names stop moving. Charged to the budget and the depth limit before anything
- * grows: past either, b->over says which and nothing is added. */
-static void push_frame(struct builder *b, const char *fmt, ...) {
+/* Appends one frame name, pre + name[0..nlen) + post, to the names of this sample; its offset
+ * goes in lens until the names stop moving. Charged to the budget and the depth limit before
+ * anything grows: past either, b->over says which and nothing is added. (No printf of the
+ * name: a sample may expand to thousands of frames.) */
+static void push_frame(struct builder *b, const char *pre, const char *name, size_t nlen,
+                       const char *post) {
   if (b->nframes == FG_MAX_DEPTH) {
     b->over = 2;
     b->err = -EINVAL;
     return;
   }
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n > 0 && (uint64_t)n + FG_PPROF_FRAME_COST > b->budget - b->spent) {
+  size_t lp = strlen(pre), lq = strlen(post), n = lp + nlen + lq;
+  if ((uint64_t)n + FG_PPROF_FRAME_COST > b->budget - b->spent) {
     b->over = 1;
     b->err = -EINVAL;
     return;
   }
-  if (n <= 0 || grow((void **)&b->names, &b->cap_names, b->names_len + (size_t)n + 1, 1) ||
+  if (grow((void **)&b->names, &b->cap_names, b->names_len + n + 1, 1) ||
       grow((void **)&b->frames, &b->cap_frames, b->nframes + 1, sizeof *b->frames) ||
       grow((void **)&b->lens, &b->cap_lens, b->nframes + 1, sizeof *b->lens)) {
-    b->err = n <= 0 ? -EINVAL : -ENOMEM;
+    b->err = -ENOMEM;
     return;
   }
   b->spent += (uint64_t)n + FG_PPROF_FRAME_COST;
-  va_start(ap, fmt);
-  vsnprintf(b->names + b->names_len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
+  char *at = b->names + b->names_len;
+  memcpy(at, pre, lp);
+  if (nlen) memcpy(at + lp, name, nlen);
+  memcpy(at + lp + nlen, post, lq);
   b->frames[b->nframes] = (const char *)(uintptr_t)b->names_len; /* an offset for now */
-  b->lens[b->nframes++] = (size_t)n;
-  b->names_len += (size_t)n;
+  b->lens[b->nframes++] = n;
+  b->names_len += n;
 }
 
 /* The error for a frame that push_frame refused; `file_len` and `index` for the message. */
 static int frame_error(const struct builder *b, size_t index, size_t file_len, fg_read_error *err) {
   if (b->over == 2)
     return fail(err, -EINVAL,
-                "pprof: sample %zu: a stack deeper than %d frames (the limit, "
-                "FG_MAX_DEPTH)",
+                "pprof: sample %zu: a stack deeper than %d frames (the limit, FG_MAX_DEPTH)",
                 index + 1, FG_MAX_DEPTH);
   if (b->over == 1)
     return fail(err, -EINVAL,
                 "pprof: the samples' stacks expand to more than %llu MiB (the limit for a "
                 "%zu-byte file: 64 MiB + 256 bytes per byte, at most 4 GiB)",
                 (unsigned long long)(b->budget >> 20), file_len);
-  return fail(err, b->err, "%s",
-              b->err == -ENOMEM ? "out of memory" : "pprof: an empty frame name");
+  return fail(err, b->err, "out of memory");
 }
 
 static int add_sample(fg_profile *p, int column, size_t value_index, struct builder *b, struct rd m,
@@ -405,10 +403,9 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
   uint64_t count = b->values[value_index];
   if (!count || !b->nlocs) return 0;
   if (thread) {
-    if (tid >= 0)
-      push_frame(b, "[%.*s tid=%lld]", (int)thread->len, str_p(t, thread), (long long)tid);
-    else
-      push_frame(b, "[%.*s]", (int)thread->len, str_p(t, thread));
+    char post[32] = "]";
+    if (tid >= 0) snprintf(post, sizeof post, " tid=%lld]", (long long)tid);
+    push_frame(b, "[", str_p(t, thread), thread->len, post);
   }
   for (size_t i = b->nlocs; i-- > 0 && !b->err;) {
     struct loc key = {b->locs[i], 0, 0};
@@ -418,7 +415,9 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       return fail(err, -EINVAL, "pprof: a sample names location %llu, which is not there",
                   (unsigned long long)b->locs[i]);
     if (!l->n) {
-      push_frame(b, "[0x%llx]", (unsigned long long)l->id);
+      char addr[32];
+      snprintf(addr, sizeof addr, "[0x%llx]", (unsigned long long)l->id);
+      push_frame(b, addr, NULL, 0, "");
       continue;
     }
     for (size_t j = l->n; j-- > 0 && !b->err;) { /* the outermost function first */
@@ -430,12 +429,12 @@ static int add_sample(fg_profile *p, int column, size_t value_index, struct buil
       if (!name)
         return fail(err, -EINVAL, "pprof: location %llu names no function",
                     (unsigned long long)l->id);
+      char post[32] = "";
+      if (ln->line > 0) snprintf(post, sizeof post, ":%lld", (long long)ln->line);
       if (!name->len)
-        push_frame(b, "[unknown]");
-      else if (ln->line > 0)
-        push_frame(b, "%.*s:%lld", (int)name->len, str_p(t, name), (long long)ln->line);
+        push_frame(b, "[unknown]", NULL, 0, "");
       else
-        push_frame(b, "%.*s", (int)name->len, str_p(t, name));
+        push_frame(b, "", str_p(t, name), name->len, post);
     }
   }
   if (b->err) return frame_error(b, index, file_len, err);

@@ -157,8 +157,8 @@ Test(pprof, a_stack_at_the_depth_limit_is_read_one_deeper_is_refused) {
       cr_expect_eq(fg_profile_total(p, FG_MAIN), 2);
     } else {
       cr_expect_eq(rc, -EINVAL);
-      cr_expect_str_eq(e.msg,
-                       "pprof: sample 2: a stack deeper than 65536 frames (the limit, FG_MAX_DEPTH)");
+      cr_expect_str_eq(
+          e.msg, "pprof: sample 2: a stack deeper than 65536 frames (the limit, FG_MAX_DEPTH)");
     }
     fg_profile_free(p);
     free(b.b);
