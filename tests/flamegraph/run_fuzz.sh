@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_fuzz.sh BINARY WORKDIR SEEDS SECONDS — a short, reproducible libFuzzer run of the
-# folded reader for ctest: fixed seed, new inputs go to WORKDIR/corpus (the committed seeds
+# given reader for ctest: fixed seed, new inputs go to WORKDIR/corpus (the committed seeds
 # in SEEDS are only read), crash artifacts to WORKDIR. Fails on any crash or sanitizer report.
 set -eu
 bin=$1 work=$2 seeds=$3 secs=$4
