@@ -10,6 +10,7 @@
  */
 #include "fg_internal.h"
 #include "fg_pprof.h"
+#include "fuzz_util.h"
 
 #include <stdlib.h>
 
@@ -25,13 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fg_profile_free(p);
     return 0;
   }
-  fg_options o;
-  fg_options_init(&o);
-  o.min_width = 0;
-  o.html_prune = 0;
-  if (fg_write_folded(g_null, p) != 0 || fg_write_svg(g_null, p, &o) != 0 ||
-      fg_write_html(g_null, p, &o) != 0)
-    abort();
+  fuzz_render(g_null, p, size);
+  if (fg_write_folded(g_null, p) != 0) abort();
   fg_profile_free(p);
   return 0;
 }

@@ -5,6 +5,7 @@
  * counts per line for a diff) must read back to itself (abort otherwise). Errors must come with a line and a message.
  */
 #include "fg_internal.h"
+#include "fuzz_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fg_profile_free(p);
     return 0;
   }
-  fg_options o;
-  fg_options_init(&o);
-  o.min_width = 0;
-  o.html_prune = 0;
-  o.palette = (fg_palette)(size % FG_PAL_COUNT);
-  o.hash = (int)(size & 1);
-  o.inverted = (int)(size >> 1 & 1);
-  o.reverse = (int)(size >> 2 & 1);
-  if (fg_write_svg(g_null, p, &o) != 0 || fg_write_html(g_null, p, &o) != 0) abort();
+  fuzz_render(g_null, p, size);
   {
     /* the folded output (two counts for a diff) reads back to itself */
     size_t l1, l2;
