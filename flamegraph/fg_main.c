@@ -22,6 +22,10 @@
 
 enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
 
+#define STR2(x) #x
+#define STR(x) STR2(x) /* a macro's value as a string literal: the help cannot drift */
+#define FG_MAX_DEPTH_TEXT STR(FG_MAX_DEPTH)
+
 static const char k_help[] =
     "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
     "Reads folded stacks (frame;frame;... COUNT per line), or a pprof profile (a gzipped\n"
@@ -59,7 +63,10 @@ static const char k_help[] =
     "  -h, --help            this help\n"
     "  -V, --version         the version\n"
     "\n"
-    "Errors name the input and line: \"flamegraph: FILE:LINE: what is wrong\", exit 1.\n";
+    "Errors name the input and line: \"flamegraph: FILE:LINE: what is wrong\", exit 1.\n"
+    "Inputs are read within limits: stacks of at most " FG_MAX_DEPTH_TEXT " frames; for\n"
+    "pprof, an inflated size and an expansion budget set by the file's size (see\n"
+    "flamegraph/README.md). An input past one is refused with an error naming the limit.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "flamegraph: ");
