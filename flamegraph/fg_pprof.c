@@ -9,7 +9,7 @@
  *
  * Hazards of untrusted input, each bounded (the limits are in fg_pprof.h): a gzip bomb (the
  * inflated size is capped by the file's size); table entries of 2 bytes each (every table is
- * counted first and allocated once, at most 12 bytes per inflated byte; samples are not
+ * counted first and allocated once, at most 8 bytes per inflated byte (16 while one is sorted); samples are not
  * stored but read from the buffer again); samples that name a many-line location many times
  * (N samples x M lines: every frame produced is charged to a budget linear in the file's size,
  * and each stack to FG_MAX_DEPTH). Reading stops at the first limit reached, naming it.
@@ -134,7 +134,7 @@ struct line {
 };
 struct loc {
   uint64_t id;
-  size_t first, n; /* into lines */
+  uint32_t first, n; /* into lines (fewer than half the profile's bytes) */
 };
 
 /* Each table is sized by count_tables and filled by the reading pass: n never exceeds cap. */
@@ -164,7 +164,7 @@ static int fail(fg_read_error *err, int rc, const char *fmt, ...) {
 }
 
 /* Pass one: how many entries each table gets, so that each is allocated once and exactly
- * (doubling would add up to as much again to the tables' 12 bytes per input byte). */
+ * (doubling would add up to as much again to the tables' 8 bytes per input byte). */
 static int count_tables(struct tables *t, struct rd r) {
   unsigned f, w;
   while (rd_field(&r, &f, &w)) {
@@ -232,7 +232,7 @@ static void read_function(struct tables *t, struct rd m) {
 
 static void read_location(struct tables *t, struct rd m) {
   unsigned f, w;
-  struct loc l = {0, t->nlines, 0};
+  struct loc l = {0, (uint32_t)t->nlines, 0};
   while (rd_field(&m, &f, &w)) {
     if (f == 1 && w == 0) {
       l.id = rd_varint(&m);
@@ -273,6 +273,15 @@ static int by_func_id(const void *a, const void *b) {
 static int by_loc_id(const void *a, const void *b) {
   const struct loc *x = a, *y = b;
   return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Whether a[0..n) is already in order (profiles are usually written with ids in order; then
+ * qsort and the scratch copy it may allocate are skipped). */
+static int in_order(const void *a, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  const char *p = a;
+  for (size_t i = 1; i < n; i++)
+    if (cmp(p + (i - 1) * size, p + i * size) > 0) return 0;
+  return 1;
 }
 
 static const struct str *string_at(const struct tables *t, int64_t i) {
@@ -594,8 +603,10 @@ int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const
   if (!rc) {
     /* qsort and bsearch want a non-null array even when it is empty (a profile without
      * functions has none) */
-    if (t.nfuncs) qsort(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id);
-    if (t.nlocs) qsort(t.locs, t.nlocs, sizeof *t.locs, by_loc_id);
+    if (t.nfuncs && !in_order(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id))
+      qsort(t.funcs, t.nfuncs, sizeof *t.funcs, by_func_id);
+    if (t.nlocs && !in_order(t.locs, t.nlocs, sizeof *t.locs, by_loc_id))
+      qsort(t.locs, t.nlocs, sizeof *t.locs, by_loc_id);
     struct builder b;
     memset(&b, 0, sizeof b);
     b.t = &t;

@@ -37,9 +37,9 @@ static inline int fg_is_gzip(const void *data, size_t len) {
  * (a `thread` label, with `tid`, as a root frame "[NAME tid=N]"), frames named by function,
  * ":<line>" added when known; its count is the value of sample type `value` (e.g. "cpu"), or
  * the first when value is NULL. Work and memory are linear in len within the limits above:
- * the tables take at most 12 bytes per inflated byte, the profile grows by at most the
- * expansion budget. Returns 0, -EINVAL (err->msg says what is wrong, or which limit was
- * reached) or -ENOMEM. */
+ * the tables take at most 8 bytes per inflated byte (16 while an unordered one is sorted),
+ * the profile grows by at most the expansion budget. Returns 0, -EINVAL (err->msg says what
+ * is wrong, or which limit was reached) or -ENOMEM. */
 int fg_read_pprof(fg_profile *p, const void *data, size_t len, int column, const char *value,
                   fg_read_error *err);
 
