@@ -57,7 +57,7 @@ struct sample_record {
   uint8_t walked;         /* the handler walked the stack (else: registers unchanged) */
   uint8_t moved;          /* the register checksum differed from the previous request's */
   uint8_t in_syscall;     /* the thread was blocked in (or restarting) a system call */
-  uint8_t wrong_thread;   /* the signal reached a thread that is not this slot's */
+  uint8_t dropped;        /* not walked after all: every fault guard was taken (guard.h) */
   uint8_t by_timer;       /* delivered by the thread's CPU-time timer, not the sampler's signal */
   uint64_t checksum;      /* register checksum at the last request (the handler's own state) */
   uint64_t start_ns;      /* handler entry, CLOCK_MONOTONIC */
