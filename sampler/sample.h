@@ -8,8 +8,14 @@
  *   BUSY -> DONE      the handler has filled the record (release: the record is visible)
  *   DONE -> IDLE      the sampler has read the record
  *   PENDING -> IDLE   the sampler withdraws a request nobody answered (compare-and-swap)
- * The sequence grows with every request, so a late signal for an old request cannot claim a
- * new one by accident (it would have to find PENDING with a sequence it never saw).
+ * The sequence grows with every request: the compare-and-swaps fail when the word changed in
+ * between (a request withdrawn and asked again is not claimed, nor withdrawn, as the old one).
+ * The signal itself carries only the slot (a CPU-time timer's value is fixed when it is
+ * made), so a late signal that reaches its thread while a newer request is PENDING answers that
+ * one: the thread is sampled when the signal arrives, after the request was made, so the answer
+ * is a true one for the newer request (the request's own signal then finds it answered: stray).
+ * A late signal on any other thread than the slot's — the slot given to a new thread — takes
+ * nothing: the handler compares the thread ids before it claims (counted: wrong_tid).
  */
 #ifndef SAMPLER_SAMPLE_H
 #define SAMPLER_SAMPLE_H

@@ -241,6 +241,13 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     goto out;
   }
   struct thread_slot *s = registry_slot(si->si_value.sival_int);
+  /* A signal on another thread than the slot's — a late one, for a thread that has given its
+   * slot up (ThreadEnd runs before the thread is gone) — takes nothing: the request, if any,
+   * is the slot's new thread's, and its record is that thread's. */
+  if (s && s->tid != plat_gettid()) {
+    atomic_fetch_add_explicit(&handler.counters.wrong_tid, 1, memory_order_relaxed);
+    goto out;
+  }
   uint32_t w = s ? atomic_load_explicit(&s->handshake, memory_order_acquire) : 0;
   if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) ||
       handshake_state(w) != SAMPLE_PENDING ||

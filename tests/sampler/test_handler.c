@@ -375,3 +375,26 @@ Test(handler, a_contained_fault_leaves_the_signal_mask_as_it_was) {
                (unsigned long long)guard_mask_now(), (unsigned long long)before);
   guard_uninstall();
 }
+
+/* Our signal on another thread than its slot's (a late one, for a thread that gave its slot to a
+ * new thread) claims nothing and writes nothing: the slot's request stays for its own thread. */
+Test(handler, a_signal_on_another_thread_than_the_slots_takes_nothing) {
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
+  pthread_t th = start_worker(&a);
+  int i = atomic_load(&worker_slot);
+  struct thread_slot *s = registry_slot(i);
+  const struct handler_counters *c = handler_counters();
+  uint64_t wrong = atomic_load(&c->wrong_tid), acks = atomic_load(&c->acks);
+  s->record->num_frames = 12345; /* a mark: the record must stay as it is */
+  s->mode = SAMPLE_CAPTURE;
+  atomic_store(&s->handshake, handshake_word(7, SAMPLE_PENDING));
+  cr_assert_eq(plat_signal_thread(plat_gettid(), SIG, i), 0, "to this thread, not the worker");
+  for (int k = 0; k < 200 && atomic_load(&c->wrong_tid) == wrong; k++) usleep(1000);
+  cr_expect_eq(atomic_load(&c->wrong_tid), wrong + 1, "counted as on a wrong thread");
+  cr_expect_eq(atomic_load(&s->handshake), handshake_word(7, SAMPLE_PENDING),
+               "the request is still open");
+  cr_expect_eq(s->record->num_frames, 12345, "the record was not written");
+  cr_expect_eq(atomic_load(&c->acks), acks);
+  atomic_store(&s->handshake, handshake_word(7, SAMPLE_IDLE));
+  stop_worker(th);
+}
