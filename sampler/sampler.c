@@ -219,6 +219,7 @@ static void report_locked(struct sampler_report *r) {
   r->handler_replaced = loop.handler_replaced;
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
+  r->native_cut = native_walks_cut() - since.native_cut;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
@@ -261,6 +262,7 @@ static void clear_locked(void) {
   since.faults = guard_faults();
   since.guard_full = guard_full();
   since.vm_handled = guard_vm_handled();
+  since.native_cut = native_walks_cut();
   since.names_refused = intern_refused();
   since.registered = registry_registered() - registry_live(); /* the live ones count again */
 }

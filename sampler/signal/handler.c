@@ -220,6 +220,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
     if (u.objects) {
       objects_exit(u.token);
       r->native_stop = NATIVE_STOP_FAULT;
+      native_walk_cut(); /* libunwind may have left a pool object behind (native.h) */
     }
     r->num_frames = ASGCT_SAMPLE_FAULT;
     r->recovered = RECOVERY_NONE;
