@@ -518,9 +518,11 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           n->names_refused, n->keys_refused, n->keys_unloaded);
   fprintf(f,
           "  faults contained      %" PRIu64
-          " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]);"
-          " unguarded samples %" PRIu64 "\n",
-          r->faults, r->unguarded);
+          " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]; %" PRIu64
+          " cut a native walk, each may leave one libunwind pool object); %" PRIu64
+          " left to the JVM (its own probes in AsyncGetCallTrace); %" PRIu64
+          " walks or reads skipped (every fault guard taken)\n",
+          r->faults, r->native_cut, r->vm_handled, r->guard_full);
   fprintf(f,
           "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
           " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",

@@ -23,7 +23,7 @@ struct handler_counters {
   _Atomic uint64_t acks;      /* requests served */
   _Atomic uint64_t stray;     /* our signals that found no pending request (late duplicates) */
   _Atomic uint64_t foreign;   /* the sampling signal, sent by someone else: ignored */
-  _Atomic uint64_t wrong_tid; /* a request that reached another thread than its slot's */
+  _Atomic uint64_t wrong_tid; /* our signal on another thread than its slot's: ignored */
 };
 
 /* Installs the handler for `sig` (SA_SIGINFO | SA_RESTART); it walks stacks of up to `depth`

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
 #include "handler.h"
 #include "objects.h"
 #include "platform.h"
@@ -467,6 +468,7 @@ void loop_measure_process(void) {
 int sampler_run(void) {
   atomic_store(&loop.running, 1);
   loop.self = plat_gettid();
+  loop.self_mask = guard_mask_now(); /* this thread's guards run with it (schedule.c) */
   /* threads and objects are looked for every ~50 ms: a directory read of /proc/self/task
    * (~1 us a thread) and one step of dl_iterate_phdr */
   loop.discovery_rounds = (int)(50000000 / loop.cfg.interval_ns);

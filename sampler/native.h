@@ -7,7 +7,9 @@
  * libunwind, with every lookup answered by this project: unwind tables from the loaded-objects
  * table (objects.h, prepared off the signal path — the handler never takes the loader's lock),
  * every word read checked against the thread's stack or a mapped segment of a loaded object,
- * registers from the ucontext, no caching (no locks, no thread-local state), bounded depth.
+ * registers from the ucontext, no caching (no thread-local state), bounded depth. libunwind's
+ * own object pool is still used, with a mutex taken with all signals blocked (native_walk.c
+ * says exactly what holds).
  */
 #ifndef SAMPLER_NATIVE_H
 #define SAMPLER_NATIVE_H
@@ -63,8 +65,9 @@ struct native_end {
  * above sp; the page of sp when stack_hi is unknown). Returns the number of frames, and how it
  * ended in *end. Whether a pc in no loaded object is the JVM's code is left to
  * native_end_resolve(): the code map's look-up costs as much as a short walk. memo: the
- * thread's (read and updated), or NULL. SIGNAL-SAFE:
- * allocates nothing, takes no lock; the caller has entered the objects table (objects_enter). */
+ * thread's (read and updated), or NULL. SIGNAL-SAFE: no malloc; when it falls back to
+ * libunwind, libunwind's pool lock (held only with all signals blocked) and perhaps an mmap
+ * (native_walk.c); the caller has entered the objects table (objects_enter). */
 int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
                 int max, struct native_memo *memo, struct native_end *end);
 
@@ -72,6 +75,17 @@ int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, ui
  * the two). SIGNAL-SAFE, under the same conditions. */
 int native_walk_general(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi,
                         uintptr_t *pcs, int max, struct native_end *end);
+
+/* Walks a fault may cut before libunwind is no longer used: each cut may leave one libunwind
+ * pool object behind (the CIE information of the step it cut). */
+#define NATIVE_CUT_LIMIT 256
+
+/* Counts a walk a fault cut (the handler calls it when it contains a fault in native_walk).
+ * SIGNAL-SAFE. */
+void native_walk_cut(void);
+
+/* Walks cut so far. SIGNAL-SAFE. */
+uint64_t native_walks_cut(void);
 
 /* Turns NATIVE_STOP_UNKNOWN into NATIVE_STOP_JAVA when end->pc is in the code map (code the JVM
  * generated: Java frames follow). Signal-safe, but meant for the sampler thread. */

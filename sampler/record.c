@@ -372,7 +372,7 @@ static int answer_state(const struct thread_slot *s, const struct thread_book *b
  * signal waking it. */
 static void answer_cpu(struct thread_book *b, const struct sample_record *r) {
   uint64_t walk = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
-  if (!loop.cfg.wall && r->cpu_exit && !r->in_syscall && !r->wrong_thread && b->have_base &&
+  if (!loop.cfg.wall && r->cpu_exit && !r->in_syscall && !r->dropped && b->have_base &&
       r->cpu_exit > b->cpu_base + walk)
     b->credit += r->cpu_exit - walk - b->cpu_base;
   if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit;
@@ -391,7 +391,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
 
   answer_cpu(b, r);
 
-  if (r->wrong_thread) {
+  if (r->dropped) {
     record_lost(s, b);
   } else if (!r->walked) {
     st->skipped_regs++; /* registers unchanged: it has not run */

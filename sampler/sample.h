@@ -8,8 +8,14 @@
  *   BUSY -> DONE      the handler has filled the record (release: the record is visible)
  *   DONE -> IDLE      the sampler has read the record
  *   PENDING -> IDLE   the sampler withdraws a request nobody answered (compare-and-swap)
- * The sequence grows with every request, so a late signal for an old request cannot claim a
- * new one by accident (it would have to find PENDING with a sequence it never saw).
+ * The sequence grows with every request: the compare-and-swaps fail when the word changed in
+ * between (a request withdrawn and asked again is not claimed, nor withdrawn, as the old one).
+ * The signal itself carries only the slot (a CPU-time timer's value is fixed when it is
+ * made), so a late signal that reaches its thread while a newer request is PENDING answers that
+ * one: the thread is sampled when the signal arrives, after the request was made, so the answer
+ * is a true one for the newer request (the request's own signal then finds it answered: stray).
+ * A late signal on any other thread than the slot's — the slot given to a new thread — takes
+ * nothing: the handler compares the thread ids before it claims (counted: wrong_tid).
  */
 #ifndef SAMPLER_SAMPLE_H
 #define SAMPLER_SAMPLE_H
@@ -57,7 +63,7 @@ struct sample_record {
   uint8_t walked;         /* the handler walked the stack (else: registers unchanged) */
   uint8_t moved;          /* the register checksum differed from the previous request's */
   uint8_t in_syscall;     /* the thread was blocked in (or restarting) a system call */
-  uint8_t wrong_thread;   /* the signal reached a thread that is not this slot's */
+  uint8_t dropped;        /* not walked after all: every fault guard was taken (guard.h) */
   uint8_t by_timer;       /* delivered by the thread's CPU-time timer, not the sampler's signal */
   uint64_t checksum;      /* register checksum at the last request (the handler's own state) */
   uint64_t start_ns;      /* handler entry, CLOCK_MONOTONIC */

@@ -77,6 +77,11 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
       hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0)
     why = NULL;
   jvm_layout.hotspot_missing = why;
+  /* HotSpot's fault entry, asked first about faults inside AsyncGetCallTrace (guard.h): its
+   * SafeFetch probes fault there on purpose */
+  guard_set_vm_handler(jvm->symbol ? (guard_vm_handler_fn)(uintptr_t)jvm->symbol(
+                                         "JVM_handle_linux_signal", jvm->symbol_ctx)
+                                   : NULL);
   err = guard_install(); /* before the handler: no sample is ever taken unguarded */
   if (!err) err = handler_install(c->sig, jvm->asgct, c->depth);
   if (err) {
@@ -172,7 +177,8 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
 /* Cumulative counters of other modules, as they were when the profile began: its report counts
  * from there. */
 static struct {
-  uint64_t acks, stray, foreign, wrong_tid, faults, unguarded, names_refused;
+  uint64_t acks, stray, foreign, wrong_tid, faults, vm_handled, guard_full, native_cut,
+      names_refused;
   int registered;
 } since;
 
@@ -211,7 +217,9 @@ static void report_locked(struct sampler_report *r) {
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
   r->faults = guard_faults() - since.faults;
   r->handler_replaced = loop.handler_replaced;
-  r->unguarded = guard_unguarded() - since.unguarded;
+  r->guard_full = guard_full() - since.guard_full;
+  r->vm_handled = guard_vm_handled() - since.vm_handled;
+  r->native_cut = native_walks_cut() - since.native_cut;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
@@ -252,7 +260,9 @@ static void clear_locked(void) {
   since.foreign = atomic_load(&h->foreign);
   since.wrong_tid = atomic_load(&h->wrong_tid);
   since.faults = guard_faults();
-  since.unguarded = guard_unguarded();
+  since.guard_full = guard_full();
+  since.vm_handled = guard_vm_handled();
+  since.native_cut = native_walks_cut();
   since.names_refused = intern_refused();
   since.registered = registry_registered() - registry_live(); /* the live ones count again */
 }

@@ -257,7 +257,9 @@ struct sampler_report {
   const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
   uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
   int handler_replaced; /* the sampling signal's handler was replaced by another: no more signals */
-  uint64_t unguarded;   /* samples taken without a guard (its table was full) */
+  uint64_t guard_full;  /* walks not taken: every guard slot was taken (kept as lost) */
+  uint64_t vm_handled;  /* faults in AsyncGetCallTrace the JVM handled itself (SafeFetch) */
+  uint64_t native_cut;  /* native walks a fault cut (each may leave one libunwind pool object) */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille; /* CPU in the profile (n.cpu_ns) */
   int lost_permille;     /* of which under [sample lost], [not sampled: signal blocked] or a

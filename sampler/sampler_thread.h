@@ -102,7 +102,8 @@ struct loop_state {
   } not_kept; /* captures whose stack the table could not store: one stack of their own */
   uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
-  pid_t self; /* the sampler thread's own tid: never sampled */
+  pid_t self;         /* the sampler thread's own tid: never sampled */
+  uint64_t self_mask; /* its signal mask (guard_mask_of), for its fault guards */
   /* HotSpot's layout with the JNIEnv's place in a JavaThread, once known (else NULL): the
    * schedule reads Java threads' states from it */
   const struct hotspot_layout *_Atomic hotspot;

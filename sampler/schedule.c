@@ -92,9 +92,10 @@ static int jvm_runs(const struct thread_slot *s) {
       (const volatile int *)((uintptr_t)env - (uintptr_t)l->env + (uintptr_t)l->state);
   struct guard g;
   volatile int runs = -1; /* kept across a fault's jump back */
-  int faulted = guard_enter(&g, loop.self);
-  if (!faulted && g.slot >= 0) runs = hotspot_state_runs(l, *state);
-  guard_leave(&g, faulted);
+  int faulted = guard_enter(&g, loop.self, loop.self_mask);
+  if (faulted == GUARD_FULL) return -1;
+  if (!faulted) runs = hotspot_state_runs(l, *state);
+  guard_leave(&g);
   return runs;
 }
 

@@ -1,8 +1,11 @@
 /*
  * signal/guard.c — SIGNAL PATH: the fault handler and the guard table (see guard.h). The fault
  * handler runs for every SIGSEGV/SIGBUS of the process — the JVM raises them on purpose (its
- * implicit null checks, its stack banging) — so the common case costs one atomic load before
- * the JVM's handler is called with the same arguments.
+ * implicit null checks, its stack banging, SafeFetch) — so the common case costs one atomic
+ * load before the JVM's handler is called with the same arguments. The table holds each
+ * guard's thread id beside its pointer: the fault handler compares ids in the table and
+ * follows only its own thread's pointer (a guard lives on its thread's stack, which another
+ * thread may leave or unmap at any time).
  */
 #include "../guard.h"
 
@@ -15,42 +18,56 @@
 #define GUARD_SLOTS 256
 
 static struct {
-  struct guard *_Atomic slot[GUARD_SLOTS];
+  struct {
+    _Atomic pid_t tid;       /* the owner, 0 when free */
+    struct guard *_Atomic g; /* on the owner's stack: read only by the owner */
+  } slot[GUARD_SLOTS];
   atomic_int active; /* guards registered now */
-  _Atomic uint64_t faults, unguarded;
+  _Atomic uint64_t faults, vm_handled, full;
   struct sigaction previous[2]; /* SIGSEGV, SIGBUS */
+  _Atomic guard_vm_handler_fn vm_handler;
   int installed;
 } guards;
 
-void guard_register(struct guard *g, pid_t tid) {
-  g->tid = tid;
-  g->slot = -1;
-  for (int i = 0; i < GUARD_SLOTS; i++) {
-    struct guard *none = NULL;
-    if (atomic_compare_exchange_strong(&guards.slot[i], &none, g)) {
-      g->slot = i;
-      atomic_fetch_add(&guards.active, 1);
-      return;
-    }
-  }
-  atomic_fetch_add_explicit(&guards.unguarded, 1, memory_order_relaxed);
+uint64_t guard_mask_of(const sigset_t *set) {
+  /* the kernel's sigset is one 64-bit word on x86-64 and aarch64, the first of glibc's */
+  uint64_t m;
+  memcpy(&m, set, sizeof m);
+  return m;
 }
 
-void guard_leave(struct guard *g, int faulted) {
-  if (faulted) {
-    /* the jump out of the fault handler left its signals blocked in this thread: a later fault
-     * (the JVM's own, on purpose) must find them deliverable */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGSEGV);
-    sigaddset(&set, SIGBUS);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
+uint64_t guard_mask_now(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigprocmask(SIG_BLOCK, NULL, &set);
+  return guard_mask_of(&set);
+}
+
+int guard_register(struct guard *g, pid_t tid, uint64_t mask) {
+  g->mask = mask;
+  g->vm_first = 0;
+  /* start where this thread's id points: threads seldom meet on one slot */
+  unsigned start = (unsigned)tid % GUARD_SLOTS;
+  for (unsigned k = 0; k < GUARD_SLOTS; k++) {
+    unsigned i = (start + k) % GUARD_SLOTS;
+    pid_t none = 0;
+    if (atomic_load_explicit(&guards.slot[i].tid, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong(&guards.slot[i].tid, &none, tid)) {
+      g->slot = (int)i;
+      atomic_store_explicit(&guards.slot[i].g, g, memory_order_release);
+      atomic_fetch_add(&guards.active, 1);
+      return 0;
+    }
   }
-  if (g->slot >= 0) {
-    atomic_store(&guards.slot[g->slot], NULL);
-    atomic_fetch_sub(&guards.active, 1);
-    g->slot = -1;
-  }
+  atomic_fetch_add_explicit(&guards.full, 1, memory_order_relaxed);
+  return -ENOSPC;
+}
+
+void guard_leave(struct guard *g) {
+  int i = g->slot;
+  atomic_store_explicit(&guards.slot[i].g, NULL, memory_order_relaxed);
+  atomic_store_explicit(&guards.slot[i].tid, 0, memory_order_release);
+  atomic_fetch_sub(&guards.active, 1);
 }
 
 /* Calls the handler that was there before ours, as the kernel would have. */
@@ -69,18 +86,39 @@ static void chain(int sig, siginfo_t *si, void *uc) {
   }
 }
 
-static void on_fault(int sig, siginfo_t *si, void *uc) {
-  if (atomic_load_explicit(&guards.active, memory_order_acquire) > 0) {
-    pid_t tid = plat_gettid();
-    for (int i = 0; i < GUARD_SLOTS; i++) {
-      struct guard *g = atomic_load_explicit(&guards.slot[i], memory_order_acquire);
-      if (g && g->tid == tid) {
-        atomic_fetch_add_explicit(&guards.faults, 1, memory_order_relaxed);
-        siglongjmp(g->env, sig);
+/* The guard of the calling thread registered for signal mask `mask` (the same signal depth),
+ * or NULL. Reads only the table, then the thread's own guards. */
+static struct guard *own_guard(uint64_t mask) {
+  pid_t tid = plat_gettid();
+  for (int i = 0; i < GUARD_SLOTS; i++) {
+    if (atomic_load_explicit(&guards.slot[i].tid, memory_order_acquire) != tid) continue;
+    struct guard *g = atomic_load_explicit(&guards.slot[i].g, memory_order_relaxed);
+    if (g && g->mask == mask) return g;
+  }
+  return NULL;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ucv) {
+  ucontext_t *uc = ucv;
+  /* raised by the CPU (si_code > 0), while some guard is registered */
+  if (si->si_code > 0 && atomic_load_explicit(&guards.active, memory_order_acquire) > 0) {
+    /* at the same signal depth as the guarded code: a nested handler's fault is not ours */
+    struct guard *g = own_guard(guard_mask_of(&uc->uc_sigmask));
+    if (g) {
+      guard_vm_handler_fn vm = atomic_load_explicit(&guards.vm_handler, memory_order_relaxed);
+      if (g->vm_first && vm && vm(sig, si, ucv, 0)) {
+        atomic_fetch_add_explicit(&guards.vm_handled, 1, memory_order_relaxed);
+        return; /* the JVM's own probe (SafeFetch): it continues where the JVM put it */
       }
+      atomic_fetch_add_explicit(&guards.faults, 1, memory_order_relaxed);
+      /* back to the mask the guarded code ran with: the jump does not restore one
+       * (sigsetjmp(env, 0) keeps the entry free of system calls), and this handler runs
+       * with the JVM's sa_mask added */
+      sigprocmask(SIG_SETMASK, &uc->uc_sigmask, NULL);
+      siglongjmp(g->env, sig);
     }
   }
-  chain(sig, si, uc);
+  chain(sig, si, ucv);
 }
 
 int guard_install(void) {
@@ -111,6 +149,10 @@ void guard_uninstall(void) {
   guards.installed = 0;
 }
 
+void guard_set_vm_handler(guard_vm_handler_fn fn) { atomic_store(&guards.vm_handler, fn); }
+
 uint64_t guard_faults(void) { return atomic_load(&guards.faults); }
 
-uint64_t guard_unguarded(void) { return atomic_load(&guards.unguarded); }
+uint64_t guard_vm_handled(void) { return atomic_load(&guards.vm_handled); }
+
+uint64_t guard_full(void) { return atomic_load(&guards.full); }

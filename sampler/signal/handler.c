@@ -4,7 +4,8 @@
  * no stdio, no JVM calls (the thread's JNIEnv comes from its registration), no thread-local
  * variables (a dlopen'ed library's TLS can allocate on first touch). errno is preserved. A
  * signal that arrives late, for a thread that has ended, or after shutdown finds its slot not
- * PENDING and returns. The build checks the undefined symbols of this folder's objects against
+ * PENDING, or not its thread's, and returns. Everything that reads memory the thread does not
+ * own (code bytes, stacks, the JVM's structures) runs under the fault guard (guard.h). The build checks the undefined symbols of this folder's objects against
  * an allow-list (tests/sampler/check_signal_symbols.py).
  */
 #include "../handler.h"
@@ -156,14 +157,33 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   }
 }
 
-/* The walks of one sample, under the fault guard: a fault anywhere in them (AsyncGetCallTrace,
- * a stack read, the native walk) comes back here; the anchor and the objects table are put
- * back as they were and the sample is kept as [fault during sample] (with the native frames,
- * when the fault came after their walk). */
-static void take_sample(struct thread_slot *s, struct sample_record *r, const ucontext_t *uc) {
+/* The risky part of one sample, under the fault guard: the look at the interrupted
+ * instruction (plat_uc_in_syscall reads code bytes, which may be execute-only), then, when the
+ * sample is walked, the walks (AsyncGetCallTrace, a stack read, the native walk). A fault comes
+ * back here (guard.h): in the first part the sample goes on as not in a system call; in the
+ * walks the anchor and the objects table are put back as they were and the sample is kept as
+ * [fault during sample] (with the native frames, when the fault came after their walk). The
+ * guard is this handler's: its signal mask is the interrupted one plus `sig` (the handler's
+ * sa_mask is empty), known without a system call. With no guard slot free, nothing risky runs:
+ * a walk is dropped (r->dropped, counted by guard_full). Inside AsyncGetCallTrace the JVM is
+ * asked first about a fault (its SafeFetch probes are its own). */
+static void take_sample(struct thread_slot *s, struct sample_record *r, const ucontext_t *uc,
+                        int sig) {
   volatile struct undo u = {0};
   struct guard g;
-  int fault = guard_enter(&g, s->tid);
+  uint64_t mask = guard_mask_of(&uc->uc_sigmask) | 1ull << (sig - 1);
+  int fault = guard_enter(&g, s->tid, mask);
+  if (fault == GUARD_FULL) {
+    r->in_syscall = 0;
+    r->dropped = r->walked;
+    return;
+  }
+  r->in_syscall = fault ? 0 : (uint8_t)plat_uc_in_syscall(uc);
+  if (!r->walked) {
+    guard_leave(&g);
+    return;
+  }
+  fault = guard_rearm(&g);
   if (!fault) {
     if (atomic_load_explicit(&handler.native_on, memory_order_relaxed)) {
       uint64_t t0 = plat_mono_ns();
@@ -183,12 +203,16 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
     if (!s->env) {
       r->num_frames = ASGCT_NOT_JAVA_THREAD;
     } else {
+      /* AsyncGetCallTrace and its retries in recover(): the JVM's probes fault there */
       asgct_trace trace = {s->env, 0, r->frames};
+      g.vm_first = 1;
       handler.asgct(&trace, handler.depth, (void *)uc);
       r->num_frames = trace.num_frames;
       if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+      g.vm_first = 0;
     }
   } else {
+    g.vm_first = 0;
     if (u.anchor) {
       *u.last_pc = 0;
       *u.last_sp = u.sp;
@@ -197,16 +221,16 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
     if (u.objects) {
       objects_exit(u.token);
       r->native_stop = NATIVE_STOP_FAULT;
+      native_walk_cut(); /* libunwind may have left a pool object behind (native.h) */
     }
     r->num_frames = ASGCT_SAMPLE_FAULT;
     r->recovered = RECOVERY_NONE;
     r->hit.kind = CODEMAP_NONE;
   }
-  guard_leave(&g, fault != 0);
+  guard_leave(&g);
 }
 
 static void sample_handler(int sig, siginfo_t *si, void *ucv) {
-  (void)sig;
   int saved_errno = errno;
   uint64_t t0 = plat_mono_ns();
   const ucontext_t *uc = ucv;
@@ -219,6 +243,13 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
     goto out;
   }
   struct thread_slot *s = registry_slot(si->si_value.sival_int);
+  /* A signal on another thread than the slot's — a late one, for a thread that has given its
+   * slot up (ThreadEnd runs before the thread is gone) — takes nothing: the request, if any,
+   * is the slot's new thread's, and its record is that thread's. */
+  if (s && s->tid != plat_gettid()) {
+    atomic_fetch_add_explicit(&handler.counters.wrong_tid, 1, memory_order_relaxed);
+    goto out;
+  }
   uint32_t w = s ? atomic_load_explicit(&s->handshake, memory_order_acquire) : 0;
   if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) ||
       handshake_state(w) != SAMPLE_PENDING ||
@@ -230,29 +261,21 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
 
   struct sample_record *r = s->record;
   r->by_timer = (uint8_t)by_timer;
-  r->wrong_thread = s->tid != plat_gettid();
-  if (r->wrong_thread) { /* cannot happen while slots are locked around signals; be safe */
-    atomic_fetch_add_explicit(&handler.counters.wrong_tid, 1, memory_order_relaxed);
-    r->walked = 0;
-    r->moved = 0;
-    r->num_frames = ASGCT_THREAD_EXIT;
-  } else {
-    uint64_t sum = plat_regs_checksum(uc);
-    r->moved = sum != r->checksum;
-    r->checksum = sum;
-    r->in_syscall = (uint8_t)plat_uc_in_syscall(uc);
-    r->walked = r->moved || s->mode == SAMPLE_CAPTURE;
-    r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
-    r->recovered = RECOVERY_NONE;
-    r->pc = plat_uc_pc(uc);
-    r->sp = plat_uc_sp(uc);
-    r->nnative = 0;
-    r->native_stop = NATIVE_STOP_OFF;
-    r->native_general = 0;
-    r->native_end_pc = 0;
-    r->native_ns = 0;
-    if (r->walked) take_sample(s, r, uc);
-  }
+  uint64_t sum = plat_regs_checksum(uc);
+  r->moved = sum != r->checksum;
+  r->checksum = sum;
+  r->walked = r->moved || s->mode == SAMPLE_CAPTURE;
+  r->dropped = 0;
+  r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
+  r->recovered = RECOVERY_NONE;
+  r->pc = plat_uc_pc(uc);
+  r->sp = plat_uc_sp(uc);
+  r->nnative = 0;
+  r->native_stop = NATIVE_STOP_OFF;
+  r->native_general = 0;
+  r->native_end_pc = 0;
+  r->native_ns = 0;
+  take_sample(s, r, uc, sig);
   r->start_ns = t0;
   /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */
   r->cpu_exit = s->mode == SAMPLE_CAPTURE ? plat_self_cpu_ns() : 0;

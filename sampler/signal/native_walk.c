@@ -8,11 +8,20 @@
  * each word of memory (checked: on the thread's stack or in a mapped segment of a loaded
  * object; anything else ends the walk instead of faulting), each register of the first frame
  * (the ucontext). Caching is off: libunwind's caches take locks or thread-local storage.
+ * What libunwind (1.6) still does on this path: each step takes one object from its own pool
+ * (mempool_alloc, for the frame's CIE information; more for DW_CFA_remember_state) and gives it
+ * back before the step ends. The pool takes a mutex with every signal blocked (sigprocmask
+ * around it), so the holder is never interrupted by a handler on its own thread — a handler
+ * can only wait for another thread's few instructions — and an empty pool grows by mmap (a
+ * system call, not malloc). A fault that cuts a libunwind walk leaves its object behind:
+ * native_walk_cut() counts such cuts, and after NATIVE_CUT_LIMIT of them libunwind is no
+ * longer used (the compiled tables still are), which bounds what is left behind.
  */
 #include "../native.h"
 
 #include <errno.h>
 #include <libunwind.h>
+#include <stdatomic.h>
 
 #include "../cfi.h"
 #include "../objects.h"
@@ -35,6 +44,13 @@ struct walk {
 };
 
 unw_addr_space_t native_space; /* created by native_init (native.c) */
+
+/* Walks a fault cut (the handler says so: native_walk_cut). */
+static _Atomic uint64_t cut_walks;
+
+void native_walk_cut(void) { atomic_fetch_add_explicit(&cut_walks, 1, memory_order_relaxed); }
+
+uint64_t native_walks_cut(void) { return atomic_load_explicit(&cut_walks, memory_order_relaxed); }
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                           int need_unwind_info, void *arg) {
@@ -267,6 +283,10 @@ int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, ui
   }
   int n = fast_walk(uc, &w, pcs, max, memo, end);
   if (n >= 0) return n;
+  if (native_walks_cut() >= NATIVE_CUT_LIMIT) { /* libunwind no more: see the top */
+    *end = (struct native_end){.stop = NATIVE_STOP_NO_INFO};
+    return 0;
+  }
   return native_walk_general(uc, stack_lo, stack_hi, pcs, max, end);
 }
 

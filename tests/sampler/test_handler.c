@@ -106,7 +106,7 @@ Test(handler, a_capture_walks_the_stack_and_reads_the_cpu_clock) {
   cr_expect_eq(r->num_frames, 1);
   cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_BUSY);
   cr_expect_eq(r->recovered, RECOVERY_NONE);
-  cr_expect_eq(r->wrong_thread, 0);
+  cr_expect_eq(r->dropped, 0);
   cr_expect_eq(r->in_syscall, 0, "a spinning thread is not in a system call");
   cr_expect_gt(r->cpu_exit, 0u, "a capture reads the thread's CPU clock at exit");
   cr_expect_leq(r->start_ns, r->end_ns);
@@ -145,7 +145,8 @@ Test(handler, a_thread_without_a_jnienv_is_not_walked) {
   stop_worker(th);
 }
 
-static void spin_here(void) {
+/* not inlined: the code map is told its page (the worker must be there, not in a copy) */
+__attribute__((noinline)) static void spin_here(void) {
   while (!atomic_load(&stop)) __asm__ volatile("" ::: "memory");
 }
 
@@ -252,4 +253,148 @@ Test(handler, a_fault_during_a_sample_is_contained_and_others_are_passed_on) {
   struct sigaction now;
   sigaction(SIGSEGV, NULL, &now);
   cr_expect(now.sa_sigaction == previous_handler, "uninstall puts the previous handler back");
+}
+
+/* With every slot of the guard table taken, the handler does not walk unguarded: the walk is
+ * dropped (the record says so) and counted, and the fake AsyncGetCallTrace is not called. */
+Test(handler, a_full_guard_table_drops_the_walk_and_counts_it) {
+  cr_assert_eq(guard_install(), 0);
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
+  pthread_t th = start_worker(&a);
+  static struct guard taken[256];
+  int n = 0;
+  while (n < 256 && guard_register(&taken[n], plat_gettid(), 0) == 0) n++;
+  cr_assert_eq(n, 256, "the table holds 256 guards");
+  uint64_t full = guard_full();
+  unsigned long walks = fake_jvm_walks();
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->walked, 1, "asked to walk");
+  cr_expect_eq(r->dropped, 1, "but dropped: no guard");
+  cr_expect_eq(fake_jvm_walks(), walks, "nothing was walked unguarded");
+  cr_expect_eq(guard_full(), full + 1, "counted");
+  for (int k = 0; k < n; k++) guard_leave(&taken[k]);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->dropped, 0);
+  cr_expect_eq(r->num_frames, 1, "walked again once a guard is free");
+  stop_worker(th);
+  guard_uninstall();
+}
+
+/* A fault raised by another signal's handler that runs nested inside the walk (on the guarded
+ * thread, while the guard is registered) is not the sample's: it goes to the handler that was
+ * there before (the JVM's), which here lets the nested handler finish; the walk then goes on. */
+static sigjmp_buf nested_env;
+static atomic_int nested_active, nested_faults, nested_runs;
+
+static void nested_segv(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+  if (!atomic_load(&nested_active)) _exit(3); /* a fault nobody expected: fail loudly */
+  atomic_fetch_add(&nested_faults, 1);
+  siglongjmp(nested_env, 1);
+}
+
+static void nested_handler(int sig) {
+  (void)sig;
+  atomic_fetch_add(&nested_runs, 1);
+  if (sigsetjmp(nested_env, 1) == 0) {
+    atomic_store(&nested_active, 1);
+    static volatile int *volatile nowhere = (volatile int *)(uintptr_t)8;
+    (void)*nowhere;
+  }
+  atomic_store(&nested_active, 0);
+}
+
+Test(handler, a_fault_of_a_nested_handler_goes_to_the_jvm) {
+  struct sigaction prev, nested;
+  memset(&prev, 0, sizeof prev);
+  prev.sa_sigaction = nested_segv;
+  prev.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &prev, NULL);
+  memset(&nested, 0, sizeof nested);
+  nested.sa_handler = nested_handler; /* blocks its own signal while it runs, as usual */
+  sigaction(FAKE_NESTED_SIGNAL, &nested, NULL);
+  cr_assert_eq(guard_install(), 0);
+  struct worker_args a = {SPIN, FAKE_ROLE_NESTED, 1};
+  pthread_t th = start_worker(&a);
+  uint64_t faults = guard_faults();
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(atomic_load(&nested_runs), 1, "the nested handler ran inside the walk");
+  cr_expect_eq(atomic_load(&nested_faults), 1, "its fault reached the previous handler");
+  cr_expect_eq(guard_faults(), faults, "the guard did not take it");
+  cr_expect_eq(r->num_frames, 1, "the walk went on and finished");
+  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_NESTED);
+  stop_worker(th);
+  guard_uninstall();
+}
+
+/* Inside AsyncGetCallTrace the JVM's own fault entry is asked first: a probe it handles (as
+ * HotSpot's SafeFetch) continues, and the sample is not a fault. */
+Test(handler, a_fault_the_jvm_handles_inside_the_walk_is_left_to_it) {
+  cr_assert_eq(guard_install(), 0);
+  guard_set_vm_handler(fake_jvm_vm_handler);
+  struct worker_args a = {SPIN, FAKE_ROLE_PROBE, 1};
+  pthread_t th = start_worker(&a);
+  uint64_t faults = guard_faults();
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->num_frames, 1, "the probe's walk finished");
+  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_PROBE);
+  cr_expect_eq(guard_faults(), faults, "not contained: the JVM handled it");
+  stop_worker(th);
+  guard_set_vm_handler(NULL);
+  guard_uninstall();
+}
+
+/* The jump back from a contained fault leaves the thread's signal mask as it was before the
+ * guard, even though the fault handler ran with the JVM's sa_mask (nearly every signal): on
+ * the sampler thread (no signal return follows) a blocked mask would stay. */
+Test(handler, a_contained_fault_leaves_the_signal_mask_as_it_was) {
+  struct sigaction prev;
+  memset(&prev, 0, sizeof prev);
+  prev.sa_sigaction = previous_handler;
+  prev.sa_flags = SA_SIGINFO;
+  sigfillset(&prev.sa_mask); /* as HotSpot: every signal but the synchronous ones */
+  sigdelset(&prev.sa_mask, SIGSEGV);
+  sigdelset(&prev.sa_mask, SIGBUS);
+  sigdelset(&prev.sa_mask, SIGILL);
+  sigdelset(&prev.sa_mask, SIGFPE);
+  sigdelset(&prev.sa_mask, SIGTRAP);
+  sigaction(SIGSEGV, &prev, NULL);
+  cr_assert_eq(guard_install(), 0);
+  uint64_t before = guard_mask_now(), faults = guard_faults();
+  struct guard g;
+  int f = guard_enter(&g, plat_gettid(), before);
+  if (f == 0) {
+    static volatile int *volatile nowhere = (volatile int *)(uintptr_t)8;
+    (void)*nowhere;
+  }
+  if (f != GUARD_FULL) guard_leave(&g);
+  cr_expect_eq(f, SIGSEGV, "the fault came back to the guard");
+  cr_expect_eq(guard_faults(), faults + 1);
+  cr_expect_eq(atomic_load(&previous_calls), 0);
+  cr_expect_eq(guard_mask_now(), before, "the mask after the fault: %#llx, before: %#llx",
+               (unsigned long long)guard_mask_now(), (unsigned long long)before);
+  guard_uninstall();
+}
+
+/* Our signal on another thread than its slot's (a late one, for a thread that gave its slot to a
+ * new thread) claims nothing and writes nothing: the slot's request stays for its own thread. */
+Test(handler, a_signal_on_another_thread_than_the_slots_takes_nothing) {
+  struct worker_args a = {SPIN, FAKE_ROLE_BUSY, 1};
+  pthread_t th = start_worker(&a);
+  int i = atomic_load(&worker_slot);
+  struct thread_slot *s = registry_slot(i);
+  const struct handler_counters *c = handler_counters();
+  uint64_t wrong = atomic_load(&c->wrong_tid), acks = atomic_load(&c->acks);
+  s->record->num_frames = 12345; /* a mark: the record must stay as it is */
+  s->mode = SAMPLE_CAPTURE;
+  atomic_store(&s->handshake, handshake_word(7, SAMPLE_PENDING));
+  cr_assert_eq(plat_signal_thread(plat_gettid(), SIG, i), 0, "to this thread, not the worker");
+  for (int k = 0; k < 200 && atomic_load(&c->wrong_tid) == wrong; k++) usleep(1000);
+  cr_expect_eq(atomic_load(&c->wrong_tid), wrong + 1, "counted as on a wrong thread");
+  cr_expect_eq(atomic_load(&s->handshake), handshake_word(7, SAMPLE_PENDING),
+               "the request is still open");
+  cr_expect_eq(s->record->num_frames, 12345, "the record was not written");
+  cr_expect_eq(atomic_load(&c->acks), acks);
+  atomic_store(&s->handshake, handshake_word(7, SAMPLE_IDLE));
+  stop_worker(th);
 }

@@ -5,12 +5,18 @@
  */
 #include "fake_jvm.h"
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "platform.h"
 
 static __thread jmethodID role;
+static __thread sigjmp_buf probe_env; /* a FAKE_ROLE_PROBE walk's continuation */
+static __thread volatile int probing;
 static volatile jint *volatile nowhere = (volatile jint *)(uintptr_t)8; /* never mapped */
 static atomic_ulong walks;
 
@@ -23,6 +29,15 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
   atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
   if (depth < 1) return;
   if (role == FAKE_ROLE_FAULT) t->num_frames = *nowhere; /* a fault, on purpose */
+  if (role == FAKE_ROLE_PROBE) {
+    /* like SafeFetch: the fault handler of the JVM continues the probe (the mask restored) */
+    if (sigsetjmp(probe_env, 1) == 0) {
+      probing = 1;
+      t->num_frames = *nowhere;
+    }
+    probing = 0;
+  }
+  if (role == FAKE_ROLE_NESTED) syscall(SYS_tgkill, getpid(), plat_gettid(), FAKE_NESTED_SIGNAL);
   t->frames[0].method_id = role;
   t->frames[0].lineno = 0;
   t->num_frames = role ? 1 : ASGCT_UNKNOWN_JAVA;
@@ -36,6 +51,12 @@ static int fake_method_name(void *ctx, jmethodID m, jint bci, char *buf, size_t 
                                             : NULL;
   if (!name) return -1;
   snprintf(buf, len, "%s", name);
+  return 0;
+}
+
+int fake_jvm_vm_handler(int sig, siginfo_t *si, void *uc, int abort_if_unrecognized) {
+  (void)sig, (void)si, (void)uc, (void)abort_if_unrecognized;
+  if (probing) siglongjmp(probe_env, 1);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #define SAMPLER_FAKE_JVM_H
 
 #include <jni.h>
+#include <signal.h>
 
 #include "sampler.h"
 
@@ -16,6 +17,13 @@
 #define FAKE_ROLE_IDLE ((jmethodID)0x2000)  /* "Idle.run" */
 #define FAKE_ROLE_BURST ((jmethodID)0x3000) /* "Burst.run" */
 #define FAKE_ROLE_FAULT ((jmethodID)0xdead) /* its walk faults: reads address 8 (SIGSEGV) */
+/* its walk reads address 8 inside a probe that fake_jvm_vm_handler handles, as HotSpot's
+ * SafeFetch: the walk goes on and reports the role */
+#define FAKE_ROLE_PROBE ((jmethodID)0xfe7c)
+/* its walk raises FAKE_NESTED_SIGNAL on its own thread: the test's handler for it runs nested
+ * inside the walk (and the signal handler that called it), then the walk reports the role */
+#define FAKE_ROLE_NESTED ((jmethodID)0xbeef)
+#define FAKE_NESTED_SIGNAL SIGUSR1
 
 /* Sets the calling thread's role; NULL makes its walks fail with -5 (unknown Java). */
 void fake_jvm_set_role(jmethodID role);
@@ -29,6 +37,11 @@ JNIEnv *fake_jvm_env(void);
 /* Registers the calling thread with the sampler under `name`, with its JNIEnv and stack.
  * Returns what sampler_thread_started returns. */
 int fake_jvm_register_self(const char *name);
+
+/* The fake JVM's fault entry (what HotSpot's JVM_handle_linux_signal is to guard.h): handles a
+ * fault of a FAKE_ROLE_PROBE walk's probe (jumps to the probe's continuation); returns 0 for
+ * every other fault. */
+int fake_jvm_vm_handler(int sig, siginfo_t *si, void *uc, int abort_if_unrecognized);
 
 /* Counts the fake AsyncGetCallTrace calls (all threads). */
 unsigned long fake_jvm_walks(void);
