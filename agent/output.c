@@ -523,8 +523,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           r->faults, r->unguarded);
   fprintf(f,
           "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
-          " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",
-          r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid);
+          " from elsewhere (ignored), %" PRIu64 " on a wrong thread, %" PRIu64
+          " anchor walks refused (the JNIEnv named another thread's JavaThread)\n\n",
+          r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid,
+          r->anchor_refused);
 
   fprintf(f, "Cost\n");
   fprintf(f, "  one capture (handler) median %.1f us, p99 %.1f us, max %.1f us\n",

@@ -172,7 +172,7 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
 /* Cumulative counters of other modules, as they were when the profile began: its report counts
  * from there. */
 static struct {
-  uint64_t acks, stray, foreign, wrong_tid, faults, unguarded, names_refused;
+  uint64_t acks, stray, foreign, wrong_tid, anchor_refused, faults, unguarded, names_refused;
   int registered;
 } since;
 
@@ -208,6 +208,7 @@ static void report_locked(struct sampler_report *r) {
   r->handler_stray = atomic_load(&h->stray) - since.stray;
   r->handler_foreign = atomic_load(&h->foreign) - since.foreign;
   r->handler_wrong_tid = atomic_load(&h->wrong_tid) - since.wrong_tid;
+  r->anchor_refused = atomic_load(&h->anchor_refused) - since.anchor_refused;
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
   r->faults = guard_faults() - since.faults;
   r->handler_replaced = loop.handler_replaced;
@@ -251,6 +252,7 @@ static void clear_locked(void) {
   since.stray = atomic_load(&h->stray);
   since.foreign = atomic_load(&h->foreign);
   since.wrong_tid = atomic_load(&h->wrong_tid);
+  since.anchor_refused = atomic_load(&h->anchor_refused);
   since.faults = guard_faults();
   since.unguarded = guard_unguarded();
   since.names_refused = intern_refused();

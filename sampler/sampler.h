@@ -249,6 +249,7 @@ struct sampler_report {
   size_t names, keys;     /* frame names kept; cached frame keys (method or pc -> name) */
   size_t table_bytes;     /* what the stack table, the key cache and the names take */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
+  uint64_t anchor_refused; /* anchor walks refused: the JNIEnv named another thread's JavaThread */
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */

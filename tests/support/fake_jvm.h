@@ -8,6 +8,7 @@
 #define SAMPLER_FAKE_JVM_H
 
 #include <jni.h>
+#include <stdint.h>
 
 #include "sampler.h"
 
@@ -16,9 +17,17 @@
 #define FAKE_ROLE_IDLE ((jmethodID)0x2000)  /* "Idle.run" */
 #define FAKE_ROLE_BURST ((jmethodID)0x3000) /* "Burst.run" */
 #define FAKE_ROLE_FAULT ((jmethodID)0xdead) /* its walk faults: reads address 8 (SIGSEGV) */
+/* In a call into the VM: its walk answers -3 (unknown not Java) unless the frame anchor the
+ * test named (fake_jvm_set_anchor) has a pc — as HotSpot's does — and then one frame. */
+#define FAKE_ROLE_IN_VM ((jmethodID)0x4000)
 
 /* Sets the calling thread's role; NULL makes its walks fail with -5 (unknown Java). */
 void fake_jvm_set_role(jmethodID role);
+
+/* The word that holds the last Java pc of the frame anchor FAKE_ROLE_IN_VM threads look at
+ * (NULL: none). The pc each walk saw there is kept: fake_jvm_anchor_pcs_seen() ORs them. */
+void fake_jvm_set_anchor(volatile uintptr_t *last_pc);
+uintptr_t fake_jvm_anchor_pcs_seen(void);
 
 /* The JVM to give sampler_init: the fake AsyncGetCallTrace and method names, no symbols. */
 struct sampler_jvm fake_jvm(void);
