@@ -469,6 +469,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
             n->recovered_anchor);
   fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n",
           n->attributed_code);
+  fprintf(f, "    given the frames of the last walk in the same VM call   %" PRIu64 "\n",
+          n->recovered_same_call);
   fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n",
           n->named_stub);
   fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",

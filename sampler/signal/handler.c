@@ -51,6 +51,34 @@ struct undo {
   unsigned token; /* objects_enter's */
 };
 
+/* The JavaThread `env` lies in, when it is this very thread's: its stack holds the interrupted
+ * sp `usp` and its OSThread names `tid` (a registration that went stale, or an env that is not
+ * the thread's own, names a JavaThread that may be running elsewhere). Sets *hi and *size to
+ * its stack's top and size. NULL otherwise, or when the anchor walk is off. */
+static char *own_java_thread(JNIEnv *env, pid_t tid, uintptr_t usp, uintptr_t *hi, size_t *size) {
+  if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return NULL;
+  const struct hotspot_layout *l = &handler.hotspot;
+  char *thread = (char *)env - l->env;
+  *hi = *(volatile uintptr_t *)(thread + l->stack_base);
+  *size = *(volatile size_t *)(thread + l->stack_size);
+  const char *os = *(const char *const volatile *)(thread + l->osthread);
+  if (usp >= *hi || *hi - usp > *size || !os || *(const volatile int32_t *)(os + l->os_tid) != tid)
+    return NULL;
+  return thread;
+}
+
+/* The call out of Java the thread is in: its frame anchor's last Java sp (*sp) and the return
+ * address below it (*ret), which together name the Java frame the call left and where in it.
+ * 1 when the anchor is set and lies on the thread's stack above usp, else 0. Reads only. */
+static int current_call(const char *thread, uintptr_t usp, uintptr_t hi, size_t size, uintptr_t *sp,
+                        uintptr_t *ret) {
+  const struct hotspot_layout *l = &handler.hotspot;
+  *sp = *(volatile uintptr_t *)(thread + l->anchor + l->last_sp);
+  if (!*sp || *sp % sizeof(uintptr_t) || *sp <= usp || *sp > hi || hi - *sp > size) return 0;
+  *ret = ((const volatile uintptr_t *)*sp)[-1];
+  return 1;
+}
+
 /* AsyncGetCallTrace answered -3 (unknown not Java): the thread may be running VM code that
  * Java called — then its frame anchor has the last Java sp but no pc (see hotspot.h). The
  * handler fills the pc in as the VM itself would (the return address at sp[-1], which must
@@ -64,11 +92,9 @@ struct undo {
  * VM). The same holds in _thread_in_vm_trans, where the thread leaves the call (its
  * transition back to Java polls for a safepoint; the anchor stands until the call returns,
  * and a safepoint or handshake counts such a thread as running and waits for it).
- * The anchor is touched only when `env` is this very thread's: the JavaThread it names must
- * have the interrupted sp on its stack and an OSThread naming `tid` (a registration that went
- * stale, or an env that is not the thread's own, would otherwise have the handler write into
- * another thread's anchor while that thread runs); a refusal is counted.
- * Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
+ * The anchor is touched only when `env` is this very thread's (own_java_thread: else the
+ * handler would write into another thread's anchor while that thread runs); a refusal is
+ * counted. Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
 static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, pid_t tid,
                             volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
@@ -76,10 +102,9 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   char *thread = (char *)env - l->env;
   int state = *(volatile int *)(thread + l->state);
   if (state != l->in_vm && (state != l->in_vm_trans || l->in_vm_trans < 0)) return 0;
-  uintptr_t hi = *(volatile uintptr_t *)(thread + l->stack_base), usp = plat_uc_sp(uc);
-  size_t size = *(volatile size_t *)(thread + l->stack_size);
-  const char *os = *(const char *const volatile *)(thread + l->osthread);
-  if (usp >= hi || hi - usp > size || !os || *(const volatile int32_t *)(os + l->os_tid) != tid) {
+  uintptr_t hi, usp = plat_uc_sp(uc);
+  size_t size;
+  if (!own_java_thread(env, tid, usp, &hi, &size)) {
     atomic_fetch_add_explicit(&handler.counters.anchor_refused, 1, memory_order_relaxed);
     return 0;
   }
@@ -181,6 +206,48 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   }
 }
 
+/* Keeps the walk just taken as the one of the call out of Java the thread is in (its frames
+ * stay in r->frames until a later walk writes there), or forgets the last one: a walk that
+ * failed may have written part of r->frames. */
+static void remember_call(struct sample_record *r, const struct thread_slot *s,
+                          const ucontext_t *uc) {
+  uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
+  size_t size;
+  const char *thread = r->num_frames > 0 ? own_java_thread(s->env, s->tid, usp, &hi, &size) : NULL;
+  if (thread && current_call(thread, usp, hi, size, &sp, &ret)) {
+    r->call_sp = sp;
+    r->call_ret = ret;
+    r->call_pc = r->pc;
+    r->call_frames = r->num_frames;
+  } else {
+    r->call_frames = 0;
+  }
+}
+
+/* AsyncGetCallTrace answered -2 (GC active: it walks no thread while a collection runs) or -4
+ * (not walkable not Java: a thread blocked in a runtime stub's VM call, whose frame it deems
+ * never complete). A thread still in the call out of Java its last walk was taken in — the
+ * same frame anchor: last Java sp and the return address below it, so the same Java frame at
+ * the same place — has the same Java frames above it, and they are still in r->frames (these
+ * answers write no frame before they give up, or — a -2 for a method found invalid mid-walk —
+ * the same frames). Only reads. 1 when they are given again. */
+static int same_call(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc) {
+  uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
+  size_t size;
+  if (r->call_frames <= 0 ||
+      (r->num_frames != ASGCT_GC_ACTIVE && r->num_frames != ASGCT_NOT_WALKABLE_NOT_JAVA))
+    return 0;
+  const char *thread = own_java_thread(s->env, s->tid, usp, &hi, &size);
+  if (!thread || !current_call(thread, usp, hi, size, &sp, &ret) || sp != r->call_sp ||
+      ret != r->call_ret)
+    return 0;
+  r->fail_code = r->num_frames;
+  r->num_frames = r->call_frames;
+  r->pc = r->call_pc;
+  r->recovered = RECOVERY_SAME_CALL;
+  return 1;
+}
+
 /* The walks of one sample, under the fault guard: a fault anywhere in them (AsyncGetCallTrace,
  * a stack read, the native walk) comes back here; the anchor and the objects table are put
  * back as they were and the sample is kept as [fault during sample] (with the native frames,
@@ -211,7 +278,10 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       asgct_trace trace = {s->env, 0, r->frames};
       handler.asgct(&trace, handler.depth, (void *)uc);
       r->num_frames = trace.num_frames;
-      if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+      if (!same_call(r, s, uc)) {
+        if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+        remember_call(r, s, uc);
+      }
     }
   } else {
     if (u.anchor) {
@@ -224,6 +294,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       r->native_stop = NATIVE_STOP_FAULT;
     }
     r->num_frames = ASGCT_SAMPLE_FAULT;
+    r->call_frames = 0; /* the frames may be half written */
     r->recovered = RECOVERY_NONE;
     r->hit.kind = CODEMAP_NONE;
   }

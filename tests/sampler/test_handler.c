@@ -357,3 +357,25 @@ Test(handler, the_anchor_of_a_java_thread_that_is_not_this_one_is_never_written)
   cr_expect_eq(atomic_load(&handler_counters()->anchor_refused), refused + 1, "counted");
   stop_worker(th);
 }
+
+/* While a collection runs AsyncGetCallTrace walks nobody: a thread still in the call out of Java
+ * its last walk was taken in (the same anchor) gets that walk's frames again; once the anchor
+ * names another call, it does not. */
+Test(handler, in_the_same_vm_call_a_walk_refused_for_gc_gives_the_last_walks_frames) {
+  pthread_t th;
+  const struct sample_record *r = sample_in_vm(0, &th);
+  cr_assert_eq(r->recovered, RECOVERY_ANCHOR, "the first walk, from the anchor");
+  fake_jvm_set_gc_active(1);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->fail_code, ASGCT_GC_ACTIVE);
+  cr_expect_eq(r->recovered, RECOVERY_SAME_CALL);
+  cr_expect_eq(r->num_frames, 1);
+  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_IN_VM);
+  /* another call: its anchor one word higher, above a different return address */
+  *jt_word(fake_layout.anchor + fake_layout.last_sp) += sizeof(uintptr_t);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->num_frames, ASGCT_GC_ACTIVE, "not the call of the last walk");
+  cr_expect_eq(r->recovered, RECOVERY_NONE);
+  fake_jvm_set_gc_active(0);
+  stop_worker(th);
+}

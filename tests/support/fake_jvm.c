@@ -16,6 +16,9 @@ static volatile jint *volatile nowhere = (volatile jint *)(uintptr_t)8; /* never
 static atomic_ulong walks;
 static volatile uintptr_t *_Atomic anchor_pc;
 static _Atomic uintptr_t pcs_seen;
+static atomic_int gc_active;
+
+void fake_jvm_set_gc_active(int on) { atomic_store(&gc_active, on); }
 
 void fake_jvm_set_anchor(volatile uintptr_t *last_pc) { atomic_store(&anchor_pc, last_pc); }
 
@@ -29,6 +32,10 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
   (void)uc;
   atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
   if (depth < 1) return;
+  if (atomic_load(&gc_active)) {
+    t->num_frames = ASGCT_GC_ACTIVE;
+    return;
+  }
   if (role == FAKE_ROLE_FAULT) t->num_frames = *nowhere; /* a fault, on purpose */
   t->frames[0].method_id = role;
   t->frames[0].lineno = 0;

@@ -29,6 +29,9 @@ void fake_jvm_set_role(jmethodID role);
 void fake_jvm_set_anchor(volatile uintptr_t *last_pc);
 uintptr_t fake_jvm_anchor_pcs_seen(void);
 
+/* While on, every walk answers -2 (GC active), as HotSpot's does while a collection runs. */
+void fake_jvm_set_gc_active(int on);
+
 /* The JVM to give sampler_init: the fake AsyncGetCallTrace and method names, no symbols. */
 struct sampler_jvm fake_jvm(void);
 
