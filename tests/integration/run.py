@@ -583,9 +583,10 @@ def case_coverage():
 def java_stack_share(stacks):
     """Of a worker thread's samples, those that keep its Java stack (java/lang/Thread.run at the
     bottom) and those counted: all but the ones taken while the thread ends (its native frames
-    in JavaThread::post_run/exit/~JavaThread: no Java frame is left to keep). Prints the first
-    five lost stacks."""
-    ending = re.compile(r";JavaThread::(post_run|exit|~JavaThread)(;|$)")
+    in JavaThread::post_run/exit/~JavaThread: no Java frame is left to keep) and the units no
+    capture answered ([sample lost]: a request withdrawn on a busy machine, nothing walked).
+    Prints the first five lost stacks."""
+    ending = re.compile(r";JavaThread::(post_run|exit|~JavaThread)(;|$)|;\[sample lost\]$")
     counted = {k: n for k, n in stacks.items() if not ending.search(k)}
     kept = sum(n for k, n in counted.items() if ";java/lang/Thread.run;" in k)
     lost = sorted(((n, k.split(";", 1)[-1]) for k, n in counted.items() if ";java/lang/Thread.run;" not in k), reverse=True)
@@ -614,7 +615,7 @@ def case_trig():
     with_stub = sum(n for k, n in stacks.items() if re.search(r"Scenarios\.trig;[^;]*(Sin|Log|sin|log)[^;]*$", k))
     s = summary(p.stderr)
     print(f"trig thread: {total} samples, {100*kept/max(counted,1):.2f}% keep their Java stack "
-          f"({ending} while it ends not counted), {100*with_method/max(total,1):.1f}% in Scenarios.trig, "
+          f"({ending} while it ends or never captured: not counted), {100*with_method/max(total,1):.1f}% in Scenarios.trig, "
           f"{100*with_stub/max(total,1):.1f}% with a sin/log stub frame above it; "
           f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     check(counted > 100, f"too few samples: {counted}")
@@ -665,7 +666,7 @@ def case_alloc():
           f"[unknown not Java]; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     others = sorted(((n, k) for k, n in stacks.items() if ";Scenarios.allocLoop" not in k), reverse=True)
     print("  without allocLoop: " + "; ".join(f"{n} {k.split(';', 1)[-1]}" for n, k in others[:4]))
-    print(f"  {100*kept/max(counted,1):.2f}% keep their Java stack ({ending} while it ends not counted)")
+    print(f"  {100*kept/max(counted,1):.2f}% keep their Java stack ({ending} while it ends or never captured: not counted)")
     check(counted > 100, f"too few samples: {counted}")
     check(in_method >= 0.95 * total, f"only {in_method} of {total} samples carry allocLoop")
     check(kept >= 0.99 * counted, f"only {100*kept/counted:.2f}% of the samples keep their Java stack (>= 99%)")
@@ -685,7 +686,7 @@ def case_alloc_interp():
     in_method = sum(n for k, n in stacks.items() if ";Scenarios.allocSmallLoop" in k)
     s = summary(p.stderr)
     print(f"allocsmall thread (-Xint): {total} samples, {100*kept/max(counted,1):.2f}% keep their Java "
-          f"stack ({ending} while it ends not counted), {100*in_method/max(total,1):.1f}% in allocSmallLoop; "
+          f"stack ({ending} while it ends or never captured: not counted), {100*in_method/max(total,1):.1f}% in allocSmallLoop; "
           f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     check(counted > 100, f"too few samples: {counted}")
     check(kept >= 0.99 * counted, f"only {100*kept/counted:.2f}% of the samples keep their Java stack (>= 99%)")
