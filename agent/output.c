@@ -469,6 +469,8 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
             n->recovered_anchor);
   fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n",
           n->attributed_code);
+  fprintf(f, "    given the frames of the last walk in the same VM call   %" PRIu64 "\n",
+          n->recovered_same_call);
   fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n",
           n->named_stub);
   fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
@@ -525,8 +527,10 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           r->faults, r->native_cut, r->vm_handled, r->guard_full);
   fprintf(f,
           "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
-          " from elsewhere (ignored), %" PRIu64 " on a wrong thread\n\n",
-          r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid);
+          " from elsewhere (ignored), %" PRIu64 " on a wrong thread, %" PRIu64
+          " anchor walks refused (the JNIEnv named another thread's JavaThread)\n\n",
+          r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid,
+          r->anchor_refused);
 
   fprintf(f, "Cost\n");
   fprintf(f, "  one capture (handler) median %.1f us, p99 %.1f us, max %.1f us\n",

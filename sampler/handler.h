@@ -20,10 +20,12 @@
 
 /* Counters written by the handler (atomically) and read by the sampler. */
 struct handler_counters {
-  _Atomic uint64_t acks;      /* requests served */
-  _Atomic uint64_t stray;     /* our signals that found no pending request (late duplicates) */
-  _Atomic uint64_t foreign;   /* the sampling signal, sent by someone else: ignored */
-  _Atomic uint64_t wrong_tid; /* our signal on another thread than its slot's: ignored */
+  _Atomic uint64_t acks;           /* requests served */
+  _Atomic uint64_t stray;          /* our signals that found no pending request (late duplicates) */
+  _Atomic uint64_t foreign;        /* the sampling signal, sent by someone else: ignored */
+  _Atomic uint64_t wrong_tid;      /* a request that reached another thread than its slot's */
+  _Atomic uint64_t anchor_refused; /* anchor walks refused: the JNIEnv's JavaThread is not this
+                                      thread's (its stack or its OSThread says otherwise) */
 };
 
 /* Installs the handler for `sig` (SA_SIGINFO | SA_RESTART); it walks stacks of up to `depth`

@@ -163,6 +163,7 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
   }
   if (int_constant(sym, ctx, "_thread_in_Java", &l->in_java) != 0) l->in_java = -1;
   if (int_constant(sym, ctx, "_thread_blocked", &l->blocked) != 0) l->blocked = -1;
+  if (int_constant(sym, ctx, "_thread_in_vm_trans", &l->in_vm_trans) != 0) l->in_vm_trans = -1;
   l->last_fp = field(&vs, &ty, "JavaFrameAnchor", "_last_Java_fp");
   l->blob_code_begin = field(&vs, &ty, "CodeBlob", "_code_begin");
   l->blob_code_end = field(&vs, &ty, "CodeBlob", "_code_end");

@@ -30,6 +30,7 @@ struct hotspot_layout {
   long os_tid;          /* OSThread::_thread_id (a pid_t) */
   int in_vm;            /* the value of _thread_in_vm */
   int in_java, blocked; /* _thread_in_Java, _thread_blocked; -1 when not described */
+  int in_vm_trans;      /* _thread_in_vm_trans (leaving the VM); -1 when not described */
   /* optional, -1 when this JVM does not describe them (then runtime stubs are not walked) */
   long last_fp; /* JavaFrameAnchor::_last_Java_fp */
   long blob_code_begin, blob_code_end, blob_frame_size, blob_size,

@@ -322,6 +322,9 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
       if (r->hit.kind == CODEMAP_STUB && !r->hit.interpreter) /* its frame is the _[0] one */
         loop.fbuf[n++] = r->hit.name_id;
       if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm; /* else the native frames say where */
+    } else if (r->recovered == RECOVERY_SAME_CALL) {     /* still in the call it was walked in */
+      st->recovered_same_call++;
+      if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm;
     }
   } else if (r->hit.kind == CODEMAP_NMETHOD) {
     /* in compiled code it could not walk: the method, with the inline chain at the PC */

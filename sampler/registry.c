@@ -140,6 +140,7 @@ int registry_add(const struct sampler_thread *t) {
   s->born_cpu = t->at_start ? t->start_cpu_ns : 0;
   set_info(s, t);
   s->record->checksum = 0;
+  s->record->call_frames = 0; /* the last walk in a VM call was the previous owner's */
   /* keep the sequence, drop any request the previous owner left behind */
   atomic_store(&s->handshake,
                handshake_word(handshake_seq(atomic_load(&s->handshake)), SAMPLE_IDLE));

@@ -51,7 +51,9 @@ enum sample_recovery {
   RECOVERY_NONE = 0,
   RECOVERY_STUB_CALLER = 1, /* from the Java caller of the stub the PC was in (hit: the stub) */
   RECOVERY_ANCHOR =
-      2 /* from the frame anchor of VM code called from Java (hit: where it returns) */
+      2, /* from the frame anchor of VM code called from Java (hit: where it returns) */
+  RECOVERY_SAME_CALL = 3 /* GC active or a blocked stub call: the frames of the last walk in
+                            the same call out of Java */
 };
 
 /* The handler's answer; valid once the handshake word says DONE. Owned by the handler while
@@ -80,6 +82,11 @@ struct sample_record {
   int32_t native_general; /* libunwind walked it (struct native_end in native.h) */
   uintptr_t native_end_pc;        /* the pc in no loaded object the walk stopped at, else 0 */
   struct native_memo native_memo; /* the handler's own state: the thread's last walk */
+  /* the handler's own state: the thread's last walk that ended in frames while it was in a call
+   * out of Java (its frame anchor set: last Java sp, and the return address below it), kept in
+   * `frames` until a later walk writes there; call_frames 0 when there is none */
+  uintptr_t call_sp, call_ret, call_pc;
+  int32_t call_frames;
   uint64_t native_ns;    /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */
   uintptr_t *native_pcs; /* `depth` entries: the interrupted pc, then return addresses */
 };

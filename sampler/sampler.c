@@ -177,8 +177,8 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
 /* Cumulative counters of other modules, as they were when the profile began: its report counts
  * from there. */
 static struct {
-  uint64_t acks, stray, foreign, wrong_tid, faults, vm_handled, guard_full, native_cut,
-      names_refused;
+  uint64_t acks, stray, foreign, wrong_tid, anchor_refused, faults, vm_handled, guard_full,
+      native_cut, names_refused;
   int registered;
 } since;
 
@@ -205,7 +205,8 @@ static void report_locked(struct sampler_report *r) {
   r->native_median_ns = hist_quantile(&loop.native_cost, 0.5);
   r->native_p99_ns = hist_quantile(&loop.native_cost, 0.99);
   for (int i = 1; i <= ASGCT_NCODES; i++) r->asgct_failed += r->n.asgct[i];
-  r->recovered = r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code;
+  r->recovered =
+      r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code + r->n.recovered_same_call;
   r->failed_kept = r->asgct_failed - r->recovered - r->n.named_stub;
   r->threads_registered = registry_registered() - since.registered;
   r->threads_live = registry_live();
@@ -214,6 +215,7 @@ static void report_locked(struct sampler_report *r) {
   r->handler_stray = atomic_load(&h->stray) - since.stray;
   r->handler_foreign = atomic_load(&h->foreign) - since.foreign;
   r->handler_wrong_tid = atomic_load(&h->wrong_tid) - since.wrong_tid;
+  r->anchor_refused = atomic_load(&h->anchor_refused) - since.anchor_refused;
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
   r->faults = guard_faults() - since.faults;
   r->handler_replaced = loop.handler_replaced;
@@ -259,6 +261,7 @@ static void clear_locked(void) {
   since.stray = atomic_load(&h->stray);
   since.foreign = atomic_load(&h->foreign);
   since.wrong_tid = atomic_load(&h->wrong_tid);
+  since.anchor_refused = atomic_load(&h->anchor_refused);
   since.faults = guard_faults();
   since.guard_full = guard_full();
   since.vm_handled = guard_vm_handled();

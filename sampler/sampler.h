@@ -217,7 +217,9 @@ struct sampler_counters {
   uint64_t
       recovered_anchor;     /* failures in VM code called from Java, walked from its frame anchor */
   uint64_t attributed_code; /* failures attributed through the map to a compiled method */
-  uint64_t named_stub;      /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t recovered_same_call; /* GC active / not walkable, in the call out of Java of the
+                                   last walk: its frames */
+  uint64_t named_stub; /* failures in a stub whose caller could not be walked: stub named */
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
   uint64_t clock_errors;       /* CPU clock reads that failed for a live thread */
   uint64_t native_frames;      /* native frames recorded */
@@ -249,6 +251,7 @@ struct sampler_report {
   size_t names, keys;     /* frame names kept; cached frame keys (method or pc -> name) */
   size_t table_bytes;     /* what the stack table, the key cache and the names take */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
+  uint64_t anchor_refused; /* anchor walks refused: the JNIEnv named another thread's JavaThread */
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */

@@ -38,6 +38,10 @@ static struct {
   struct sigaction previous; /* what the signal did before */
 } handler;
 
+/* How far into a stub its frame record may be pushed but fp not yet set to it: the first
+ * instruction pushes it (x86-64: 1 byte; aarch64: 4), the PC is then right after it. */
+#define STUB_PROLOGUE_BYTES 8
+
 /* What the handler must undo when a fault interrupts a sample: the frame anchor it rewrote,
  * the objects table it entered. */
 struct undo {
@@ -47,6 +51,34 @@ struct undo {
   int objects;    /* inside objects_enter */
   unsigned token; /* objects_enter's */
 };
+
+/* The JavaThread `env` lies in, when it is this very thread's: its stack holds the interrupted
+ * sp `usp` and its OSThread names `tid` (a registration that went stale, or an env that is not
+ * the thread's own, names a JavaThread that may be running elsewhere). Sets *hi and *size to
+ * its stack's top and size. NULL otherwise, or when the anchor walk is off. */
+static char *own_java_thread(JNIEnv *env, pid_t tid, uintptr_t usp, uintptr_t *hi, size_t *size) {
+  if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return NULL;
+  const struct hotspot_layout *l = &handler.hotspot;
+  char *thread = (char *)env - l->env;
+  *hi = *(volatile uintptr_t *)(thread + l->stack_base);
+  *size = *(volatile size_t *)(thread + l->stack_size);
+  const char *os = *(const char *const volatile *)(thread + l->osthread);
+  if (usp >= *hi || *hi - usp > *size || !os || *(const volatile int32_t *)(os + l->os_tid) != tid)
+    return NULL;
+  return thread;
+}
+
+/* The call out of Java the thread is in: its frame anchor's last Java sp (*sp) and the return
+ * address below it (*ret), which together name the Java frame the call left and where in it.
+ * 1 when the anchor is set and lies on the thread's stack above usp, else 0. Reads only. */
+static int current_call(const char *thread, uintptr_t usp, uintptr_t hi, size_t size, uintptr_t *sp,
+                        uintptr_t *ret) {
+  const struct hotspot_layout *l = &handler.hotspot;
+  *sp = *(volatile uintptr_t *)(thread + l->anchor + l->last_sp);
+  if (!*sp || *sp % sizeof(uintptr_t) || *sp <= usp || *sp > hi || hi - *sp > size) return 0;
+  *ret = ((const volatile uintptr_t *)*sp)[-1];
+  return 1;
+}
 
 /* AsyncGetCallTrace answered -3 (unknown not Java): the thread may be running VM code that
  * Java called — then its frame anchor has the last Java sp but no pc (see hotspot.h). The
@@ -58,23 +90,32 @@ struct undo {
  * its pc and saved fp the two words below that. Every word read lies on this thread's stack
  * above the interrupted sp. The thread is in the VM and interrupted by us, so nobody else
  * reads or writes its anchor meanwhile (a safepoint or handshake waits for a thread in the
- * VM). Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
-static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env,
+ * VM). The same holds in _thread_in_vm_trans, where the thread leaves the call (its
+ * transition back to Java polls for a safepoint; the anchor stands until the call returns,
+ * and a safepoint or handshake counts such a thread as running and waits for it).
+ * The anchor is touched only when `env` is this very thread's (own_java_thread: else the
+ * handler would write into another thread's anchor while that thread runs); a refusal is
+ * counted. Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
+static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, pid_t tid,
                             volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
   const struct hotspot_layout *l = &handler.hotspot;
   char *thread = (char *)env - l->env;
-  if (*(volatile int *)(thread + l->state) != l->in_vm) return 0;
+  int state = *(volatile int *)(thread + l->state);
+  if (state != l->in_vm && (state != l->in_vm_trans || l->in_vm_trans < 0)) return 0;
+  uintptr_t hi, usp = plat_uc_sp(uc);
+  size_t size;
+  if (!own_java_thread(env, tid, usp, &hi, &size)) {
+    atomic_fetch_add_explicit(&handler.counters.anchor_refused, 1, memory_order_relaxed);
+    return 0;
+  }
   volatile uintptr_t *last_sp = (volatile uintptr_t *)(thread + l->anchor + l->last_sp);
   volatile uintptr_t *last_pc = (volatile uintptr_t *)(thread + l->anchor + l->last_pc);
   volatile uintptr_t *last_fp =
       l->last_fp >= 0 ? (volatile uintptr_t *)(thread + l->anchor + l->last_fp) : NULL;
-  uintptr_t sp = *last_sp, hi = *(volatile uintptr_t *)(thread + l->stack_base);
-  size_t size = *(volatile size_t *)(thread + l->stack_size);
+  uintptr_t sp = *last_sp;
   /* an older frame than the interrupted one, on this thread's stack */
-  if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= plat_uc_sp(uc) || sp > hi ||
-      hi - sp > size)
-    return 0;
+  if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= usp || sp > hi || hi - sp > size) return 0;
   uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
   if (!codemap_lookup(pc, &r->hit)) return 0;
   uintptr_t walk_sp = sp, walk_pc = pc, walk_fp = fp;
@@ -114,14 +155,18 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
 
 /* AsyncGetCallTrace failed for slot s at uc: find where the PC is (the compiled-code map);
  * if it is a stub or intrinsic, find its Java caller and walk from there. The caller is tried
- * two ways: as if the stub had set up no frame (return address at sp / in lr), and through a
- * frame record at fp ([fp] saved fp, [fp+8] return address) — the latter only when the record
- * lies in the thread's known stack, or in the page of sp. */
+ * three ways: as if the stub had set up no frame (return address at sp / in lr); through a
+ * frame record at fp ([fp] saved fp, [fp+8] return address); and, in a stub's first
+ * instructions only, through a frame record at sp: HotSpot's stubs begin by pushing one
+ * (enter(): x86-64 `push rbp`, aarch64 `stp x29, x30, [sp, #-16]!`) and set fp to it one
+ * instruction later — a PC between the two finds the caller's return address at sp+8, not at
+ * sp nor at fp. The records are read only when they lie in the thread's known stack, or in
+ * the page of sp. */
 static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc,
                     JNIEnv *env, volatile struct undo *u) {
   r->fail_code = r->num_frames;
   if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
-    if (walk_from_anchor(r, uc, env, u)) return;
+    if (walk_from_anchor(r, uc, env, s->tid, u)) return;
     r->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
   }
   if (!codemap_lookup(plat_uc_pc(uc), &r->hit) || r->hit.kind != CODEMAP_STUB) return;
@@ -130,15 +175,20 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
       s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
   struct {
     uintptr_t pc, sp, fp;
-  } cand[2];
+  } cand[3];
   int n = 0;
   cand[n].pc = plat_uc_leaf_return(uc, &cand[n].sp);
   cand[n].fp = fp;
   n++;
-  if (fp >= sp && fp % sizeof(uintptr_t) == 0 && fp + 2 * sizeof(uintptr_t) <= hi) {
-    cand[n].pc = ((const uintptr_t *)fp)[1];
-    cand[n].sp = fp + 2 * sizeof(uintptr_t);
-    cand[n].fp = ((const uintptr_t *)fp)[0];
+  uintptr_t rec[2] = {fp, sp}; /* frame records: at fp; at sp in the prologue */
+  uintptr_t into = plat_uc_pc(uc) - r->hit.start;
+  int nrec = into > 0 && into <= STUB_PROLOGUE_BYTES ? 2 : 1;
+  for (int k = 0; k < nrec; k++) {
+    uintptr_t at = rec[k];
+    if (at < sp || at % sizeof(uintptr_t) || at + 2 * sizeof(uintptr_t) > hi) continue;
+    cand[n].pc = ((const uintptr_t *)at)[1];
+    cand[n].sp = at + 2 * sizeof(uintptr_t);
+    cand[n].fp = ((const uintptr_t *)at)[0];
     n++;
   }
   ucontext_t copy = *uc;
@@ -155,6 +205,48 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
       return;
     }
   }
+}
+
+/* Keeps the walk just taken as the one of the call out of Java the thread is in (its frames
+ * stay in r->frames until a later walk writes there), or forgets the last one: a walk that
+ * failed may have written part of r->frames. */
+static void remember_call(struct sample_record *r, const struct thread_slot *s,
+                          const ucontext_t *uc) {
+  uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
+  size_t size;
+  const char *thread = r->num_frames > 0 ? own_java_thread(s->env, s->tid, usp, &hi, &size) : NULL;
+  if (thread && current_call(thread, usp, hi, size, &sp, &ret)) {
+    r->call_sp = sp;
+    r->call_ret = ret;
+    r->call_pc = r->pc;
+    r->call_frames = r->num_frames;
+  } else {
+    r->call_frames = 0;
+  }
+}
+
+/* AsyncGetCallTrace answered -2 (GC active: it walks no thread while a collection runs) or -4
+ * (not walkable not Java: a thread blocked in a runtime stub's VM call, whose frame it deems
+ * never complete). A thread still in the call out of Java its last walk was taken in — the
+ * same frame anchor: last Java sp and the return address below it, so the same Java frame at
+ * the same place — has the same Java frames above it, and they are still in r->frames (these
+ * answers write no frame before they give up, or — a -2 for a method found invalid mid-walk —
+ * the same frames). Only reads. 1 when they are given again. */
+static int same_call(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc) {
+  uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
+  size_t size;
+  if (r->call_frames <= 0 ||
+      (r->num_frames != ASGCT_GC_ACTIVE && r->num_frames != ASGCT_NOT_WALKABLE_NOT_JAVA))
+    return 0;
+  const char *thread = own_java_thread(s->env, s->tid, usp, &hi, &size);
+  if (!thread || !current_call(thread, usp, hi, size, &sp, &ret) || sp != r->call_sp ||
+      ret != r->call_ret)
+    return 0;
+  r->fail_code = r->num_frames;
+  r->num_frames = r->call_frames;
+  r->pc = r->call_pc;
+  r->recovered = RECOVERY_SAME_CALL;
+  return 1;
 }
 
 /* The risky part of one sample, under the fault guard: the look at the interrupted
@@ -208,7 +300,11 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       g.vm_first = 1;
       handler.asgct(&trace, handler.depth, (void *)uc);
       r->num_frames = trace.num_frames;
-      if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+      if (!same_call(r, s, uc)) {
+        if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+        g.vm_first = 0;
+        remember_call(r, s, uc);
+      }
       g.vm_first = 0;
     }
   } else {
@@ -224,6 +320,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       native_walk_cut(); /* libunwind may have left a pool object behind (native.h) */
     }
     r->num_frames = ASGCT_SAMPLE_FAULT;
+    r->call_frames = 0; /* the frames may be half written */
     r->recovered = RECOVERY_NONE;
     r->hit.kind = CODEMAP_NONE;
   }

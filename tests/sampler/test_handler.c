@@ -2,8 +2,10 @@
  * Tests of the sampling signal handler (sampler/signal/handler.c) on its own: real threads,
  * real signals, the handshake driven by hand (as loop.c drives it), the fake JVM's
  * AsyncGetCallTrace. What the handler answers for a capture, for "only if it moved", for a
- * thread with no JNIEnv, for signals that are not ours or not expected, and that a failed walk
- * is recovered through the code map.
+ * thread with no JNIEnv, for signals that are not ours or not expected, that a failed walk
+ * is recovered through the code map, that faults are contained only when they are the sample's
+ * own, and that the frame anchor of a VM call is walked only when the JNIEnv names the
+ * interrupted thread's own JavaThread.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include "fake_jvm.h"
 #include "guard.h"
 #include "handler.h"
+#include "hotspot.h"
 #include "platform.h"
 #include "registry.h"
 #include "sample.h"
@@ -396,5 +399,129 @@ Test(handler, a_signal_on_another_thread_than_the_slots_takes_nothing) {
   cr_expect_eq(s->record->num_frames, 12345, "the record was not written");
   cr_expect_eq(atomic_load(&c->acks), acks);
   atomic_store(&s->handshake, handshake_word(7, SAMPLE_IDLE));
+  stop_worker(th);
+}
+
+/* The frame anchor: a fake JavaThread laid out as hotspot_layout says (its JNIEnv inside it, as
+ * HotSpot's is), a fake OSThread, and "generated code" the anchor's return address points into.
+ * The worker, in a VM call (FAKE_ROLE_IN_VM), keeps a "Java frame" on its own stack: the
+ * anchor's last sp points just above the word that holds the return address. */
+static _Alignas(16) unsigned char java_thread[512];
+static int32_t os_thread[4];
+static unsigned char generated_code[64];
+static const struct hotspot_layout fake_layout = {.anchor = 0x40,
+                                                  .last_sp = 0,
+                                                  .last_pc = 8,
+                                                  .last_fp = 16,
+                                                  .state = 0x10,
+                                                  .stack_base = 0x18,
+                                                  .stack_size = 0x20,
+                                                  .osthread = 0x28,
+                                                  .os_tid = 0,
+                                                  .in_vm = 6,
+                                                  .in_vm_trans = 7,
+                                                  .in_java = 8,
+                                                  .blocked = 10,
+                                                  .env = 0x100,
+                                                  .blob_code_begin = -1,
+                                                  .blob_code_end = -1,
+                                                  .blob_frame_size = -1,
+                                                  .blob_size = -1,
+                                                  .blob_header_size = -1,
+                                                  .blob_code_offset = -1,
+                                                  .blob_data_offset = -1};
+static _Atomic pid_t os_thread_names; /* the tid the fake OSThread gives; 0: the worker's own */
+
+static uintptr_t *jt_word(long off) { return (uintptr_t *)(java_thread + off); }
+
+static void *vm_worker(void *arg) {
+  (void)arg;
+  fake_jvm_set_role(FAKE_ROLE_IN_VM);
+  volatile uintptr_t frame[4] = {0, (uintptr_t)generated_code + 16, 0, 0};
+  uintptr_t lo, hi;
+  plat_self_stack(&lo, &hi);
+  pid_t tid = plat_gettid();
+  pid_t named = atomic_load(&os_thread_names);
+  os_thread[0] = named ? named : tid;
+  *jt_word(fake_layout.osthread) = (uintptr_t)os_thread;
+  *jt_word(fake_layout.stack_base) = hi;
+  *jt_word(fake_layout.stack_size) = hi - lo;
+  *(int *)(java_thread + fake_layout.state) = fake_layout.in_vm;
+  *jt_word(fake_layout.anchor + fake_layout.last_sp) = (uintptr_t)&frame[2];
+  *jt_word(fake_layout.anchor + fake_layout.last_pc) = 0; /* as a VM call leaves it */
+  struct sampler_thread t = {
+      .tid = tid, .name = "in the VM", .env = (JNIEnv *)(java_thread + fake_layout.env)};
+  atomic_store(&worker_slot, registry_add(&t));
+  spin_here();
+  return (void *)frame[1]; /* frame stays live while spinning */
+}
+
+/* Runs the in-VM worker with its OSThread naming `named` (0: itself) and returns its sample. */
+static const struct sample_record *sample_in_vm(pid_t named, pthread_t *th) {
+  cr_assert_eq(registry_init(8), 0);
+  cr_assert_eq(codemap_init(), 0);
+  cr_assert_eq(codemap_add_stub("Interpreter", generated_code, sizeof generated_code, 0), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(handler_install(SIG, jvm.asgct, 8), 0);
+  handler_set_hotspot(&fake_layout);
+  handler_set_active(1);
+  fake_jvm_set_anchor(jt_word(fake_layout.anchor + fake_layout.last_pc));
+  atomic_store(&os_thread_names, named);
+  atomic_store(&stop, 0);
+  atomic_store(&worker_slot, -1);
+  pthread_create(th, NULL, vm_worker, NULL);
+  while (atomic_load(&worker_slot) < 0) usleep(1000);
+  usleep(20000);
+  return ask(SAMPLE_CAPTURE);
+}
+
+Test(handler, a_vm_call_is_walked_from_its_frame_anchor_which_is_put_back) {
+  pthread_t th;
+  uint64_t refused = atomic_load(&handler_counters()->anchor_refused);
+  const struct sample_record *r = sample_in_vm(0, &th);
+  uintptr_t sp = *jt_word(fake_layout.anchor + fake_layout.last_sp);
+  cr_expect_eq(r->fail_code, ASGCT_UNKNOWN_NOT_JAVA);
+  cr_expect_eq(r->recovered, RECOVERY_ANCHOR, "walked from the anchor");
+  cr_expect_eq(r->num_frames, 1);
+  cr_expect_eq(fake_jvm_anchor_pcs_seen(), (uintptr_t)generated_code + 16,
+               "the walk saw the return address as the anchor's pc");
+  cr_expect_eq(*jt_word(fake_layout.anchor + fake_layout.last_pc), 0, "the pc is put back");
+  cr_expect_eq(*jt_word(fake_layout.anchor + fake_layout.last_sp), sp, "the sp is untouched");
+  cr_expect_eq(atomic_load(&handler_counters()->anchor_refused), refused);
+  stop_worker(th);
+}
+
+/* A JNIEnv whose JavaThread names another kernel thread (a stale registration, an env that is
+ * not the thread's own): its anchor belongs to a thread that may be running — never written. */
+Test(handler, the_anchor_of_a_java_thread_that_is_not_this_one_is_never_written) {
+  pthread_t th;
+  uint64_t refused = atomic_load(&handler_counters()->anchor_refused);
+  const struct sample_record *r = sample_in_vm(plat_gettid(), &th); /* names the test's thread */
+  cr_expect_eq(r->num_frames, ASGCT_UNKNOWN_NOT_JAVA, "not walked");
+  cr_expect_eq(r->recovered, RECOVERY_NONE);
+  cr_expect_eq(fake_jvm_anchor_pcs_seen(), 0, "the anchor's pc was never set");
+  cr_expect_eq(atomic_load(&handler_counters()->anchor_refused), refused + 1, "counted");
+  stop_worker(th);
+}
+
+/* While a collection runs AsyncGetCallTrace walks nobody: a thread still in the call out of Java
+ * its last walk was taken in (the same anchor) gets that walk's frames again; once the anchor
+ * names another call, it does not. */
+Test(handler, in_the_same_vm_call_a_walk_refused_for_gc_gives_the_last_walks_frames) {
+  pthread_t th;
+  const struct sample_record *r = sample_in_vm(0, &th);
+  cr_assert_eq(r->recovered, RECOVERY_ANCHOR, "the first walk, from the anchor");
+  fake_jvm_set_gc_active(1);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->fail_code, ASGCT_GC_ACTIVE);
+  cr_expect_eq(r->recovered, RECOVERY_SAME_CALL);
+  cr_expect_eq(r->num_frames, 1);
+  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_IN_VM);
+  /* another call: its anchor one word higher, above a different return address */
+  *jt_word(fake_layout.anchor + fake_layout.last_sp) += sizeof(uintptr_t);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->num_frames, ASGCT_GC_ACTIVE, "not the call of the last walk");
+  cr_expect_eq(r->recovered, RECOVERY_NONE);
+  fake_jvm_set_gc_active(0);
   stop_worker(th);
 }

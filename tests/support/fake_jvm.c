@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,6 +20,15 @@ static __thread sigjmp_buf probe_env; /* a FAKE_ROLE_PROBE walk's continuation *
 static __thread volatile int probing;
 static volatile jint *volatile nowhere = (volatile jint *)(uintptr_t)8; /* never mapped */
 static atomic_ulong walks;
+static volatile uintptr_t *_Atomic anchor_pc;
+static _Atomic uintptr_t pcs_seen;
+static atomic_int gc_active;
+
+void fake_jvm_set_gc_active(int on) { atomic_store(&gc_active, on); }
+
+void fake_jvm_set_anchor(volatile uintptr_t *last_pc) { atomic_store(&anchor_pc, last_pc); }
+
+uintptr_t fake_jvm_anchor_pcs_seen(void) { return atomic_load(&pcs_seen); }
 
 void fake_jvm_set_role(jmethodID r) { role = r; }
 
@@ -28,6 +38,10 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
   (void)uc;
   atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
   if (depth < 1) return;
+  if (atomic_load(&gc_active)) {
+    t->num_frames = ASGCT_GC_ACTIVE;
+    return;
+  }
   if (role == FAKE_ROLE_FAULT) t->num_frames = *nowhere; /* a fault, on purpose */
   if (role == FAKE_ROLE_PROBE) {
     /* like SafeFetch: the fault handler of the JVM continues the probe (the mask restored) */
@@ -41,6 +55,12 @@ static void fake_asgct(asgct_trace *t, jint depth, void *uc) {
   t->frames[0].method_id = role;
   t->frames[0].lineno = 0;
   t->num_frames = role ? 1 : ASGCT_UNKNOWN_JAVA;
+  if (role == FAKE_ROLE_IN_VM) {
+    volatile uintptr_t *a = atomic_load(&anchor_pc);
+    uintptr_t pc = a ? *a : 0;
+    atomic_fetch_or(&pcs_seen, pc);
+    if (!pc) t->num_frames = ASGCT_UNKNOWN_NOT_JAVA;
+  }
 }
 
 static int fake_method_name(void *ctx, jmethodID m, jint bci, char *buf, size_t len) {
@@ -48,6 +68,7 @@ static int fake_method_name(void *ctx, jmethodID m, jint bci, char *buf, size_t 
   const char *name = m == FAKE_ROLE_BUSY    ? "Busy.run"
                      : m == FAKE_ROLE_IDLE  ? "Idle.run"
                      : m == FAKE_ROLE_BURST ? "Burst.run"
+                     : m == FAKE_ROLE_IN_VM ? "InVm.run"
                                             : NULL;
   if (!name) return -1;
   snprintf(buf, len, "%s", name);

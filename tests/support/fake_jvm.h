@@ -9,6 +9,7 @@
 
 #include <jni.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "sampler.h"
 
@@ -24,9 +25,20 @@
  * inside the walk (and the signal handler that called it), then the walk reports the role */
 #define FAKE_ROLE_NESTED ((jmethodID)0xbeef)
 #define FAKE_NESTED_SIGNAL SIGUSR1
+/* In a call into the VM: its walk answers -3 (unknown not Java) unless the frame anchor the
+ * test named (fake_jvm_set_anchor) has a pc — as HotSpot's does — and then one frame. */
+#define FAKE_ROLE_IN_VM ((jmethodID)0x4000)
 
 /* Sets the calling thread's role; NULL makes its walks fail with -5 (unknown Java). */
 void fake_jvm_set_role(jmethodID role);
+
+/* The word that holds the last Java pc of the frame anchor FAKE_ROLE_IN_VM threads look at
+ * (NULL: none). The pc each walk saw there is kept: fake_jvm_anchor_pcs_seen() ORs them. */
+void fake_jvm_set_anchor(volatile uintptr_t *last_pc);
+uintptr_t fake_jvm_anchor_pcs_seen(void);
+
+/* While on, every walk answers -2 (GC active), as HotSpot's does while a collection runs. */
+void fake_jvm_set_gc_active(int on);
 
 /* The JVM to give sampler_init: the fake AsyncGetCallTrace and method names, no symbols. */
 struct sampler_jvm fake_jvm(void);

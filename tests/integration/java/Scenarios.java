@@ -10,6 +10,7 @@
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 //   inline    one thread in a hot loop whose small callee the JIT inlines
+//   allocsmall one thread allocating small arrays (with -Xint: a VM call each)
 //   unload    one thread that loads Payload0..7 from the directory given as the third argument
 //             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
 //             every 8 loads unloads them); prints "loaded N" and "unloaded N"
@@ -144,6 +145,17 @@ public class Scenarios {
         long h = 0;
         while (!stop) {
             for (int i = 0; i < 100; i++) { long[] a = new long[(1 << 17) + i]; h += a.length + a[i]; }
+        }
+        return h;
+    }
+
+    // Small arrays, each one a call into the VM when interpreted (the template interpreter's
+    // newarray always calls InterpreterRuntime::newarray): run with -Xint, the thread spends its
+    // time entering and leaving VM calls (_thread_in_vm, then _thread_in_vm_trans on the way back).
+    static long allocSmallLoop() {
+        long h = 0;
+        while (!stop) {
+            for (int i = 0; i < 1000; i++) { long[] a = new long[1000 + (i & 7)]; h += a.length + a[i & 7]; }
         }
         return h;
     }
@@ -378,6 +390,9 @@ public class Scenarios {
                 break;
             case "alloc":
                 worker("alloc", () -> sink += allocLoop());
+                break;
+            case "allocsmall":
+                worker("allocsmall", () -> sink += allocSmallLoop());
                 break;
             case "unload":
                 worker("unload", () -> sink += loadAndRun(args[2], 30_000_000L, 8));
