@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "flamegraph.h"
 #include "utf8.h"
 
 #define FFFD "\xEF\xBF\xBD"
@@ -127,4 +128,34 @@ Test(utf8, no_buffer) {
   cr_expect_eq(out[0], 'X');
   cr_expect_eq(utf8_name("a", 1, out, 1), -ENOSPC);
   cr_expect_eq(out[0], '\0');
+}
+
+/* Whatever bytes come in — biased to the ones that matter: controls, ';', continuation bytes,
+ * the leads of overlong, surrogate and out-of-range forms — the name that comes out is one the
+ * flamegraph tool's folded reader takes (it rejects invalid UTF-8, NUL and empty frames) and
+ * goes through again unchanged. */
+Test(utf8, any_bytes_make_a_name_the_folded_reader_takes) {
+  static const unsigned char pick[] = {0x00, 0x09, 0x0A, 0x0D, 0x1F, ' ',  ';',  'a',  '9',  0x7F,
+                                       0x80, 0x85, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xC3, 0xDF,
+                                       0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  unsigned seed = 12345;
+  for (int round = 0; round < 20000; round++) {
+    unsigned char in[16];
+    size_t n = 1 + (size_t)(rand_r(&seed) % sizeof in);
+    for (size_t i = 0; i < n; i++)
+      in[i] = rand_r(&seed) % 2 ? pick[rand_r(&seed) % sizeof pick] : (unsigned char)rand_r(&seed);
+    char name[64], again[64], line[80];
+    int len = utf8_name((const char *)in, n, name, sizeof name);
+    cr_assert_gt(len, 0, "round %d: %zu bytes in, %d out", round, n, len);
+    cr_assert_eq(utf8_name(name, (size_t)len, again, sizeof again), len);
+    cr_assert_str_eq(again, name, "round %d: not a fixed point", round);
+    int k = snprintf(line, sizeof line, "root;%s;leaf 1\n", name);
+    fg_profile *p = fg_profile_new();
+    cr_assert_not_null(p);
+    fg_read_error err;
+    int rc = fg_read_buffer(p, line, (size_t)k, FG_MAIN, &err);
+    cr_expect_eq(rc, 0, "round %d: the reader refused \"%s\": %s", round, name, err.msg);
+    fg_profile_free(p);
+    if (rc) break;
+  }
 }
