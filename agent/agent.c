@@ -149,7 +149,11 @@ static uintptr_t java_thread_of(JNIEnv *jni, jthread t) {
   return agent.eetop ? (uintptr_t)(*jni)->GetLongField(jni, t, agent.eetop) : 0;
 }
 
-/* The name JVMTI gives thread t into buf ("?" when it gives none). */
+/* Bytes of a thread's name handed to the registry, which converts JVMTI's modified UTF-8 and
+ * keeps 127 bytes of it (sampler_thread.name): enough that only what it drops is cut here. */
+#define THREAD_NAME_IN 512
+
+/* The name JVMTI gives thread t into buf ("?" when it gives none), as JVMTI gives it. */
 static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size_t len) {
   jvmtiThreadInfo info;
   memset(&info, 0, sizeof info);
@@ -190,7 +194,7 @@ static int thread_state(void *ctx, void *h) {
 
 /* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
 static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int at_start) {
-  char name[128];
+  char name[THREAD_NAME_IN];
   thread_name(jvmti, jni, t, name, sizeof name);
   struct sampler_thread th = {.tid = plat_gettid(),
                               .name = name,
@@ -218,7 +222,7 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
  * them (the first 15 bytes of the Java name); they get no JNIEnv, so their samples say
  * "[not a Java thread]". */
 struct by_comm {
-  char (*names)[128];
+  char (*names)[THREAD_NAME_IN];
   jint n;
   pid_t self;
 };
@@ -247,7 +251,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
   jint n = 0;
   jthread *threads = NULL;
   if (check((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads")) return;
-  char(*names)[128] = calloc((size_t)n + 1, sizeof *names);
+  char(*names)[THREAD_NAME_IN] = calloc((size_t)n + 1, sizeof *names);
   int by_eetop = 1;
   for (jint i = 0; i < n; i++) {
     jthread t = threads[i];
@@ -255,7 +259,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
       (*jni)->DeleteLocalRef(jni, t);
       continue;
     }
-    char name[128];
+    char name[THREAD_NAME_IN];
     thread_name(jvmti, jni, t, name, sizeof name);
     struct sampler_thread th = {.name = name};
     int rc = sampler_java_thread_ids(java_thread_of(jni, t), &th.tid, &th.env);

@@ -7,7 +7,10 @@
 #include <errno.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "utf8.h"
 
 static const char *primitive(char c) {
   switch (c) {
@@ -72,10 +75,16 @@ int names_class(const char *sig, char *buf, size_t len) {
 }
 
 int names_frame(const char *class_sig, const char *method, char *buf, size_t len) {
-  int n = names_class(class_sig, buf, len);
-  if (n < 0) return n;
-  int m = snprintf(buf + n, len - (size_t)n, ".%s", method);
-  return (m < 0 || (size_t)m >= len - (size_t)n) ? -ENOSPC : 0;
+  if (!len) return -ENOSPC;
+  /* composed whole as JVMTI wrote it, then converted: a cut falls between characters */
+  size_t cap = 2 * strlen(class_sig) + 8 + strlen(method) + 2; /* "I" -> "int", '[' -> "[]" */
+  char *raw = malloc(cap);
+  if (!raw) return -ENOMEM;
+  int n = names_class(class_sig, raw, cap);
+  if (n >= 0) snprintf(raw + n, cap - (size_t)n, ".%s", method);
+  int rc = n < 0 ? n : utf8_name(raw, strlen(raw), buf, len);
+  free(raw);
+  return rc < 0 ? rc : 0;
 }
 
 jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci) {
@@ -95,8 +104,9 @@ int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf,
   jvmtiError e = (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls);
   if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL);
   if (e == JVMTI_ERROR_NONE) e = (*jvmti)->GetMethodName(jvmti, m, &mname, NULL, NULL);
-  if (e == JVMTI_ERROR_NONE) names_frame(csig, mname, buf, len);
-  if (e == JVMTI_ERROR_NONE && bci >= 0) {
+  int rc = e == JVMTI_ERROR_NONE ? names_frame(csig, mname, buf, len) : -(int)e;
+  if (rc == -ENOSPC) rc = 0; /* a long name, cut */
+  if (rc == 0 && bci >= 0) {
     jint n = 0;
     jvmtiLineNumberEntry *table = NULL;
     if ((*jvmti)->GetLineNumberTable(jvmti, m, &n, &table) == JVMTI_ERROR_NONE) {
@@ -109,5 +119,5 @@ int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf,
   if (csig) (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
   if (mname) (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
   if (cls && jni) (*jni)->DeleteLocalRef(jni, cls);
-  return e == JVMTI_ERROR_NONE ? 0 : -(int)e;
+  return rc;
 }

@@ -15,7 +15,9 @@
  * when buf is too small (buf then holds a truncated, NUL-terminated name). */
 int names_class(const char *sig, char *buf, size_t len);
 
-/* Writes "<class>.<method>" into buf; returns 0 or -ENOSPC (truncated). */
+/* Writes "<class>.<method>" into buf from a class signature and a method name in JVMTI's
+ * modified UTF-8, converted (utf8_name: UTF-8, cut between characters); returns 0, -ENOSPC (cut)
+ * or -ENOMEM. */
 int names_frame(const char *class_sig, const char *method, char *buf, size_t len);
 
 /* The line of bytecode index bci in a line number table: the entry with the largest start
@@ -23,8 +25,8 @@ int names_frame(const char *class_sig, const char *method, char *buf, size_t len
 jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci);
 
 /* The name of method m via JVMTI, with ":<line>" of bytecode index bci when bci >= 0 and the
- * class has line numbers: 0, or a negative code (JVMTI error, e.g. the class was unloaded)
- * with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller has no local
+ * class has line numbers, as UTF-8 (names_frame): 0, or a negative code (JVMTI error, e.g. the
+ * class was unloaded; -ENOMEM) with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller has no local
  * references to release (they are then released when its native frame ends). */
 int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf, size_t len);
 

@@ -106,12 +106,14 @@ static enum time_status parse_time(const char *v, const struct unit *units, uint
   return TIME_MALFORMED;
 }
 
-/* Parses a decimal in lo..hi, digits only (no sign, no spaces). Returns 0 or -1. */
+/* Parses a decimal in lo..hi, digits only (no sign, no white space). Returns 0 or -1. */
 static int parse_int(const char *v, long lo, long hi, long *out) {
+  /* strtol alone would skip leading white space ("\t5", "\n5") and take a sign ("-0") */
+  if (!*v || strspn(v, "0123456789") != strlen(v)) return -1;
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
-  if (!*v || *end || errno || n < lo || n > hi || *v == '+' || *v == ' ') return -1;
+  if (*end || errno || n < lo || n > hi) return -1;
   *out = n;
   return 0;
 }

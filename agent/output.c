@@ -23,12 +23,13 @@
 #include "platform.h"
 #include "pprof.h"
 #include "sampler.h"
+#include "utf8.h"
 
 static char program[512] = "java";
 
 void output_set_program(const char *p) {
   if (!p || !*p) return;
-  snprintf(program, sizeof program, "%s", p);
+  utf8_name(p, strlen(p), program, sizeof program); /* JVMTI's modified UTF-8: a name entering */
 }
 
 /* The profile is written into a file that has no name until it is complete (O_TMPFILE, in the

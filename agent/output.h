@@ -16,7 +16,8 @@
  * it. Returns 0, or a negative errno-style code with the reason in err. */
 int output_check_writable(const struct agent_options *o, char *err, size_t errlen);
 
-/* Sets what the profile's title and report say about the program ("sun.java.command"). */
+/* Sets what the profile's title and report say about the program ("sun.java.command", in
+ * JVMTI's modified UTF-8: kept as UTF-8, utf8.h). */
 void output_set_program(const char *program);
 
 /* Writes the profile of snapshot s to path, as o says. Thread-safe; not signal-safe. Returns 0,

@@ -8,10 +8,12 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "itab.h"
+#include "utf8.h"
 
 #define CHUNK_NAMES 4096
 #define MAX_CHUNKS 1024 /* at most 4,194,304 names */
@@ -76,12 +78,8 @@ static bool same(const void *ctx, uint32_t id) {
   return strncmp(name, p->s, p->len) == 0 && name[p->len] == '\0';
 }
 
-/* Writes s cleaned for the outputs (intern.h) into out (len bytes). */
-static void clean(const char *s, size_t len, char *out) {
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    out[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-  }
+/* The trailing-count rule of intern.h on the cleaned name out[0..len). */
+static void no_count_at_end(char *out, size_t len) {
   size_t d = len;
   while (d > 0 && out[d - 1] >= '0' && out[d - 1] <= '9') d--;
   if (d < len && d > 0 && out[d - 1] == ' ') out[d - 1] = '_';
@@ -89,10 +87,16 @@ static void clean(const char *s, size_t len, char *out) {
 
 uint32_t intern_string(const char *raw, size_t len) {
   char small[512];
-  char *s = len <= sizeof small ? small : malloc(len);
+  if (len > (SIZE_MAX - 1) / 3) return INTERN_NO_ID;
+  size_t cap = 3 * len + 1; /* utf8_name writes at most 3 bytes a byte: never cut */
+  char *s = cap <= sizeof small ? small : malloc(cap);
   if (!s) return INTERN_NO_ID;
-  clean(raw, len, s);
-  uint32_t id = intern_clean(s, len);
+  int n = utf8_name(raw, len, s, cap);
+  uint32_t id = INTERN_NO_ID;
+  if (n >= 0) {
+    no_count_at_end(s, (size_t)n);
+    id = intern_clean(s, (size_t)n);
+  }
   if (s != small) free(s);
   return id;
 }

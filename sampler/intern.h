@@ -4,10 +4,10 @@
  * valid for the life of the process, also after the code it names was unloaded.
  *
  * A name is written into every output as it is here, and the folded format has no escapes: so
- * the interner cleans what it is given — ';' (the frame separator) becomes ':', a control
- * character (a newline would end the line) '?', and a name that ends in a space and digits gets
- * '_' for that space (a leaf "x 12" would read as a count) — and two names that clean alike are
- * one name.
+ * the interner cleans what it is given with utf8_name (utf8.h: UTF-8 from modified UTF-8, U+FFFD
+ * for bytes that form no character, ';' — the frame separator — as ':', a control character —
+ * a newline would end the line — as '?'), and a name that ends in a space and digits gets '_'
+ * for that space (a leaf "x 12" would read as a count); two names that clean alike are one name.
  *
  * Thread-safe: intern_string takes the interner's mutex (never call it from a signal
  * handler); intern_name and intern_count take no lock.

@@ -12,6 +12,7 @@
 
 #include "platform.h"
 #include "sample.h"
+#include "utf8.h"
 
 struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];
 
@@ -79,8 +80,10 @@ static int find_live(pid_t tid) {
 
 /* Writes the registration of t into s. Caller holds s->lock. */
 static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
-  strncpy(s->name, t->name ? t->name : "", REG_NAME_MAX - 1);
-  s->name[REG_NAME_MAX - 1] = '\0';
+  /* where every thread name enters (JVMTI's modified UTF-8, a kernel comm cut inside a
+   * character): kept as the profile shows it, cut between characters */
+  const char *name = t->name ? t->name : "";
+  utf8_name(name, strlen(name), s->name, REG_NAME_MAX);
   if (t->env) s->env = t->env;
   if (t->handle) s->handle = t->handle;
   if (t->stack_hi) {

@@ -41,6 +41,7 @@ struct thread_slot {
   /* the registration: written under `lock` before the slot goes live */
   int32_t tid;
   uint32_t gen; /* bumped at every registration */
+  /* name: as utf8_name made it (UTF-8, cut between characters) */
   char name[REG_NAME_MAX];
   JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */

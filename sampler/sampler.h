@@ -116,6 +116,10 @@ void sampler_stop(void);
 
 struct sampler_thread {
   pid_t tid; /* kernel thread id */
+  /* its name as the host has it (JVMTI's modified UTF-8, the kernel's comm, any bytes): the
+   * registry keeps at most 127 bytes of it as UTF-8, cut between characters (utf8.h), which
+   * take at most 2 bytes of input each: a host that cuts a long name at 511 bytes cuts only
+   * what is not kept */
   const char *name;
   JNIEnv *env; /* its own JNIEnv (AsyncGetCallTrace walks with it); NULL: not walked */
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "platform.h"
+#include "utf8.h"
 
 #define BUILD_ID_MAX 64
 #define UNKNOWN_NATIVE "[unknown native]"
@@ -119,22 +120,11 @@ static uint64_t now_ns(void) {
 
 /* ---- writing names ---- */
 
-/* Copies s into buf with ';' -> ':' and control characters -> '?'; cut on a UTF-8 character
- * boundary when it does not fit. */
+/* Copies s into buf as a name (utf8_name: ';' -> ':', control characters -> '?', bytes that are
+ * not UTF-8 -> U+FFFD; cut between characters when it does not fit). */
 static int put(char *buf, size_t len, const char *s) {
-  size_t n = strlen(s), cut = n;
-  int rc = 0;
-  if (n >= len) {
-    cut = len - 1;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-    rc = -ENOSPC;
-  }
-  for (size_t i = 0; i < cut; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    buf[i] = ch == ';' ? ':' : ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-  }
-  buf[cut] = '\0';
-  return rc;
+  int rc = utf8_name(s, strlen(s), buf, len);
+  return rc < 0 ? rc : 0;
 }
 
 /* ---- demangling ---- */

@@ -19,7 +19,8 @@
  *  - "[libfoo.so+0x1234]" when the object is known but no symbol covers pc (the object's
  *    basename and pc's offset from its load base — dladdr's dli_fbase — in lowercase hex);
  *  - "[unknown native]" when no loaded object has executable code at pc.
- * A name never contains ';' (written ':') or control characters (written '?').
+ * A name is UTF-8 (utf8.h: bytes of a symbol or file name that are not become U+FFFD) and never
+ * contains ';' (written ':') or control characters (written '?').
  * Returns 0, -ENOENT ("[unknown native]" written), -ENOSPC (the name was cut to fit, on a
  * UTF-8 character boundary) or -EINVAL (buf NULL or len 0). The object list is checked against
  * the loader's (dl_iterate_phdr's load/unload counters: tens of ns) on every call, so a name is never

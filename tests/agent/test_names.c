@@ -51,6 +51,29 @@ Test(names, truncation_is_reported_and_terminated) {
   cr_expect_eq(strlen(b3), 3u);
 }
 
+/* JVMTI gives names in modified UTF-8: 𝒜 (U+1D49C) as the surrogates D835 DC9C, 3 bytes each. */
+Test(names, modified_utf8_becomes_utf8_and_is_cut_between_characters) {
+  static const struct {
+    const char *sig, *method;
+    size_t len;
+    int rc;
+    const char *want;
+  } cases[] = {
+      {"LScenarios;", "\xED\xA0\xB5\xED\xB2\x9C", 64, 0, "Scenarios.\xF0\x9D\x92\x9C"},
+      {"L\xED\xA0\xB5\xED\xB2\x9C;", "busy", 64, 0, "\xF0\x9D\x92\x9C.busy"},
+      {"[Lp/\xC0\x80;", "m", 64, 0, "p/?[].m"}, /* U+0000 (C0 80) */
+      /* "A." + 𝒜 is 6 bytes: in 6 (5 and the NUL) only "A." fits whole */
+      {"LA;", "\xED\xA0\xB5\xED\xB2\x9C", 6, -ENOSPC, "A."},
+      {"LA;", "\xC3\xA9\xC3\xA9", 6, -ENOSPC, "A.\xC3\xA9"}, /* not half of the second é */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char buf[64];
+    cr_expect_eq(names_frame(cases[i].sig, cases[i].method, buf, cases[i].len), cases[i].rc,
+                 "case %zu", i);
+    cr_expect_str_eq(buf, cases[i].want, "case %zu", i);
+  }
+}
+
 Test(names, line_of_a_bytecode_index) {
   /* unsorted on purpose: javac emits tables in source order, not bci order, for loops */
   jvmtiLineNumberEntry t[] = {{0, 10}, {12, 14}, {5, 11}, {30, 20}};

@@ -174,6 +174,18 @@ ParameterizedTestParameters(options, rejected) {
       {"depth=8193", "depth=8193: accepted: a whole number from 1 to 8192"},
       {"depth=12x", "depth=12x: accepted: a whole number from 1 to 8192"},
       {"depth=+5", "depth=+5: accepted: a whole number from 1 to 8192"},
+      /* no white space anywhere in a number (strtol skips it at the start) */
+      {"depth=\t5", "depth=\t5: accepted: a whole number from 1 to 8192"},
+      {"depth=\n5", "depth=\n5: accepted: a whole number from 1 to 8192"},
+      {"depth= 5", "depth= 5: accepted: a whole number from 1 to 8192"},
+      {"depth=\v\f\r5", "depth=\v\f\r5: accepted: a whole number from 1 to 8192"},
+      {"depth=5\t", "depth=5\t: accepted: a whole number from 1 to 8192"},
+      {"interval=\t1ms",
+       "interval=\t1ms: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)"},
+      {"duration=\n5s",
+       "duration=\n5s: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
+      {"loop=\t2s",
+       "loop=\t2s: accepted: 0 or a time from 1s with a unit ms, s, m or h (e.g. loop=10m)"},
       {"format=png", "format=png: accepted: folded, text, svg, html, pprof"},
       {"threads=2", "threads=2: accepted: on, off"},
       {"hasrun=both", "hasrun=both: accepted: auto, cpu, regs"},
@@ -209,9 +221,12 @@ ParameterizedTest(struct bad *b, options, rejected) {
 }
 
 ParameterizedTestParameters(options, bad_signals) {
-  static struct bad cases[] = {{"signal=SEGV", ""}, {"signal=QUIT", ""},     {"signal=USR2", ""},
-                               {"signal=9", ""},    {"signal=RTMIN+99", ""}, {"signal=RTMIN-1", ""},
-                               {"signal=11", ""},   {"signal=", ""},         {"signal=KILL", ""}};
+  static struct bad cases[] = {
+      {"signal=SEGV", ""},     {"signal=QUIT", ""},     {"signal=USR2", ""},
+      {"signal=9", ""},        {"signal=RTMIN+99", ""}, {"signal=RTMIN-1", ""},
+      {"signal=11", ""},       {"signal=", ""},         {"signal=KILL", ""},
+      {"signal=\t27", ""},     {"signal=\n10", ""},     {"signal=RTMIN+\t1", ""},
+      {"signal=RTMIN+ 1", ""}, {"signal=RTMIN+-0", ""}};
   return cr_make_param_array(struct bad, cases, sizeof cases / sizeof *cases);
 }
 

@@ -401,3 +401,19 @@ Test(output, a_damaged_pprof_file_is_an_error_not_a_crash) {
   }
   cr_expect_gt(errors, 1000, "damage found: %d errors, %d read", errors, fine);
 }
+
+/* The program's name comes from JVMTI (sun.java.command) in modified UTF-8: the titles and the
+ * report carry it as UTF-8 (U+1D49C, the surrogates D835 DC9C, becomes one 4-byte character). */
+Test(output, the_program_name_is_utf8_in_every_title) {
+  output_set_program("p.\xED\xA0\xB5\xED\xB2\x9CMain");
+  struct agent_options o;
+  char err[512];
+  static const char *const files[] = {"p.txt", "p.svg", "p.html"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    options_for(&o, files[i], NULL);
+    cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+    char *text = slurp(o.file);
+    cr_expect(strstr(text, "p.\xF0\x9D\x92\x9CMain"), "%s: the program's name in UTF-8", files[i]);
+    cr_expect(!strstr(text, "\xED\xA0\xB5"), "%s: no surrogate left", files[i]);
+  }
+}

@@ -1309,6 +1309,84 @@ def case_sigblock():
     check(float(s["coverage"]) >= 90.0, f"coverage {s['coverage']}%")
 
 
+# ---- names: what JVMTI gives in modified UTF-8, cut names, names that break formats ----------
+
+NAMES_ROOTS = ["[w\U0001F680 tid=",  # a character outside the BMP (JVMTI: a surrogate pair)
+               "[" + "\u00e9" * 63 + " tid=",  # 70 x 2 bytes cut at 127 bytes: 63 whole characters
+               "[a:b?c<d>&\"e'</script> 12 tid="]  # ';' and the newline replaced, the rest escaped
+NAMES_FRAMES = [re.compile("^Scenarios\\.\U0001D49C(_\\[.\\])?$"),  # a method named U+1D49C
+                re.compile("^\U0001D49C\\.busy(_\\[.\\])?$")]  # a method of a class named U+1D49C
+
+
+def flamegraph_tool():
+    return os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")
+
+
+def names_read_back(path, what):
+    """The flamegraph tool reads the profile at path (folded or pprof) and writes it folded; it
+    reads its own output again (the folded reader rejects invalid UTF-8). Returns the stacks."""
+    fg = flamegraph_tool()
+    p = subprocess.run([fg, "-f", "folded", path], capture_output=True, timeout=120)
+    check(p.returncode == 0, f"{what}: flamegraph exited {p.returncode}: {p.stderr.decode(errors='replace')}")
+    again = tmpfile(".folded")
+    with open(again, "wb") as f:
+        f.write(p.stdout)
+    q = subprocess.run([fg, "-f", "folded", again], capture_output=True, timeout=120)
+    check(q.returncode == 0, f"{what}: flamegraph on its own output: {q.stderr.decode(errors='replace')}")
+    check(q.stdout == p.stdout, f"{what}: flamegraph's folded output read back differs")
+    return parse_folded(again)
+
+
+def names_check(names, what):
+    """Every hostile name is there, whole."""
+    for root in NAMES_ROOTS:
+        check(any(n.startswith(root) for n in names), f"{what}: no root frame {root!r}: "
+              f"{sorted(n for n in names if n.startswith('['))[:12]}")
+    for frame in NAMES_FRAMES:
+        check(any(frame.match(n) for n in names), f"{what}: no frame like {frame.pattern!r}")
+
+
+def case_names():
+    """Names JVMTI gives in modified UTF-8 (a thread "w" + U+1F680, a method and a class named
+    U+1D49C), a thread name of 140 bytes cut at 127, and one with ; newline < > & " ' </script>:
+    every format the agent writes holds them whole, as valid UTF-8 its readers take — the folded
+    file and pprof read back by the flamegraph tool, the SVG by a strict XML parser, the HTML's
+    data by a JSON parser, the text report as UTF-8."""
+    import json
+    import xml.etree.ElementTree as ET
+    for ext in (".folded", ".pb.gz", ".svg", ".html", ".txt"):
+        out = tmpfile(ext)
+        p = run(f"interval=1ms,threads,file={out}", "names", 2)
+        check(p.returncode == 0, f"{ext}: java exited {p.returncode}: {p.stderr[-1500:]}")
+        check("names ready" in p.stdout, f"{ext}: the threads did not get 100 ms of CPU each in 60 s: "
+              f"{p.stdout[-500:]}")
+        if ext in (".folded", ".pb.gz"):
+            stacks = names_read_back(out, ext)
+            names = {f for st in stacks for f in st.split(";")}
+            check(all(st.startswith("[") for st in stacks), f"{ext}: a stack without its thread root")
+        elif ext == ".svg":
+            root = ET.parse(out).getroot()  # strict: a bad byte or an unescaped '<' fails here
+            names = {re.sub(r" \([\d,]+ samples?, [\d.]+%\)$", "", (t.text or ""))
+                     for t in root.iter("{http://www.w3.org/2000/svg}title")}
+        elif ext == ".html":
+            text = open(out, encoding="utf-8").read()
+            at = text.find("const FG_DATA = ")
+            check(at >= 0, "html: no FG_DATA")
+            data, end = json.JSONDecoder().raw_decode(text, at + len("const FG_DATA = "))
+            check("</script" not in text[at:end].lower(), "html: the data can close its <script> element")
+            names = set(data["names"])
+        else:
+            text = open(out, encoding="utf-8").read()
+            names = {l.split("%  ", 1)[1] for l in text.splitlines() if "%  " in l}
+            for frame in NAMES_FRAMES:  # the text report lists hot frames, not thread roots
+                check(any(frame.match(n) for n in names), f"{ext}: no hot frame like {frame.pattern!r}:\n"
+                      + "\n".join(l for l in text.splitlines() if "%  " in l))
+            print(f"{ext}: {len(names)} hot frames, the names whole")
+            continue
+        names_check(names, ext)
+        print(f"{ext}: {len(names)} names, the hostile ones whole")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -92,6 +92,24 @@ Test(registry, long_names_are_cut) {
   cr_expect_eq(strlen(registry_slot(i)->name), REG_NAME_MAX - 1u);
 }
 
+/* Thread names enter here: from JVMTI in modified UTF-8, from the kernel's comm cut at 15 bytes
+ * inside a character; kept as UTF-8 cut between characters. */
+Test(registry, names_become_utf8_cut_between_characters) {
+  cr_assert_eq(registry_init(4), 0);
+  char e70[141] = "";
+  for (int k = 0; k < 70; k++) strcat(e70, "\xC3\xA9"); /* "é" x 70: 140 bytes */
+  int i = add(7, e70);
+  cr_assert_geq(i, 0);
+  cr_expect_eq(strlen(registry_slot(i)->name), 126u, "63 whole characters, not 63 and a half");
+  cr_expect_eq(memcmp(registry_slot(i)->name, e70, 126), 0);
+  i = add(8, "w\xED\xA0\xBD\xED\xBA\x80"); /* "w" + U+1F680 as JVMTI writes it */
+  cr_expect_str_eq(registry_slot(i)->name, "w\xF0\x9F\x9A\x80");
+  i = add(9, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3"); /* a comm */
+  cr_expect_str_eq(registry_slot(i)->name,
+                   "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xEF\xBF\xBD",
+                   "the half character cut by the kernel is a U+FFFD");
+}
+
 Test(registry, full) {
   cr_assert_eq(registry_init(1), 0);
   int max = REG_MAX_CHUNKS * REG_CHUNK_SLOTS;

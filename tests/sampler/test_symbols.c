@@ -444,7 +444,8 @@ Test(symbols, demangled_names_read_like_flame_graphs_show_them) {
       {"_Zfoo", "_Zfoo"}, /* not a valid mangled name */
       {"_Z", "_Z"},
       {"", ""},
-      {"a;b\nc\x7f", "a:b?c?"}, /* flame graph separators */
+      {"a;b\nc\x7f", "a:b?c?"},                   /* flame graph separators */
+      {"f\xFF\xC3", "f\xEF\xBF\xBD\xEF\xBF\xBD"}, /* not UTF-8: U+FFFD, nothing dropped */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char buf[256];

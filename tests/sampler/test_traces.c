@@ -158,6 +158,9 @@ Test(intern, names_are_cleaned_for_the_outputs) {
       {"version 1.2", "version 1.2"},
       {"[main tid=42]", "[main tid=42]"},
       {"operator new(unsigned long)", "operator new(unsigned long)"},
+      {"p/C.\xED\xA0\xB5\xED\xB2\x9C", "p/C.\xF0\x9D\x92\x9C"}, /* modified UTF-8 */
+      {"[w\xF0\x9F\x9A\x80 tid=1]", "[w\xF0\x9F\x9A\x80 tid=1]"},
+      {"bad\xFF\xC3 7", "bad\xEF\xBF\xBD\xEF\xBF\xBD_7"}, /* not UTF-8 */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint32_t id = intern_string(cases[i].raw, strlen(cases[i].raw));

@@ -43,6 +43,12 @@
 //             monitor (holder), blocked on entering that monitor (blocked), sleeping in
 //             Thread.sleep (sleeper), parked in LockSupport.parkNanos (parker), waiting in
 //             Object.wait (waiter)
+//   names     threads with names JVMTI gives in modified UTF-8 or that break formats: "w" + U+1F680,
+//             U+00E9 x 70 (140 bytes), and one with ; \n < > & " ' </script>; they run a method
+//             named U+1D49C (a supplementary character: javac reads the escape) and a method of
+//             a class named U+1D49C (defined from renamed bytes: its class file could not be
+//             named on a file system without a UTF-8 locale); <seconds> count from when each
+//             has had 100 ms of CPU ("names ready"; "names slow" after 60 s without)
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
@@ -337,6 +343,53 @@ public class Scenarios {
         }
     }
 
+    // ---- names: non-ASCII and format-breaking names (each name is built from escapes so that
+    // the source stays ASCII and javac needs no -encoding) ----
+    static long \uD835\uDC9C() { // the method U+1D49C
+        long h = 1;
+        while (!stop) {
+            for (int i = 0; i < 100_000; i++) h = h * 31 + i;
+        }
+        return h;
+    }
+
+    // The class U+1D49C: QqQqQq's bytes with its 6-byte name replaced by its modified UTF-8 (the
+    // constant pool's length fields stay right), defined by a loader of its own.
+    static long runClassA() {
+        try (java.io.InputStream in = Scenarios.class.getResourceAsStream("/QqQqQq.class")) {
+            byte[] b = in.readAllBytes(), from = "QqQqQq".getBytes("US-ASCII");
+            byte[] to = {(byte) 0xED, (byte) 0xA0, (byte) 0xB5, (byte) 0xED, (byte) 0xB2, (byte) 0x9C};
+            int renamed = 0;
+            for (int i = 0; i + from.length <= b.length; i++)
+                if (java.util.Arrays.equals(b, i, i + from.length, from, 0, from.length)) {
+                    System.arraycopy(to, 0, b, i, to.length);
+                    renamed++;
+                }
+            if (renamed == 0) throw new IllegalStateException("QqQqQq not found in its class file");
+            Class<?> c = new ClassLoader(Scenarios.class.getClassLoader()) {
+                Class<?> define() { return defineClass(null, b, 0, b.length); }
+            }.define();
+            if (!c.getName().equals("\uD835\uDC9C")) throw new IllegalStateException("defined " + c.getName());
+            java.lang.reflect.Method busy = c.getMethod("busy", java.util.function.BooleanSupplier.class);
+            busy.setAccessible(true); // another loader's class: another runtime package
+            return (long) busy.invoke(null, (java.util.function.BooleanSupplier) () -> stop);
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    // Returns once every worker has had 100 ms of CPU (or after 60 s): on a busy machine the
+    // profile still holds each of them; prints "names ready" (or "names slow").
+    static void namesRunning() throws InterruptedException {
+        long giveUp = System.nanoTime() + 60_000_000_000L;
+        boolean ready = true;
+        for (Thread t : workers) {
+            while (mx.getThreadCpuTime(t.getId()) < 100_000_000L && System.nanoTime() < giveUp) Thread.sleep(10);
+            ready &= mx.getThreadCpuTime(t.getId()) >= 100_000_000L;
+        }
+        System.out.println(ready ? "names ready" : "names slow");
+    }
+
     static Thread worker(String name, Runnable r) {
         final int idx = workers.size();
         Thread t = new Thread(() -> {
@@ -487,6 +540,11 @@ public class Scenarios {
                 worker("parker", Scenarios::parkLoop);
                 worker("waiter", Scenarios::waitLoop);
                 break;
+            case "names":
+                worker("w\uD83D\uDE80", () -> sink += \uD835\uDC9C());
+                worker("\u00e9".repeat(70), () -> sink += runClassA());
+                worker("a;b\nc<d>&\"e'</script> 12", () -> sink += busyAlpha());
+                break;
             case "exit":
             case "forever":
                 worker("busy-alpha", () -> sink += busyAlpha());
@@ -497,6 +555,7 @@ public class Scenarios {
                 System.exit(2);
         }
         for (Thread t : workers) t.start();
+        if (scenario.equals("names")) namesRunning();
         if (scenario.equals("forever")) { Thread.sleep(Long.MAX_VALUE); }
         Thread.sleep(millis);
         if (scenario.equals("exit")) {
@@ -513,5 +572,16 @@ public class Scenarios {
             System.out.println("threads " + started.get());
         if (scenario.equals("deopt")) System.out.println("switches " + switches);
         System.out.println("result done");
+    }
+}
+
+// Renamed to U+1D49C as it is loaded (Scenarios.runClassA), in a runtime package of its own.
+class QqQqQq {
+    public static long busy(java.util.function.BooleanSupplier stop) {
+        long h = 7;
+        while (!stop.getAsBoolean()) {
+            for (int i = 0; i < 100_000; i++) h = h * 37 + i;
+        }
+        return h;
     }
 }
