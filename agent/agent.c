@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <jvmti.h>
 #include <pthread.h>
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "names.h"
 #include "options.h"
@@ -475,8 +478,9 @@ static int begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
 }
 
 /* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
- * far, the threads running already, and the sampler thread. At VMInit, or at attach; ctl held. */
-static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+ * far, the threads running already, and the sampler thread. At VMInit, or at attach; ctl held.
+ * Returns 0 or begin_run's negative errno-style code (said why): the run did not start. */
+static int start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   char *cmd = NULL;
   if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) == JVMTI_ERROR_NONE && cmd) {
     cmd[strcspn(cmd, " ")] = '\0';
@@ -493,12 +497,19 @@ static void start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   register_current(jvmti, jni, t, 0);
   setup_anchor_walk(jni, t);
   register_existing(jvmti, jni, t);
-  begin_run(jvmti, jni);
+  return begin_run(jvmti, jni);
 }
 
+static void abandon(void);
+
+/* A JVM started with the agent whose sampler thread cannot start (too many threads, a full
+ * heap): the program runs unprofiled, with nothing of ours installed. */
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   pthread_mutex_lock(&agent.ctl);
-  start_live(jvmti, jni, t);
+  if (start_live(jvmti, jni, t) != 0) {
+    say("%s", "not profiling: the program runs without the agent");
+    abandon();
+  }
   pthread_mutex_unlock(&agent.ctl);
 }
 
@@ -535,13 +546,49 @@ static const jvmtiEvent EVENTS[] = {
     JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
     JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
 
-/* Turns our events off and takes our callbacks and signal handler back out: after a failed
- * load or attach nothing in the JVM points into this library any more. */
+/* Keeps this library mapped for the life of the process, even when the JVM unloads it after
+ * a failed Agent_OnAttach (JDK 16 and later do): a JVMTI callback that began before ours were
+ * taken out may still be running in it, and nothing makes HotSpot wait for it. The agent stays
+ * loaded and idle; a later attach finds it as it was left. */
+static void pin_library(void) {
+  Dl_info info;
+  if (dladdr((void *)pin_library, &info) && info.dli_fname &&
+      !dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE))
+    say("cannot keep the agent's library loaded: %s", dlerror());
+}
+
+/* Turns our events off and takes our callbacks and signal handlers back out (the signals'
+ * previous dispositions restored): after a failed load or attach nothing in the JVM points
+ * into this library any more, and the library is kept mapped (pin_library). */
 static void undo_setup(jvmtiEnv *jvmti) {
   for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
   (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);
   sampler_fini();
+  pin_library();
+}
+
+static void release_handle(void *ctx, void *h) {
+  JNIEnv *jni = ctx;
+  if (jni) (*jni)->DeleteGlobalRef(jni, (jobject)h);
+}
+
+/* A failure after setup (the sampler thread could not start): undoes the setup, lets go of the
+ * threads registered and of the sampler thread's object, and gives the environment back, so
+ * that the JVM is as it was before the agent and a later attach may set it up again. ctl
+ * held; no run going on. */
+static void abandon(void) {
+  jvmtiEnv *jvmti = agent.jvmti;
+  JNIEnv *jni = NULL;
+  if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) jni = NULL;
+  undo_setup(jvmti);
+  sampler_forget_threads(release_handle, jni);
+  if (agent.sampler_thread && jni) (*jni)->DeleteGlobalRef(jni, agent.sampler_thread);
+  agent.sampler_thread = NULL;
+  agent.sampler_jni = NULL;
+  (*jvmti)->DisposeEnvironment(jvmti);
+  agent.jvmti = NULL;
+  agent.state = NOT_STARTED;
 }
 
 /* Everything that can fail comes before the first callback or handler is installed; what is
@@ -638,8 +685,9 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *rese
 /* ---- commands on later attaches ---- */
 
 /* The attach that loads the agent: set up as at start, then sampling begins at once. ctl held.
- * A failed one leaves nothing of ours behind (setup installs nothing before its last failure
- * point, and the environment goes with its capabilities), and a corrected attach may come. */
+ * A failed one leaves nothing of ours behind — setup undoes what it installed, and a failure
+ * after it (no sampler thread: a thread limit, a full heap) is abandon()ed; the environment
+ * goes with its capabilities — and a corrected attach may come. */
 static int first_attach(JavaVM *vm, const char *options) {
   int rc = setup(vm, options);
   if (rc != 0) {
@@ -652,20 +700,46 @@ static int first_attach(JavaVM *vm, const char *options) {
   jthread self = NULL;
   if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
       check((*agent.jvmti)->GetCurrentThread(agent.jvmti, &self), "GetCurrentThread")) {
-    undo_setup(agent.jvmti);
-    (*agent.jvmti)->DisposeEnvironment(agent.jvmti);
-    agent.jvmti = NULL;
+    abandon();
     return -EINVAL;
   }
-  start_live(agent.jvmti, jni, self);
-  if (agent.state == RUNNING)
-    say("started; the profile goes to %s%s", agent.opt.file,
-        agent.opt.loop_ns ? " (the first chunk)" : "");
-  return agent.state == RUNNING ? 0 : -EINVAL;
+  rc = start_live(agent.jvmti, jni, self);
+  (*jni)->DeleteLocalRef(jni, self);
+  if (rc) {
+    say("%s", "not started: the JVM is left as it was");
+    abandon();
+    return rc;
+  }
+  say("started; the profile goes to %s%s", agent.opt.file,
+      agent.opt.loop_ns ? " (the first chunk)" : "");
+  return 0;
+}
+
+/* Opens the reply file at path for appending, or returns NULL with errno set. Only a regular
+ * file is written: a symbolic link is not followed (ELOOP), and a FIFO or a device is refused
+ * (EINVAL) — opened without blocking (a FIFO without a reader would hold ctl, which the JVM's
+ * exit waits for). A new file is the JVM user's alone (0600). */
+static FILE *open_reply_file(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) return NULL;
+  struct stat st;
+  int e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
+  if (e) {
+    close(fd);
+    errno = e;
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "a");
+  if (!f) {
+    e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
 }
 
 /* Opens the reply= file named in `rest` (options of a command), if any: what say() says goes
- * there too. */
+ * there too (appended). One that cannot be written is said on stderr. */
 static void open_reply(const char *rest) {
   for (const char *p = rest; p && *p;) {
     const char *end = strchr(p, ',');
@@ -673,7 +747,10 @@ static void open_reply(const char *rest) {
     if (len > 6 && !strncmp(p, "reply=", 6) && len - 6 < OPT_FILE_MAX) {
       char path[OPT_FILE_MAX];
       snprintf(path, sizeof path, "%.*s", (int)(len - 6), p + 6);
-      agent.reply = fopen(path, "we");
+      agent.reply = open_reply_file(path);
+      if (!agent.reply)
+        say("reply=%s: not written (%s): the answer is on stderr only", path,
+            errno == EINVAL ? "not a regular file" : strerror(errno));
       return;
     }
     p = end ? end + 1 : NULL;

@@ -127,6 +127,19 @@ void *sampler_thread_ended(pid_t tid, uint64_t end_cpu_ns) {
   return registry_remove(tid, end_cpu_ns);
 }
 
+void sampler_forget_threads(void (*release)(void *ctx, void *handle), void *ctx) {
+  pid_t tids[256];
+  for (;;) {
+    int n = registry_live_tids(tids, (int)(sizeof tids / sizeof *tids));
+    if (n <= 0) return;
+    if (n > (int)(sizeof tids / sizeof *tids)) n = (int)(sizeof tids / sizeof *tids);
+    for (int i = 0; i < n; i++) {
+      void *h = registry_remove(tids[i], 0);
+      if (h) release(ctx, h);
+    }
+  }
+}
+
 int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_t self_tid) {
   const char *why = jvm_layout.hotspot_missing;
   int rc = -ENOENT;

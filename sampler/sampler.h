@@ -140,6 +140,11 @@ int sampler_thread_started(const struct sampler_thread *t);
  * lives less than a round is otherwise never seen); 0 when unknown (another thread's end). */
 void *sampler_thread_ended(pid_t tid, uint64_t end_cpu_ns);
 
+/* Unregisters every thread, for a load or attach that fails after threads were registered:
+ * each registration's handle (when not NULL) goes to release(ctx, handle). Thread-safe; not
+ * with sampler_run running. */
+void sampler_forget_threads(void (*release)(void *ctx, void *handle), void *ctx);
+
 /* Sets up the walk of samples in VM code called from Java (the frame anchor; hotspot.h) from
  * the calling thread: its JNIEnv, its JavaThread address (java.lang.Thread.eetop) and its tid.
  * Returns 0, or a negative code with the reason in the report (anchor_walk_off). Call once, on

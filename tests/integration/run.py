@@ -95,7 +95,7 @@ def tmpfile(suffix):
 
 def no_temp_left(path):
     """Nothing but the profile: neither the named temporary of file systems without unnamed files
-    (path.XXXXXX) nor the link a replacement goes through (path.PID-N)."""
+    (path.XXXXXX) nor the link a replacement goes through (path.<16 random hex digits>)."""
     left = glob.glob(glob.escape(path) + ".*")
     check(not left, f"temporary files left behind: {left}")
 
@@ -1387,6 +1387,255 @@ def case_names():
         print(f"{ext}: {len(names)} names, the hostile ones whole")
 
 
+# ---- trust: a failed attach under a thread limit, the reply file, names squatted --------------
+
+SKIP = 77  # the cases below that need root exit with this (ctest SKIP_RETURN_CODE) without it
+
+
+class Skip(Exception):
+    pass
+
+
+def other_user():
+    """A uid (group: the same number) that no account and no running process has — a thread limit
+    counts every thread of a user, so a shared account such as nobody would count other
+    programs' — and a directory it owns under ARGS.tmp. Raises Skip when not root."""
+    if os.geteuid() != 0:
+        raise Skip("needs root, to run a JVM as another user")
+    import pwd
+    used = set()
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                used.add(os.stat(f"/proc/{p}").st_uid)
+            except OSError:
+                pass
+    base = 61000 + os.getpid() % 3000  # the JDK 17/21/25 runs of a case, side by side, differ
+    uid = next((u for u in range(base, base + 1000) if u not in used and not _has_account(pwd, u)), None)
+    if uid is None:
+        raise Skip(f"no free uid in {base}..{base + 999}")
+    os.chmod(ARGS.tmp, 0o755)  # TemporaryDirectory makes it 0700
+    home = os.path.join(ARGS.tmp, "home")
+    os.mkdir(home)
+    os.chown(home, uid, uid)
+    return uid, home
+
+
+def _has_account(pwd, uid):
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def jvm_as(uid, home, scenario, seconds, extra_jvm=(), extra_args=()):
+    """A JVM running `scenario` as uid, in home (its error file there too)."""
+    cmd = java_cmd(None, scenario, seconds, extra_jvm=[f"-XX:ErrorFile={home}/hs_err_%p.log", *extra_jvm],
+                   extra_args=extra_args)
+    return subprocess.Popen(cmd, cwd=home, user=uid, group=uid, extra_groups=[],
+                            env={**os.environ, "HOME": home}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def threads_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line for line in f if line.startswith("Threads:")).split()[1])
+
+
+def settled_threads(pid, within=20):
+    """The JVM's thread count once it stays the same for a second."""
+    last, t0 = threads_of(pid), time.time()
+    while time.time() - t0 < within:
+        time.sleep(1)
+        n = threads_of(pid)
+        if n == last:
+            return n
+        last = n
+    raise Fail(f"the JVM's thread count did not settle in {within} s (last {last})")
+
+
+def nproc_soft(pid):
+    """The soft ulimit -u of process pid, as prlimit takes it ("unlimited" or a number)."""
+    with open(f"/proc/{pid}/limits") as f:
+        return next(line for line in f if line.startswith("Max processes")).split()[2]
+
+
+def limit_threads(uid, pid, soft):
+    """ulimit -u of the running process pid of uid: its soft limit, set as that user (root here
+    may lack CAP_SYS_RESOURCE, which setting another user's needs)."""
+    r = subprocess.run(["prlimit", "--pid", str(pid), f"--nproc={soft}:"], user=uid, group=uid,
+                       extra_groups=[], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, f"cannot set the thread limit of {pid}: {r.stderr}")
+
+
+def case_attach_thread_limit():
+    """A first attach that fails after the agent is set up — the sampler thread cannot start: the
+    JVM's user may have no more threads (ulimit -u) — leaves the JVM as it was: the attach says
+    so, and the JVM then starts and ends threads, fills and collects its heap (safepoint polls
+    and implicit null checks fault into the SIGSEGV handler) for 15 s, as before the attach,
+    and ends normally. (The old agent left its handlers and callbacks behind a library the JVM
+    had unloaded: a SIGSEGV, without an hs_err.) A corrected attach then profiles it: the agent
+    is set up again in the same JVM."""
+    uid, home = other_user()
+    out, go = os.path.join(home, "after.folded"), os.path.join(home, "go")
+    proc = jvm_as(uid, home, "aftergo", 25, extra_jvm=["-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"],
+                  extra_args=[go])
+    unlimited = None
+    try:
+        time.sleep(2)
+        if proc.poll() is not None:
+            raise Fail("the JVM did not start: " + proc.communicate()[1][-1500:])
+        unlimited = nproc_soft(proc.pid)
+        for _ in range(5):  # a thread the JVM starts meanwhile would take the one spare
+            n = settled_threads(proc.pid)
+            limit_threads(uid, proc.pid, n + 1)
+            if threads_of(proc.pid) == n:
+                break
+        print(f"uid {uid}: {n} threads, ulimit -u {n + 1} (one for the Attach Listener)")
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        print("the attach under the limit:", " ".join(p.stdout.split())[-200:])
+        check("return code: 0" not in p.stdout, f"the attach succeeded under the thread limit: {p.stdout}")
+        limit_threads(uid, proc.pid, unlimited)
+        open(go, "w").close()
+        for i in range(15):
+            time.sleep(1)
+            check(proc.poll() is None, f"the JVM died {i + 1} s after the failed attach (status {proc.returncode})")
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        check("return code: 0" in p.stdout, f"the corrected attach failed: {p.stdout} {p.stderr}")
+        o, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            if unlimited:  # SIGTERM's shutdown needs a thread
+                limit_threads(uid, proc.pid, unlimited)
+            proc.kill()
+            proc.communicate()
+    crashes = glob.glob(os.path.join(home, "hs_err_*.log"))
+    check(not crashes, f"the JVM crashed: {crashes}")
+    check(proc.returncode == 0 and "result done" in o, f"exit status {proc.returncode}, want 0: {err[-1500:]}")
+    # the precondition: the failure came after the set-up, where the sampler thread starts
+    check("RunAgentThread failed" in err or "cannot create the sampler thread" in err,
+          "the attach did not fail at the sampler thread's start: " + err[-1500:])
+    check("not started: the JVM is left as it was" in err, "no word of the failed start: " + err[-1500:])
+    stacks = parse_folded(out)
+    busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st)
+    print(f"{[line for line in o.splitlines() if line.startswith('aftergo')]}; after the corrected attach "
+          f"{sum(stacks.values())} samples, {busy} in busyAlpha")
+    check(busy > 300, "the corrected attach did not profile the program")
+
+
+def case_launcher_reply_root():
+    """sampler run as root against another user's JVM: that user, who writes the reply, cannot
+    make root print a file only root may read (the reply replaced by a link to it), nor send
+    escapes to root's terminal. A stand-in jattach plays the hostile JVM: as the JVM's user it
+    tries both on the reply file, and answers 0."""
+    uid, home = other_user()
+    secret = os.path.join(ARGS.tmp, "secret")
+    word = f"TOPSECRET{os.getpid()}"
+    with open(secret, "w") as f:
+        f.write(word + "\n")
+    os.chmod(secret, 0o600)
+    fake = os.path.join(ARGS.tmp, "bin")
+    os.mkdir(fake)
+    with open(os.path.join(fake, "jattach"), "w") as f:
+        f.write(f"""#!/bin/sh
+# jattach PID load AGENT true ARGS: the JVM's user, hostile
+reply=${{5##*reply=}}
+setpriv --reuid={uid} --regid={uid} --clear-groups sh -c '
+  rm -f "$1" 2>/dev/null; ln -sf "$2" "$1" 2>/dev/null
+  printf "answer\\033]0;owned\\007\\033[2J shown\\n" >>"$1" 2>/dev/null
+  [ -L "$1" ] && echo "jattach: replaced the reply with a link" >&2
+' sh "$reply" {secret}
+echo "return code: 0"
+""")
+    os.chmod(os.path.join(fake, "jattach"), 0o755)
+    proc = jvm_as(uid, home, "forever", 0)
+    try:
+        time.sleep(1.5)
+        p = subprocess.run([ARGS.launcher, "start", "interval=1ms", f"file={home}/p.folded", str(proc.pid)],
+                           capture_output=True, timeout=60,
+                           env={**os.environ, "PATH": fake + ":" + os.environ["PATH"], "SAMPLER_AGENT": ARGS.agent})
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    shown = p.stdout + p.stderr
+    print(f"sampler start as root, exit {p.returncode}: {shown!r}"[:400])
+    check(word.encode() not in shown, "root printed a file only root may read, through the reply")
+    check(b"answer" in shown and b"shown" in shown, "the stand-in's answer was not shown (did it run?)")
+    bad = sorted({c for c in shown if c < 32 and c not in (9, 10) or c == 127})
+    check(not bad, f"control characters reached root's terminal: {bad}")
+
+
+def case_reply_file():
+    """reply= is written only as a regular file: a FIFO (no reader) neither hangs the attach nor
+    the JVM's exit, and a symbolic link is not followed (its target stays as it was); each is
+    said on the JVM's stderr, and the command itself is carried out."""
+    out = tmpfile(".folded")
+    fifo, target, link = (os.path.join(ARGS.tmp, n) for n in ("fifo", "target", "link"))
+    os.mkfifo(fifo)
+    with open(target, "w") as f:
+        f.write("keep\n")
+    os.symlink(target, link)
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        cmd = [ARGS.jcmd, str(proc.pid), "JVMTI.agent_load", ARGS.agent]
+        p = subprocess.run(cmd + [f'"start,interval=1ms,file={out},reply={fifo}"'], capture_output=True,
+                           text=True, timeout=60)
+        check("return code: 0" in p.stdout, f"the start with a FIFO as reply failed: {p.stdout} {p.stderr}")
+        p = subprocess.run(cmd + [f'"status,reply={link}"'], capture_output=True, text=True, timeout=60)
+        check("return code: 0" in p.stdout, f"status with a link as reply failed: {p.stdout} {p.stderr}")
+        time.sleep(1)
+    except subprocess.TimeoutExpired:
+        with open(fifo, "rb", buffering=0) as f:  # lets the blocked agent go on, then ends the JVM
+            f.read(1)
+        raise Fail("the attach hung on a FIFO given as reply=")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    no_crash(proc.returncode, 143, err)
+    with open(target) as f:
+        check(f.read() == "keep\n", "the link's target was written")
+    check(f"reply={fifo}: not written (not a regular file" in err or f"reply={fifo}: not written (No such device" in err,
+          "no word of the FIFO refused: " + err[-800:])
+    check(f"reply={link}: not written (Too many levels of symbolic links)" in err,
+          "no word of the link refused: " + err[-800:])
+    stacks = parse_folded(out)
+    print(f"FIFO and link as reply= refused; the profile has {sum(stacks.values())} samples")
+    check(sum(stacks.values()) > 300, "the start with a refused reply= did not profile")
+
+
+def case_squatted_names():
+    """Whoever can write the profile's directory cannot stop the JVM from writing its profile by
+    making the names the agent would use first: the probe at start and the link through which an
+    existing profile is replaced (once FILE.PID-probe and FILE.PID-0..999, known in advance)."""
+    out = tmpfile(".folded")
+    with open(out, "w") as f:
+        f.write("old 1\n")  # an existing profile: replaced through a link of its own
+    proc = forever_jvm()
+    try:
+        time.sleep(1.5)
+        squat = [f"{out}.{proc.pid}-probe"] + [f"{out}.{proc.pid}-{i}" for i in range(1000)]
+        for name in squat:
+            open(name, "w").close()
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        check("return code: 0" in p.stdout, f"the attach failed beside squatted names: {p.stdout} {p.stderr}")
+        time.sleep(2)
+    finally:
+        err = end_jvm(proc)
+    stacks = parse_folded(out)
+    left = sorted(set(glob.glob(glob.escape(out) + ".*")) - set(squat))
+    print(f"{len(squat)} names squatted; the profile has {sum(stacks.values())} samples; left {left}")
+    check("old" not in stacks, "the old profile was not replaced")
+    check(sum(stacks.values()) > 300, "the profile has few samples: " + err[-800:])
+    check(not left, f"temporary files left behind: {left}")
+
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -1403,6 +1652,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     ARGS.agent = os.path.abspath(ARGS.agent)
+    ARGS.classes = os.path.abspath(ARGS.classes)  # for JVMs run elsewhere (jvm_as)
     if ARGS.jcmd is None:
         beside = os.path.join(os.path.dirname(ARGS.java), "jcmd")
         ARGS.jcmd = beside if os.path.dirname(ARGS.java) and os.access(beside, os.X_OK) else "jcmd"
@@ -1417,6 +1667,9 @@ def main():
         except subprocess.TimeoutExpired as e:
             print(f"FAIL {ARGS.case}: timed out: {e}")
             return 1
+        except Skip as e:
+            print(f"SKIPPED {ARGS.case}: {e}")
+            return SKIP
     print(f"PASS {ARGS.case}")
     return 0
 

@@ -413,6 +413,43 @@ public class Scenarios {
         }
     }
 
+    /* aftergo: what a failed attach's leftovers would meet. Until the file `go` exists the program
+     * starts no thread (the test counts them to set a thread limit); then, for the scenario's
+     * seconds, threads start and end (ThreadStart/ThreadEnd), the heap fills and is collected
+     * (safepoints: compiled code's polls fault into the SIGSEGV handler) and a null check in
+     * compiled code fails now and then (an implicit one: a SIGSEGV too). */
+    static volatile boolean going;
+    static volatile Object maybeNull = new Object();
+
+    static void awaitGo(String go) throws InterruptedException {
+        while (!new java.io.File(go).exists()) Thread.sleep(50);
+        going = true;
+    }
+
+    static void afterGo() {
+        while (!going && !stop) LockSupport.parkNanos(50_000_000L);
+        long failed = 0, npes = 0, k = 0;
+        while (!stop) {
+            Thread t = new Thread(() -> sink += 1, "short-lived");
+            try {
+                t.start();
+                t.join();
+            } catch (OutOfMemoryError e) {
+                failed++; // a thread limit still in force
+            } catch (InterruptedException e) {
+                return;
+            }
+            for (int i = 0; i < 64; i++) sink += new byte[64 * 1024].length;
+            maybeNull = (++k & 7) == 0 ? null : new Object();
+            try {
+                sink += maybeNull.hashCode();
+            } catch (NullPointerException e) {
+                npes++;
+            }
+        }
+        System.out.println("aftergo threads not started " + failed + ", null checks failed " + npes);
+    }
+
     public static void main(String[] args) throws Exception {
         String scenario = args[0];
         long millis = (long) (Double.parseDouble(args.length > 1 ? args[1] : "5") * 1000);
@@ -490,6 +527,10 @@ public class Scenarios {
                 });
                 break;
             }
+            case "aftergo":
+                worker("busy-alpha", () -> sink += busyAlpha());
+                worker("after-go", Scenarios::afterGo);
+                break;
             case "sigprof": // another library holds SIGPROF; threads start and end all the time
                 System.load(args[2]);
                 holdSigprof();
@@ -557,6 +598,7 @@ public class Scenarios {
         for (Thread t : workers) t.start();
         if (scenario.equals("names")) namesRunning();
         if (scenario.equals("forever")) { Thread.sleep(Long.MAX_VALUE); }
+        if (scenario.equals("aftergo")) awaitGo(args[2]);
         Thread.sleep(millis);
         if (scenario.equals("exit")) {
             System.out.println("exiting");
