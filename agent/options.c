@@ -193,6 +193,16 @@ static int expand_pattern(const char *v, uint64_t seq, time_t t, char *out, size
   return 0;
 }
 
+/* Whether pattern v names each chunk of `loop` apart: it has %n or %t (not %%n, a literal). */
+static int names_chunks(const char *v) {
+  for (const char *p = v; *p; p++) {
+    if (p[0] != '%') continue;
+    if (p[1] == 'n' || p[1] == 't') return 1;
+    if (p[1]) p++; /* %% and %p */
+  }
+  return 0;
+}
+
 /* o->file from o->file_pattern: the profile (or the first chunk) now. */
 static int expand_file(struct agent_options *o) {
   return expand_pattern(o->file_pattern, 0, time(NULL), o->file, sizeof o->file);
@@ -459,8 +469,8 @@ static const struct opt_spec OPTIONS[] = {
      "`0` or a time with a unit `ms`, `s`, `m`, `h`: stop sampling and write the profile then"},
     {"loop", "TIME", OPT_TAKES_VALUE, parse_loop, 0, "0", "(one profile)",
      "continuous profiling: every TIME (from `1s`) a complete profile of that period is written "
-     "and the next starts from zero; name the files with `%n` (0, 1, 2...) or `%t` (the period's "
-     "start) in `file=`"},
+     "and the next starts from zero; `file=` must name each with `%n` (0, 1, 2...) or `%t` (the "
+     "period's start)"},
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
      "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
@@ -541,6 +551,11 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(
         err, errlen,
         "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)");
+  if (*o->file_pattern && o->loop_ns && !names_chunks(o->file_pattern))
+    return fail(err, errlen,
+                "loop= with file=%s: every chunk would overwrite the last; put %%n (the chunk's "
+                "number) or %%t (its start time) in file=, e.g. file=profile-%%n.html",
+                o->file_pattern);
   if (*o->file_pattern) {
     if (expand_file(o)) return fail(err, errlen, "file=%s: path too long", o->file_pattern);
     if (o->format < 0) o->format = format_from_name(o->file);

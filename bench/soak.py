@@ -154,7 +154,8 @@ def main():
     agent = os.path.join(build, "agent", "libsampler.so")
     every = args.every or min(30.0, max(1.0, args.seconds / 60))
     with tempfile.TemporaryDirectory(prefix="sampler-soak-") as tmp:
-        out = os.path.join(tmp, "soak.folded")
+        # loop= needs the chunks named apart (the agent refuses a file= without %n or %t)
+        out = os.path.join(tmp, "soak-%n.folded" if "loop=" in args.opts else "soak.folded")
         opts = f"interval={args.interval},file={out}" + (f",{args.opts}" if args.opts else "")
         base = [args.java, "-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch", f"-XX:ErrorFile={tmp}/hs_err_%p.log"]
         if args.nmt:

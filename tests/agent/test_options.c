@@ -202,6 +202,12 @@ ParameterizedTestParameters(options, rejected) {
        "duration=5us: accepted: 0 or a whole number with a unit ms, s, m or h (e.g. duration=30s)"},
       {"help=1", "help takes no value"},
       {"file=", "file=: empty path"},
+      {"loop=10m,file=/tmp/p.html",
+       "loop= with file=/tmp/p.html: every chunk would overwrite the last; put %n (the "
+       "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
+      {"loop=1s,file=/tmp/p-%p-%%n.html",
+       "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
+       "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
        "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"},
       {"Interval=1ms",
@@ -581,6 +587,8 @@ Test(options, loop_chunks_are_named_by_number_and_start_time) {
   snprintf(want, sizeof want, "/tmp/p-7-%s.folded", stamp);
   cr_expect_str_eq(name, want);
   cr_expect(strstr(o.file, "/tmp/p-0-"), "the first chunk's name: %s", o.file);
+  cr_assert_eq(opt_parse("loop=1m,file=/tmp/p-%t.folded", &o, err, sizeof err), 0,
+               "%%t alone names the chunks apart: %s", err);
   cr_assert_eq(opt_parse("loop=1m,format=svg", &o, err, sizeof err), 0, "%s", err);
   cr_expect_str_eq(o.file_pattern, "sampler-%p-%n.svg", "the default name numbers the chunks");
   cr_assert_eq(opt_set_file(&o, "/tmp/last.html", err, sizeof err), 0, "%s", err);
