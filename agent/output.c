@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +82,24 @@ static int out_open(const char *path, struct out_file *o) {
   return 0;
 }
 
+/* Links the unnamed file fd to a name beside path that nobody can foresee (path.<16 random hex
+ * digits>), written into name[len]: whoever can write the directory cannot stop the profile by
+ * making its names first (a taken name is skipped for another). Returns 0, or a negative errno
+ * (-EEXIST when 64 names in a row were taken). */
+static int link_beside(int fd, const char *path, char *name, size_t len) {
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  for (uint64_t i = 0; i < 64; i++) {
+    uint64_t r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) /* no entropy yet: rare */
+      r = (plat_mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)&r) * 0x9e3779b97f4a7c15u + i;
+    snprintf(name, len, "%s.%016" PRIx64, path, r);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != EEXIST) return -errno;
+  }
+  return -EEXIST;
+}
+
 /* Gives the unnamed file fd the name path: directly when nothing is there yet, else through a
  * name of its own renamed over the target (a writer killed between the two leaves that name).
  * Returns 0 or a negative errno. */
@@ -89,17 +108,12 @@ static int link_unnamed(int fd, const char *path) {
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
   if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
   if (errno != EEXIST) return -errno;
-  for (unsigned i = 0; i < 1000; i++) {
-    snprintf(tmp, sizeof tmp, "%s.%d-%u", path, (int)getpid(), i);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
-      if (rename(tmp, path) == 0) return 0;
-      int e = errno;
-      unlink(tmp);
-      return -e;
-    }
-    if (errno != EEXIST) return -errno;
-  }
-  return -EEXIST;
+  int rc = link_beside(fd, path, tmp, sizeof tmp);
+  if (rc) return rc;
+  if (rename(tmp, path) == 0) return 0;
+  int e = errno;
+  unlink(tmp);
+  return -e;
 }
 
 /* Finishes the file: flushed, synced, and named path — or, when rc (the writing's result) or
@@ -121,17 +135,15 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
   int rc = out_open(o->file, &of);
   if (!rc && of.unnamed) { /* can it be given a name? (/proc mounted, links allowed) */
     char probe[sizeof of.tmp];
-    snprintf(probe, sizeof probe, "%s.%d-probe", o->file, (int)getpid());
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(of.f));
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, probe, AT_SYMLINK_FOLLOW) == 0) {
+    int linked = link_beside(fileno(of.f), o->file, probe, sizeof probe);
+    if (linked == 0) {
       unlink(probe);
-    } else if (errno == ENOENT) { /* no /proc: named temporaries then */
+    } else if (linked == -ENOENT) { /* no /proc: named temporaries then */
       unnamed_unusable = 1;
       fclose(of.f);
       rc = out_open(o->file, &of);
     } else {
-      rc = -errno;
+      rc = linked;
       fclose(of.f);
       of.f = NULL;
     }
