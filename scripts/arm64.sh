@@ -31,17 +31,9 @@ pkgs=(openjdk-17-jre-headless libc6 libstdc++6 libgcc-s1 zlib1g liblzma5 libzstd
 jrel=usr/lib/jvm/java-17-openjdk-$arch
 
 prog=arm64
-die() { echo "arm64: $*" >&2; exit 1; }
 # shellcheck source=scripts/debroot.sh
 . "$(dirname "$0")/debroot.sh"
-
-mode=fetch
-case "${1:-}" in
-  "") ;;
-  --list) mode=list ;;
-  -h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
-  *) die "unknown argument '$1' (accepted: --list, --help)" ;;
-esac
+debroot_mode "$@"
 
 dir=$(debroot_dir)
 final=$dir/arm64

@@ -1,11 +1,14 @@
-# shellcheck shell=bash disable=SC2154 # prog: set by the script that sources this file
+# shellcheck shell=bash disable=SC2154,SC2034 # prog: set by the sourcing script; mode, aptopts ...: read by it
 # Sourced by scripts/jdks.sh and scripts/arm64.sh: Debian packages of another release or another
 # architecture, downloaded with a private apt and extracted into a private directory — nothing is
 # installed into the system (apt-get download + dpkg -x, never dpkg -i), and the system's apt
 # lists, cache and status are not touched. The archive is the one this machine's apt already
 # uses: its URIs are read from the system's apt configuration, never written here.
 #
-# The caller sets `prog` (the prefix of its messages) and defines `die`. Functions:
+# The caller sets `prog` (the prefix of its messages, and its name: scripts/$prog.sh). Functions:
+#   die MESSAGE...                 prints "prog: MESSAGE" on stderr and exits 1
+#   debroot_mode [ARG]             the scripts' one argument: sets mode to fetch (none) or list
+#                                  (--list); --help prints the script's head comment and exits
 #   debroot_dir                    prints the cache directory (the rules below)
 #   debroot_apt APTDIR SUITE ARCH  a private apt in APTDIR for SUITE's ARCH packages, updated;
 #                                  sets the arrays aptopts and main_uris
@@ -15,6 +18,18 @@
 #
 # The directory: $SAMPLER_JDKS_DIR, else /var/cache/sampler-jdks when that can be written,
 # else ${XDG_CACHE_HOME:-~/.cache}/sampler-jdks.
+
+die() { echo "$prog: $*" >&2; exit 1; }
+
+debroot_mode() {
+  mode=fetch
+  case "${1:-}" in
+    "") ;;
+    --list) mode=list ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (accepted: --list, --help)" ;;
+  esac
+}
 
 debroot_dir() {
   if [ -n "${SAMPLER_JDKS_DIR:-}" ]; then

@@ -28,17 +28,9 @@ tools=(java javac jcmd jps jstack jinfo jmap jar javap jshell jfr keytool)
 suite=${SAMPLER_JDK_SUITE:-trixie}
 
 prog=jdks
-die() { echo "jdks: $*" >&2; exit 1; }
 # shellcheck source=scripts/debroot.sh
 . "$(dirname "$0")/debroot.sh"
-
-mode=fetch
-case "${1:-}" in
-  "") ;;
-  --list) mode=list ;;
-  -h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
-  *) die "unknown argument '$1' (accepted: --list, --help)" ;;
-esac
+debroot_mode "$@"
 
 dir=$(debroot_dir)
 
