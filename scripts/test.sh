@@ -7,7 +7,9 @@
 #   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
 #                  proving they need no test framework (and building them with clang too)
 #   build/         RelWithDebInfo, the plain build: every test, the JVM integration tests too,
-#                  on JDK 17 (the system's) and on 21 and 25 (scripts/jdks.sh)
+#                  on JDK 17 (the system's) and on 21 and 25 (scripts/jdks.sh); and the agent
+#                  cross-built for aarch64 (build/arm64/) in Debian's arm64 JDK 17 under
+#                  qemu-aarch64 (scripts/arm64.sh; tests jvm_arm64_*, label arm64)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,6 +22,10 @@ bash scripts/format.sh --check
 echo "== JDK 21 and 25 for the integration tests (scripts/jdks.sh: Debian 13's, in a private cache, not the system)"
 bash scripts/jdks.sh
 extra_jdks=$(bash scripts/jdks.sh --list)
+
+echo "== Debian 12's arm64 JDK 17 and libraries for the aarch64 JVM tests (scripts/arm64.sh: run under qemu-aarch64, in the same cache)"
+bash scripts/arm64.sh
+arm64_root=$(bash scripts/arm64.sh --list)
 
 echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-san/, Debug)"
 cmake -S . -B build-san -DSAMPLER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc \
@@ -45,6 +51,6 @@ fi
 
 echo "== all tests, plain build (build/, RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON \
-  -DSAMPLER_EXTRA_JDKS="$extra_jdks" >/dev/null
+  -DSAMPLER_EXTRA_JDKS="$extra_jdks" -DSAMPLER_ARM64="$arm64_root" >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure
