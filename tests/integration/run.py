@@ -1662,10 +1662,12 @@ def case_squatted_names():
 # tests/integration/arm64.cmake runs these with --java the wrapper scripts/arm64.sh writes and
 # --agent/--jnilib cross-built for aarch64. qemu-user translates every instruction (the JIT's code
 # too) and delivers a signal only at the end of a translation block, so the bounds here are
-# qemu's, not hardware's (docs/arm64.md has the measurements): the interval is 5 ms (a capture
-# costs ~70-110 us in the handler under qemu, ~30 us on an idle machine), the runs are short
-# (JVM start alone takes 3-10 s), and every count is derived from the CPU the threads got, never
-# from the wall clock.
+# qemu's, not hardware's (docs/arm64.md has the measurements, at load averages of 22-33 on 2
+# vCPUs): the interval is 5 ms (the handler's median capture 65-148 us under qemu, 29-45 us for
+# the x86 agent at the same load; the agent's own thread takes 26-43% of the process's CPU, 43%
+# at 1 ms; 17-191 samples a wall-clock second; ASGCT fails on 4-6% of calls in busy Java
+# methods), the runs are short (JVM start alone takes 3-10 s), and every count is derived from
+# the CPU the threads got, never from the wall clock.
 
 ARM64_INTERVAL = "5ms"
 ARM64_TIMEOUT = 240
@@ -1805,7 +1807,7 @@ def case_arm64_torture():
     started = int(re.search(r"^threads (\d+)$", p.stdout, re.M).group(1))
     print(f"churn: {started} threads started and ended; {s['samples']} samples, threads seen {s.get('threads')}, "
           f"unsampled {s.get('unsampled_threads')}, lost {s.get('lost_samples')}, faults {s.get('faults')}")
-    check(started >= 40, f"only {started} threads: not a churn")  # measured 125 at a load of 22
+    check(started >= 40, f"only {started} threads: not a churn")  # measured 125 and 233 at loads 22 and 33
     check(int(s["threads"]) >= started, f"{started} threads started, {s['threads']} registered")
     import random
     rnd = random.Random(17)
