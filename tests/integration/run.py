@@ -314,15 +314,15 @@ def case_sigterm():
     no_temp_left(out)
 
 
-def kill3_then_term(interval, settle, least, timeout=60):
+def kill3_then_term(interval, settle, least, timeout=60, write_s=10):
     """A `forever` JVM sampled at `interval`, once settle(proc) has let it run: kill -3 writes the
-    profile so far (whole, at least `least` samples) and the JVM goes on; SIGTERM writes it
-    again, with more samples. Returns the exit's stderr."""
+    profile so far within `write_s` seconds (whole, at least `least` samples) and the JVM goes
+    on; SIGTERM writes it again, with more samples. Returns the exit's stderr."""
     out = tmpfile(".folded")
     proc = start_forever(out, interval)
     settle(proc)
     proc.send_signal(signal.SIGQUIT)
-    check(wait_for(out, 10), "kill -3 wrote no profile")
+    check(wait_for(out, write_s), "kill -3 wrote no profile")
     time.sleep(0.5)
     first = parse_folded(out)
     n1 = sum(first.values())
@@ -1697,16 +1697,18 @@ def wait_thread(proc, name, seconds):
 
 
 def arm64_settle(proc):
-    check(wait_thread(proc, "busy-alpha", 90), "the arm64 JVM did not start its workers")
+    check(wait_thread(proc, "busy-alpha", 180), "the arm64 JVM did not start its workers in 180 s")
     time.sleep(2)
 
 
 def case_arm64_shares():
     """Two busy threads in known methods beside 50 idle ones: each busy thread's samples are in its
-    own method (>= 90%) and as many as its CPU time over the interval (ThreadMXBean; within 30%
-    or 5 samples: measured 55 for 55.7 and 56 for 56.3 on a loaded machine), each one's share of
-    the two's samples within 3 standard errors (at least 5 points) of its share of their CPU, and
-    the idle threads hold at most 1% of all samples (measured 1 of 599)."""
+    own method (>= 80%) and as many as its CPU time over the interval (ThreadMXBean; within 30%
+    or 5 samples: measured 55 for 55.7 and 56 for 56.3 on a loaded machine, 16 for 16.6 at a load
+    average of 47, where the threads got 83 ms of CPU in 6 s), each one's share of the two's
+    samples within 3 standard errors (at least 5 points) of its share of their CPU, and the idle
+    threads hold at most 3% of all samples (measured 1-3 of 600-1,000 at loads 22-33, 16 of 861
+    at 47: their start-up's CPU weighs when the busy threads get little)."""
     arm64_agent()
     out = tmpfile(".folded")
     p = run(f"interval={ARM64_INTERVAL},threads,file={out}", "busyidle", 6, timeout=ARM64_TIMEOUT)
@@ -1729,13 +1731,15 @@ def case_arm64_shares():
         se = 100 * math.sqrt(max(cshare / 100 * (1 - cshare / 100), 0.01) / max(both_s, 1))
         print(f"{w}: {n} samples ({own} in {method}) for {cpu[w] / 1e6:.0f} ms of CPU ({want:.1f} intervals); "
               f"share {share:.1f}% for {cshare:.1f}% of the pair's CPU (3 SE = {3 * se:.1f} points)")
-        check(n >= 20, f"{w}: {n} samples: too few to judge ({cpu[w] / 1e6:.0f} ms of CPU)")
+        check(n >= 5, f"{w}: {n} samples: too few to judge ({cpu[w] / 1e6:.0f} ms of CPU)")
         if own < 0.8 * n:
             print(f"{w}: not in {method}: {top({k: c for k, c in stacks.items() if k.startswith(f'[{w} tid=') and method not in k}, 6)}")
         check(own >= 0.8 * n, f"{w}: only {own} of {n} samples in {method}")
         check(abs(n - want) <= max(0.3 * want, 5), f"{w}: {n} samples for {want:.1f} intervals of CPU")
         check(abs(share - cshare) <= max(3 * se, 5), f"{w}: sample share {share:.1f}% vs CPU share {cshare:.1f}%")
-    check(idle <= 0.01 * total, f"the idle threads hold {idle} of {total} samples")
+    if idle > 0.01 * total:
+        print(f"idle threads: {top({k: n for k, n in stacks.items() if k.startswith('[idle-')}, 4)}")
+    check(idle <= 0.03 * total, f"the idle threads hold {idle} of {total} samples")
     check(s.get("faults") == "0", f"faults: {s.get('faults')}")
 
 
@@ -1789,12 +1793,13 @@ def case_arm64_trig():
 def case_arm64_dump():
     """kill -3 mid-run writes the profile so far, whole, and the JVM goes on; SIGTERM writes it
     again with more; duration=2s writes the text report whole once, after ~2 s of sampling (up to
-    4 s: on a loaded machine the agent's end came 1 s late under qemu). Its hot frames are not
+    6 s, well before the program's end: at load averages of 22-33 the report came at 2.6-3.0 s
+    under qemu, and x86's at 3.1-3.9 s at 28-41). Its hot frames are not
     required to name the busy method: 2 s (and 4 s, measured) after the agent starts, a JVM under
     qemu on a loaded machine is still in Scenarios' static initializer and lambda bootstrap."""
     arm64_agent()
-    kill3_then_term(ARM64_INTERVAL, arm64_settle, 50, timeout=ARM64_TIMEOUT)
-    duration_run(ARM64_INTERVAL, 2, 6, 4.0, hot=False, timeout=ARM64_TIMEOUT)
+    kill3_then_term(ARM64_INTERVAL, arm64_settle, 50, timeout=ARM64_TIMEOUT, write_s=30)
+    duration_run(ARM64_INTERVAL, 2, 6, 6.0, hot=False, timeout=ARM64_TIMEOUT)
 
 
 def case_arm64_torture():
