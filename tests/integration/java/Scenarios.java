@@ -32,6 +32,8 @@
 //             while blocked — sent, of timers —; the user's SigQ as it blocked and unblocked)
 //   churn     two threads starting short-lived threads (~20 us of work each) one after another,
 //             thousands a second; prints "threads N"
+//   lifetimes two threads starting threads that compute for 2-30 ms each, one after another;
+//             prints "threads N" and "lifetimes asked NS got NS" (their computing time, their CPU)
 //   deopt     one thread calling through a MutableCallSite whose target it switches every
 //             2,000 calls: each switch invalidates the compiled code that inlined the old one
 //             (a deoptimization storm); prints "switches N"
@@ -302,11 +304,19 @@ public class Scenarios {
 
     /* Threads that compute for 2 to 30 ms and end, one after another: busy at the sampler's
      * looks, and often ending with a request open. */
+    // what the lifetime threads asked for (the wall time they computed) and got (their CPU)
+    static final java.util.concurrent.atomic.AtomicLong lifeAsked = new java.util.concurrent.atomic.AtomicLong();
+    static final java.util.concurrent.atomic.AtomicLong lifeGot = new java.util.concurrent.atomic.AtomicLong();
+
     static void spawnBusyThreads(int seed) {
         java.util.Random r = new java.util.Random(seed);
         while (!stop) {
             long ns = 2_000_000L + r.nextInt(28_000_000);
-            Thread t = new Thread(() -> sink += computeFor(ns), "lifetime");
+            Thread t = new Thread(() -> {
+                sink += computeFor(ns);
+                lifeAsked.addAndGet(ns);
+                lifeGot.addAndGet(mx.getCurrentThreadCpuTime());
+            }, "lifetime");
             t.start();
             started.incrementAndGet();
             try { t.join(); } catch (InterruptedException e) { return; }
@@ -570,6 +580,7 @@ public class Scenarios {
         for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
         if (scenario.equals("churn") || scenario.equals("soak") || scenario.equals("lifetimes"))
             System.out.println("threads " + started.get());
+        if (scenario.equals("lifetimes")) System.out.println("lifetimes asked " + lifeAsked.get() + " got " + lifeGot.get());
         if (scenario.equals("deopt")) System.out.println("switches " + switches);
         System.out.println("result done");
     }
