@@ -142,10 +142,37 @@ def share_tolerance(points, g_e, g_var, o_e, o_var):
     return max(points, 3 * sigma), sigma
 
 
+def check_profile_holds_cpu(what, total, cpu_ms, every_ns, held=0.8, at_least=20):
+    """A profile of `total` samples holds most (`held`) of the cpu_ms the process used while it
+    was sampled — the summary's process_cpu_ms, or the JVM's CPU read from /proc (proc_cpu_ms) —
+    at one sample per interval: neither cut short nor empty, whatever CPU the machine gave."""
+    want = held * cpu_ms * 1e6 / every_ns
+    print(f"{what}: {total} samples for {cpu_ms:.1f} ms of the process's CPU at {every_ns / 1e6:g} ms "
+          f"(at least {want:.0f})")
+    check(cpu_ms * 1e6 / every_ns >= at_least, f"{what}: the machine gave the JVM {cpu_ms:.1f} ms of CPU: "
+          f"too little to judge (at least {at_least} intervals)")
+    check(total >= want, f"{what}: {total} samples for {cpu_ms:.1f} ms of the process's CPU "
+          f"(want at least {want:.0f}: {100 * held:.0f}% of it)")
+
+
+def proc_cpu_ms(pid):
+    """The CPU process pid has used so far (user + system, /proc/PID/stat), in ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_given(cpu_ns_list, seconds):
     """The fraction of the CPU the threads asked for (each a whole CPU for `seconds`) that the
     machine gave them: 1.0 on a quiet machine, ~0.5 beside two CPU hogs on two cores."""
     return sum(cpu_ns_list) / (len(cpu_ns_list) * seconds * 1e9)
+
+
+def harness_samples(stacks):
+    """Samples of a worker reading its own CPU as it ends (the scenario's ThreadMXBean call: ~35 ms
+    of CPU the first time, 8% of a thread's samples when a busy machine gives it 400 ms): the
+    test's, not the scenario's work."""
+    return sum(n for k, n in stacks.items() if "ThreadImpl.getCurrentThreadCpuTime" in k)
 
 
 def tmpfile(suffix):
@@ -165,7 +192,8 @@ def no_temp_left(path):
 # ---------------------------------------------------------------------------------------------
 
 def case_busyidle():
-    """(a) 2 busy threads + 50 idle: >= 95% in the busy methods, idle threads <= 0.1%."""
+    """(a) 2 busy threads + 50 idle: the busy threads' CPU (>= 95% of it) in the busy methods,
+    each thread's share in proportion to its CPU (5 points), idle threads <= 0.1%."""
     out = tmpfile(".folded")
     p = run(f"interval=1ms,threads,file={out}", "busyidle", 6)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -176,12 +204,20 @@ def case_busyidle():
     s = summary(p.stderr)
     print(f"total={total} busy={busy} ({100*busy/max(total,1):.2f}%) idle={idle} ({100*idle/max(total,1):.3f}%)")
     print("summary:", {k: s[k] for k in ("samples", "captures", "requests", "skipped_cpu", "skipped_idle", "cost_median_us", "sampler_cpu_ms") if k in s})
-    check(total > 1000, f"too few samples: {total}")
-    check(busy >= 0.95 * total, f"busy methods got {100*busy/total:.2f}% < 95%")
+    cpu, roots = thread_cpu(p.stdout), by_thread(stacks)
+    a_e, a_var = check_samples_follow_cpu("busy-alpha", roots.get("busy-alpha", 0), [cpu["busy-alpha"]], 1000000)
+    b_e, b_var = check_samples_follow_cpu("busy-beta", roots.get("busy-beta", 0), [cpu["busy-beta"]], 1000000)
+    # the JVM's own threads (the JIT's start-up work) weigh more when the busy threads get less
+    check(busy >= 0.95 * (a_e + b_e), f"busy methods got {busy} samples for {a_e + b_e:.0f} intervals of "
+          "the busy threads' CPU (< 95%)")
     check(idle <= 0.001 * total, f"idle threads got {100*idle/total:.3f}% > 0.1%")
     alpha = sum(n for st, n in stacks.items() if st.startswith("[busy-alpha") and "busyAlpha" in st)
     beta = sum(n for st, n in stacks.items() if st.startswith("[busy-beta") and "busyBeta" in st)
-    check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
+    tol, _ = share_tolerance(5, a_e, a_var, b_e, b_var)
+    a_share, a_cpu = 100 * alpha / max(alpha + beta, 1), 100 * a_e / max(a_e + b_e, 1e-9)
+    print(f"busyAlpha {a_share:.2f}% of the busy methods' samples, busy-alpha {a_cpu:.2f}% of their CPU")
+    check(abs(a_share - a_cpu) <= tol, f"each busy thread in proportion to its CPU: alpha={alpha} beta={beta} "
+          f"({a_share:.2f}% for {a_cpu:.2f}% of the CPU, +-{tol:.2f})")
 
 
 def proportion_case(scenario, group, opts="", points=5.0, interval="1ms", seconds=8):
@@ -288,13 +324,22 @@ def case_wakers():
     the samples within 1.5 points of their share of the CPU (measured: 0.2 points; before a
     thread's samples started at a random phase, only the look right after a blocked capture held
     CPU as ambiguous and a thread's due units outlived it, they got about half: 4.3 short)."""
-    s_share, c_share, s, _ = proportion_case("wakers", "waker-", points=1.5)
+    s_share, c_share, s, cpu = proportion_case("wakers", "waker-", points=1.5)
     # whether a thread with a due sample runs: the wakers sleep in Thread.sleep, where the
     # JVM's word on its thread (_thread_blocked) answers without a /proc read
     asked, jvm = int(s["running_asked"]), int(s["running_jvm"])
     print(f"is it running? asked {asked}, answered by the Java thread's state {jvm}")
-    check(asked > 1000, f"the schedule asked whether a due waker runs only {asked} times")
-    check(jvm >= 0.9 * asked, f"the Java threads' states answered {jvm} of {asked} questions (< 90%)")
+    # a waker owes a sample about every interval of its CPU; each is asked about at least once
+    owed = sum(c for w, c in cpu.items() if w.startswith("waker-")) / 1e6
+    check(asked >= 0.5 * owed and asked >= 100,
+          f"the schedule asked whether a due waker runs only {asked} times (for {owed:.0f} ms of their CPU)")
+    # a waker the question finds woken but waiting for a CPU is not blocked in the JVM's word:
+    # a busy machine leaves more of them so (80% answered beside two CPU hogs) — the 90% is
+    # judged when the busy threads got 90% of their CPU, a majority otherwise
+    given = cpu_given([cpu["busy-alpha"], cpu["busy-beta"]], 8)
+    want = 0.9 if given >= 0.9 else 0.5
+    print(f"the busy threads got {100 * given:.0f}% of their CPU: at least {100 * want:.0f}% answered by the states")
+    check(jvm >= want * asked, f"the Java threads' states answered {jvm} of {asked} questions (< {100 * want:.0f}%)")
     # and a waker parked since a look that found it idle is not read again (a clock read) until
     # it runs Java code or 50 ms have passed: at most 15 reads a round for the 400 wakers and
     # the rest (measured: 6.4 a round, 4.6 since looks at the waiting follow the rate too)
@@ -389,9 +434,9 @@ def case_exit():
     p = run(f"interval=1ms,file={out}", "exit", 3)
     check(p.returncode == 3, f"exit status {p.returncode} (want the program's 3): {p.stderr[-1000:]}")
     stacks = parse_folded(out)
-    check(sum(stacks.values()) > 500, f"too few samples after System.exit: {sum(stacks.values())}")
+    s = summary(p.stderr)
+    check_profile_holds_cpu("after System.exit", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
     check(any("busyAlpha" in s for s in stacks), "busyAlpha missing")
-    summary(p.stderr)
     no_temp_left(out)
 
 
@@ -409,8 +454,8 @@ def case_sigterm():
     _, err = proc.communicate(timeout=60)
     check(proc.returncode == 143, f"exit status {proc.returncode}, want 143 (SIGTERM): {err[-1000:]}")
     stacks = parse_folded(out)
-    check(sum(stacks.values()) > 500, f"too few samples: {sum(stacks.values())}")
-    summary(err)
+    s = summary(err)
+    check_profile_holds_cpu("after SIGTERM", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
     no_temp_left(out)
 
 
@@ -418,13 +463,16 @@ def case_kill3():
     """(e) kill -3 mid-run writes the profile so far; the JVM goes on; exit writes it again."""
     out = tmpfile(".folded")
     proc = start_forever(out)
-    time.sleep(3)
+    time.sleep(1)
+    started = proc_cpu_ms(proc.pid)  # the JVM's start (before the agent samples) behind it
+    time.sleep(2)
+    before = proc_cpu_ms(proc.pid) - started
     proc.send_signal(signal.SIGQUIT)
     check(wait_for(out, 10), "kill -3 wrote no profile")
     time.sleep(0.5)
     first = parse_folded(out)
     n1 = sum(first.values())
-    check(n1 > 500, f"too few samples in the kill -3 profile: {n1}")
+    check_profile_holds_cpu("the kill -3 profile", n1, before, 1000000, held=0.7)
     check(proc.poll() is None, "the JVM died on kill -3")
     time.sleep(1.5)
     proc.send_signal(signal.SIGTERM)
@@ -536,7 +584,13 @@ def case_attach():
     total = sum(stacks.values())
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st or "Scenarios.busyBeta" in st)
     print(f"attached: {total} samples, {busy} in the busy methods; threads: {sorted(by_thread(stacks))}")
-    check(total > 500 and busy > 0.9 * total, "the attached sampler should see the busy threads")
+    s = summary(err)
+    check_profile_holds_cpu("attached", total, float(s["process_cpu_ms"]), 1000000)
+    # the busy threads' samples in the busy methods (the JVM's own threads, busy with the attach,
+    # weigh more when the machine gives the busy threads less: 84.5% of all beside two CPU hogs)
+    mine = sum(n for st, n in stacks.items() if st.startswith("[busy-"))
+    check(mine > 0.5 * total and busy > 0.9 * mine,
+          f"the attached sampler should see the busy threads: {busy} of their {mine} samples, {total} in all")
     check(any(name.startswith("busy-") for name in by_thread(stacks)), "threads running before the attach are found")
     summary(err)
 
@@ -567,7 +621,11 @@ def case_attach_failed():
     stacks = parse_folded(out)
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st)
     print(f"after a failed attach: {sum(stacks.values())} samples, {busy} in busyAlpha")
-    check(busy > 500, "the corrected attach did not profile the program")
+    # the last summary: the corrected attach's run
+    s = dict(kv.split("=", 1) for kv in [l for l in err.splitlines() if l.startswith("[sampler] ")][-1][10:].split()
+             if "=" in kv)
+    check_profile_holds_cpu("the corrected attach", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
+    check(busy > 0.3 * sum(stacks.values()), "the corrected attach did not profile busyAlpha")
 
 
 def run_all(scenario, seconds, opts="interval=1ms,threads", extra_jvm=(), extra_args=(), timeout=120):
@@ -598,8 +656,9 @@ def case_jni():
     in_chain = sum(n for k, n in stacks.items() if chain.search(k))
     print(f"jni thread: {total} samples, {100*in_chain/max(total,1):.1f}% end in "
           f"Scenarios.nativeSpin;Java_Scenarios_nativeSpin;nw_outer;nw_middle;nw_leaf; top: {top(stacks)}")
-    check(total > 1000, f"too few samples: {total}")
-    check(in_chain >= 0.8 * total, f"only {in_chain} of {total} samples show the C call chain above the Java caller")
+    check_samples_follow_cpu("the jni thread", total, [thread_cpu(p.stdout)["jni"]], 1000000)
+    check(in_chain >= 0.8 * (total - harness_samples(stacks)),
+          f"only {in_chain} of {total} samples show the C call chain above the Java caller")
 
 
 def jvm_threads_case(what, scenario, seconds, root, function, extra_jvm=(), extra_args=()):
@@ -655,7 +714,7 @@ def case_dlopen():
           f"function, {named} in dltarget_work (named), {loader} in the loader; faults={s.get('faults')}; "
           f"top: {top(mine)}")
     check(rounds and int(rounds.group(1)) > 1000, "too few dlopen rounds")
-    check(total > 1000, f"too few samples: {total}")
+    check_samples_follow_cpu("the dlopen thread", total, [thread_cpu(p.stdout)["dlopen"]], 1000000)
     check(s.get("faults") == "0", f"faults during samples: {s.get('faults')}")
     check(jni > 0.25 * total, f"the JNI function is named in only {jni} of {total} samples")
 
@@ -676,7 +735,8 @@ def case_coverage():
     want = 100 * (float(s.get("sampler_cpu_ms", "0")) + hms) / float(s.get("process_cpu_ms", "1"))
     print(f"the agent's own CPU: handler_ms={hms} in {n} captures (median {med} us), own_cpu_pct={own} "
           f"(from the parts: {want:.2f})")
-    check(n > 1000 and 0.25 * n * med / 1000 <= hms <= n * 5.0, f"handler_ms={hms} for {n} captures of median {med} us")
+    check_profile_holds_cpu("mixed", int(s["samples"]), float(s["process_cpu_ms"]), 1000000)
+    check(n >= 100 and 0.25 * n * med / 1000 <= hms <= n * 5.0, f"handler_ms={hms} for {n} captures of median {med} us")
     check(abs(own - want) <= 0.02 + 0.01 * want, f"own_cpu_pct={own}, its parts give {want:.2f}")
 
 
@@ -718,6 +778,7 @@ def case_trig():
           f"({ending} while it ends or never captured: not counted), {100*with_method/max(total,1):.1f}% in Scenarios.trig, "
           f"{100*with_stub/max(total,1):.1f}% with a sin/log stub frame above it; "
           f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    check_samples_follow_cpu("the trig thread", total, [thread_cpu(p.stdout)["trig"]], 1000000)
     check(counted > 100, f"too few samples: {counted}")
     check(kept >= 0.995 * counted, f"only {100*kept/counted:.2f}% of the samples keep their Java stack (>= 99.5%)")
     check(with_method >= 0.95 * total, f"only {100*with_method/total:.1f}% of the samples carry Scenarios.trig")
@@ -737,8 +798,9 @@ def case_inline():
             kinds[m.group(1) if m else "plain"] = kinds.get(m.group(1) if m else "plain", 0) + n
     print(f"inline thread: {total} samples, {100*inlined/max(total,1):.1f}% end in "
           f"inlineCaller_[j];mixStep_[i]; frames by kind: {kinds}")
-    check(total > 1000, f"too few samples: {total}")
-    check(inlined >= 0.8 * total, f"only {inlined} of {total} samples show mixStep inlined into inlineCaller")
+    check_samples_follow_cpu("the inline thread", total, [thread_cpu(p.stdout)["inline"]], 1000000)
+    check(inlined >= 0.8 * (total - harness_samples(stacks)),
+          f"only {inlined} of {total} samples show mixStep inlined into inlineCaller")
     check(any("java/lang/Thread.run_[0];" in k for k in stacks), "Thread.run (run once) should be interpreted")
     check(not any(re.search(r"_\[[ji0]\]_\[", k) for k in stacks), "a frame with two kinds")
 
@@ -766,6 +828,7 @@ def case_alloc():
           f"[unknown not Java]; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     others = sorted(((n, k) for k, n in stacks.items() if ";Scenarios.allocLoop" not in k), reverse=True)
     print("  without allocLoop: " + "; ".join(f"{n} {k.split(';', 1)[-1]}" for n, k in others[:4]))
+    check_samples_follow_cpu("the alloc thread", total, [thread_cpu(p.stdout)["alloc"]], 1000000)
     print(f"  {100*kept/max(counted,1):.2f}% keep their Java stack ({ending} while it ends or never captured: not counted)")
     check(counted > 100, f"too few samples: {counted}")
     check(in_method >= 0.95 * total, f"only {in_method} of {total} samples carry allocLoop")
@@ -817,7 +880,7 @@ def case_unattributed():
     print(f"{total} samples, {100*frac:.2f}% unattributed; by kind (% of all): "
           + ", ".join(f"{k} {100*n/total:.2f}" for k, n in sorted(bad.items(), key=lambda x: -x[1])[:8])
           + f"; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
-    check(total > 5000, f"too few samples: {total}")
+    check_profile_holds_cpu("the mix", total, float(s["process_cpu_ms"]), 1000000)
     check(frac <= 0.02, f"{100*frac:.2f}% of the samples are unattributed (at most 2%)")
 
 
@@ -1088,6 +1151,7 @@ def case_launcher():
         _, _, err = launcher("stop", pid, want=1)
         check("not being profiled" in err, err)
         a, b = tmpfile(".folded"), tmpfile(".folded")
+        cpu0 = proc_cpu_ms(pid)
         _, out, _ = launcher("start", "interval=1ms", f"file={a}", pid, want=0)
         check(f"the profile goes to {a}" in out, out)
         _, _, err = launcher("start", pid, want=1)
@@ -1096,7 +1160,7 @@ def case_launcher():
         _, out, _ = launcher("status", pid, want=0)
         check("running since" in out and "interval 1ms" in out and f"output {a}" in out, out)
         n = int(re.search(r"samples (\d+)", out).group(1))
-        check(n > 500, f"status: only {n} samples after 2 s of two busy threads at 1 ms")
+        check_profile_holds_cpu("status after 2 s", n, proc_cpu_ms(pid) - cpu0, 1000000, held=0.5)
         t = re.search(r"tables ([\d.]+) MB \((\d+) stacks", out)
         check(t and 0 < float(t.group(1)) < 64 and int(t.group(2)) > 0, f"status: the tables' memory: {out}")
         m = re.search(r"malloc ([\d.]+) MB in use, ([\d.]+) MB kept free", out)
@@ -1106,25 +1170,32 @@ def case_launcher():
         dumped = parse_folded(b)
         time.sleep(1)
         _, out, _ = launcher("stop", pid, want=0)
+        cpu1 = proc_cpu_ms(pid)
         check(f"profile written to {a}" in out, out)
         final = parse_folded(a)
         total, busy = busy_share(final)
         print(f"first run: {total} samples, {busy} in the busy methods; the dump had {sum(dumped.values())}")
-        check(total > 2000 and busy > 0.9 * total, "the profile should hold the busy threads' 3 s at 1 ms")
+        check_profile_holds_cpu("first run", total, cpu1 - cpu0, 1000000, held=0.7)
+        # most of it in the busy methods: the JVM's own threads (the attach, the JIT) weigh more
+        # when the machine gives the busy threads less (86% beside two CPU hogs, 90+% idle)
+        check(busy > 0.5 * total, "the profile should hold the busy threads' 3 s at 1 ms")
         check(sum(dumped.values()) < total, "the dump came before the end")
         _, _, err = launcher("stop", pid, want=1)
         check("not running" in err, err)
         # the same agent, other options
         c = tmpfile(".folded")
+        cpu0 = proc_cpu_ms(pid)
         launcher("start", "interval=5ms,threads", f"file={c}", pid, want=0)
         time.sleep(1.5)
         launcher("stop", pid, want=0)
+        cpu1 = proc_cpu_ms(pid)
         second = parse_folded(c)
         total, busy = busy_share(second)
         roots = by_thread(second)
         print(f"second run (5 ms, threads): {total} samples, threads {sorted(roots)}")
         check(any(r.startswith("busy-alpha") for r in roots), "threads=on in the second start: no thread roots")
-        check(100 < total < 1200, f"{total} samples in 1.5 s of two threads at 5 ms")
+        check_profile_holds_cpu("second run", total, cpu1 - cpu0, 5000000, held=0.5, at_least=10)
+        check(total < 1200, f"{total} samples in 1.5 s of two threads at 5 ms (at most 2 CPUs' worth)")
         _, out, _ = launcher("status", pid, want=0)
         check(f"the last profile was written to {c}" in out, out)
         _, _, err = launcher("start", "signal=PROF", pid, want=1)
@@ -1156,15 +1227,19 @@ def case_launcher_agentpath():
     cmd = [f"-agentpath:{copy}={a.split('=', 1)[1]}" if a.startswith("-agentpath:") else a for a in cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(2)
+        time.sleep(1)
+        cpu0 = proc_cpu_ms(proc.pid)  # the JVM's start (before the agent samples) behind it
+        time.sleep(1)
         os.remove(copy)
         _, st, _ = launcher("status", proc.pid, want=0)
         check("running since" in st and f"output {out}" in st, st)
+        cpu = proc_cpu_ms(proc.pid) - cpu0
         launcher("stop", f"file={out2}", proc.pid, want=0)
         check(not os.path.exists(out), "stop,file= wrote the start's file")
         total, busy = busy_share(parse_folded(out2))
         print(f"stopped with file=: {total} samples, {busy} busy")
-        check(total > 1000 and busy > 0.9 * total, "the profile of the agent loaded at start")
+        check_profile_holds_cpu("loaded at start", total, cpu, 1000000)
+        check(busy > 0.5 * total, "the profile of the agent loaded at start")  # as in case_launcher
     finally:
         err = end_jvm(proc)
     check(err.count("[sampler] ") == 1, "the stopped run was written again at exit")
@@ -1314,9 +1389,11 @@ def case_loop():
     try:
         time.sleep(1.5)
         pattern = os.path.join(ARGS.tmp, "chunk-%n.folded")
+        cpu0 = proc_cpu_ms(proc.pid)
         launcher("start", "interval=1ms,loop=1s", f"file={pattern}", proc.pid, want=0)
         time.sleep(3.5)
         _, out, _ = launcher("stop", proc.pid, want=0)
+        cpu = proc_cpu_ms(proc.pid) - cpu0
     finally:
         err = end_jvm(proc)
     chunks = sorted(glob.glob(os.path.join(ARGS.tmp, "chunk-*.folded")),
@@ -1328,11 +1405,14 @@ def case_loop():
     totals = [sum(parse_folded(c).values()) for c in chunks]
     print(f"chunks {names}: samples {totals}")
     # two busy threads: ~2,000 samples a second at 1 ms on an idle host, fewer when other work
-    # takes CPU from them; every whole chunk from zero (cumulative chunks would grow 1x, 2x, 3x)
+    # takes CPU from them; every whole chunk from zero: together they hold the CPU of the run
+    # once (cumulative chunks would hold it 1x, 2x, 3x: 2.5 times in all or more)
     for n in totals[:3]:
-        check(300 < n < 2600, f"a 1-second chunk with {n} samples (want about 2,000, at most 2 CPUs' worth): "
+        check(0 < n < 2600, f"a 1-second chunk with {n} samples (want about 2,000, at most 2 CPUs' worth): "
               f"{totals}")
-    check(max(totals[:3]) < 1.8 * min(totals[:3]), f"the chunks grow: not each from zero? {totals}")
+    check_profile_holds_cpu("the chunks", sum(totals), cpu, 1000000, held=0.6)
+    check(sum(totals) <= 1.2 * cpu + 50, f"the chunks hold {sum(totals)} samples for {cpu:.0f} ms of CPU: "
+          f"not each from zero? {totals}")
     check("chunk 2 written to" in err, "the chunks' messages: " + err[-800:])
 
 
@@ -1342,11 +1422,13 @@ def case_torture_attach():
     proc = forever_jvm()
     try:
         time.sleep(1.5)
-        totals = []
+        totals, cpus = [], []
         for i in range(20):
             out = tmpfile(".folded")
             launcher("start", "interval=100us" + (",threads" if i % 2 else ""), f"file={out}", proc.pid, want=0)
+            cpu0 = proc_cpu_ms(proc.pid)
             time.sleep(0.2)
+            cpus.append(proc_cpu_ms(proc.pid) - cpu0)  # CPU the JVM surely got while sampled
             launcher("stop", proc.pid, want=0)
             totals.append(sum(parse_folded(out).values()))
             no_temp_left(out)
@@ -1354,7 +1436,9 @@ def case_torture_attach():
     finally:
         err = end_jvm(proc)
     print(f"20 start/stop cycles at 100 us: samples per profile {totals}")
-    check(min(totals) > 200, f"a profile of 0.2 s at 100 us with few samples: {totals}")
+    print(f"the JVM's CPU in the 0.2 s of each (ms): {[round(c) for c in cpus]}")
+    few = [(n, round(c)) for n, c in zip(totals, cpus) if n < 0.8 * c * 10]
+    check(not few, f"profiles of 0.2 s at 100 us with fewer samples than the CPU they held (samples, ms): {few}")
     check(max(totals) < 8000, f"a profile that did not start from zero: {totals}")
 
 
