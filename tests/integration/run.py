@@ -511,7 +511,9 @@ def case_duration():
         check(section in text, f"text report lacks {section!r}")
     s = summary(p.stderr)
     wall = float(s["wall_s"])
-    check(1.9 <= wall <= 2.6, f"sampled for {wall}s, want ~2s")
+    # ended by duration=, not by the program's end 4 s in: 2.0-2.6 s on a quiet machine, 3.6 at
+    # load 40, where the sampler thread wakes late to end it
+    check(1.9 <= wall < 4.0, f"sampled for {wall}s, want ~2s (before the program's 4 s ended)")
     check("Scenarios.busyAlpha" in text, "hot frames should name Scenarios.busyAlpha")
     check(p.stderr.count("[sampler] ") == 1, "one summary line expected")
 
@@ -1030,7 +1032,10 @@ def case_torture_deopt():
     print(f"{switches} call-site switches; {s['samples']} samples: the deopt thread {thread}, "
           f"{in_storm} of them under deoptStorm; the compilers {compilers}; "
           f"asgct_fail {s.get('asgct_fail')}, faults {s.get('faults')}")
-    check(switches >= 1000, f"only {switches} switches in 4 s")
+    # a switch every ~4 ms of the thread's CPU on a quiet machine (1,000+ in 4 s): at least one
+    # per 10 ms of the CPU it got
+    cpu_ms = thread_cpu(p.stdout)["deopt"] / 1e6
+    check(switches >= 50 and switches >= cpu_ms / 10, f"only {switches} switches for {cpu_ms:.0f} ms of CPU")
     check(in_storm >= 0.8 * thread, f"only {in_storm} of the deopt thread's {thread} samples under deoptStorm")
 
 
