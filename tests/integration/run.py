@@ -210,7 +210,9 @@ def case_busyidle():
     # the JVM's own threads (the JIT's start-up work) weigh more when the busy threads get less
     check(busy >= 0.95 * (a_e + b_e), f"busy methods got {busy} samples for {a_e + b_e:.0f} intervals of "
           "the busy threads' CPU (< 95%)")
-    check(idle <= 0.001 * total, f"idle threads got {100*idle/total:.3f}% > 0.1%")
+    # the idle threads' CPU is their start, a fixed amount, not a share: 0.1% of a quiet machine's
+    # ~12,000 samples, and as many when a busy machine gives the busy threads less (1 of 671)
+    check(idle <= max(0.001 * total, 12), f"idle threads got {idle} samples, {100*idle/total:.3f}% > 0.1%")
     alpha = sum(n for st, n in stacks.items() if st.startswith("[busy-alpha") and "busyAlpha" in st)
     beta = sum(n for st, n in stacks.items() if st.startswith("[busy-beta") and "busyBeta" in st)
     tol, _ = share_tolerance(5, a_e, a_var, b_e, b_var)
