@@ -289,15 +289,16 @@ def check_timer_share(what, s, given, want=0.8, threads_end=False):
     when the thread used at least half of the time since its last look, and signals it when the
     timer has not fired within two ticks (the thread waits for a CPU): on a machine that gives
     the threads half a CPU most requests are rightly signalled (165 of 443 captures by timers
-    beside two `yes` loops). There, what holds on any machine is checked: the timers answered
-    some, and (unless threads_end: a request still open when its thread ends is neither) every
-    request left to a timer was answered by it or signalled after two ticks."""
+    beside two `yes` loops; 5 of 20 at 12%, none of 5 at 4%, load 50). There: the timers
+    answered some when the threads got a quarter of their CPU, and on any machine (unless
+    threads_end: a request still open when its thread ends is neither) every request left to a
+    timer was answered by it or signalled after two ticks."""
     timer, captures = int(s["timer_samples"]), int(s["captures"])
     requests, fallbacks = int(s["timer_requests"]), int(s["timer_fallbacks"])
     print(f"{what}: captures {captures}, left to CPU-time timers {requests}, answered by them {timer}, "
           f"signalled after two ticks {fallbacks}, signals {s.get('requests')}; the machine gave the threads "
           f"{100 * given:.0f}% of the CPU they asked for")
-    check(timer > 0, f"{what}: no capture came from the threads' timers")
+    check(timer > 0 or given < 0.25, f"{what}: no capture came from the threads' timers")
     check(threads_end or timer + fallbacks >= requests, f"{what}: {requests} requests left to the timers, {timer} answered "
           f"by them and {fallbacks} signalled: some were left open")
     if given >= 0.9:
