@@ -168,6 +168,21 @@ def cpu_given(cpu_ns_list, seconds):
     return sum(cpu_ns_list) / (len(cpu_ns_list) * seconds * 1e9)
 
 
+def wait_thread(pid, name, seconds=60):
+    """Waits until process pid has a thread called name (its /proc comm, 15 characters at most):
+    a JVM on a machine at load 50 can take seconds to reach its program. Returns True if it did."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for comm in glob.glob(f"/proc/{pid}/task/*/comm"):
+            try:
+                if open(comm).read().strip() == name[:15]:
+                    return True
+            except OSError:
+                pass
+        time.sleep(0.1)
+    return False
+
+
 def harness_samples(stacks):
     """Samples of a worker reading its own CPU as it ends (the scenario's ThreadMXBean call: ~35 ms
     of CPU the first time, 8% of a thread's samples when a busy machine gives it 400 ms): the
@@ -466,7 +481,7 @@ def case_kill3():
     """(e) kill -3 mid-run writes the profile so far; the JVM goes on; exit writes it again."""
     out = tmpfile(".folded")
     proc = start_forever(out)
-    time.sleep(1)
+    check(wait_thread(proc.pid, "busy-alpha"), "the program did not start within 60 s")
     started = proc_cpu_ms(proc.pid)  # the JVM's start (before the agent samples) behind it
     time.sleep(2)
     before = proc_cpu_ms(proc.pid) - started
