@@ -351,7 +351,7 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
 static atomic_ulong blocked_ns = 150000000; /* how long blocked_signal_main blocks the signal */
 static atomic_int blocked_tid;              /* its tid, and its CPU clock as it unblocked it */
 static atomic_ulong blocked_cpu_unblocked;
-static atomic_int unblocked;                /* it has unblocked the signal */
+static atomic_int unblocked; /* it has unblocked the signal */
 
 static void *blocked_signal_main(void *arg) {
   (void)arg;
@@ -396,6 +396,8 @@ static struct sampler_report sample_one(void *(*worker)(void *), void (*during)(
   sampler_report(&r);
   return r;
 }
+
+static void sleep_us(void *us) { usleep((useconds_t)(uintptr_t)us); }
 
 /* What happened after blocked_signal_main unblocked the signal: the captures and rounds from
  * then on, and the CPU the machine gave the worker meanwhile. */
