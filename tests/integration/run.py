@@ -86,6 +86,103 @@ def by_thread(stacks):
     return out
 
 
+# ---- what the machine gave: bounds from the CPU the threads got, not from the wall clock ----
+# A busy host (CI, a laptop building beside the tests, two `yes` loops) gives the scenarios'
+# threads a fraction of the CPU they ask for. Counts and shares are judged against the CPU the
+# threads actually got (ThreadMXBean's "cpu NAME NS" lines, or the summary's process_cpu_ms),
+# never against what an idle machine would give in the same seconds.
+
+def interval_ns(text):
+    """"10ms" -> 10000000 (the units the agent's interval= takes)."""
+    m = re.fullmatch(r"(\d+)(ns|us|ms|s)", text)
+    return int(m.group(1)) * {"ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}[m.group(2)]
+
+
+def sample_model(cpu_ns, every_ns):
+    """What weight=samples promises a thread that got cpu_ns of CPU: a sample each time its CPU
+    crosses an interval boundary after a random phase, floor(e + U) samples for e = CPU /
+    interval (U uniform in [0, 1)): e in expectation, with variance f(1 - f) for f the
+    fraction of e. Returns (e, variance); sums over threads add both."""
+    e = cpu_ns / every_ns
+    f = e - math.floor(e)
+    return e, f * (1 - f)
+
+
+def check_samples_follow_cpu(what, samples, cpu_ns_list, every_ns, at_least=20):
+    """The samples of `what` account for the CPU its threads got (cpu_ns_list, one entry per
+    thread): one per interval of it, within 5% (the last partial interval each thread leaves at
+    its end, rounds cut at the run's end) and four standard deviations of the sampling's phase.
+    It replaces floors like `total > 1000`, which measured the machine as much as the agent:
+    a lost, dropped or doubled share of the samples still fails it, a busy machine does not.
+    at_least: the fewest samples from which the case can judge anything (the CPU given to the
+    threads must be enough for it; the message says how much they got)."""
+    e = var = 0.0
+    for c in cpu_ns_list:
+        de, dv = sample_model(c, every_ns)
+        e, var = e + de, var + dv
+    tol = 0.05 * e + 4 * math.sqrt(var) + 2
+    print(f"{what}: {samples} samples for {sum(cpu_ns_list) / 1e6:.1f} ms of CPU at "
+          f"{every_ns / 1e6:g} ms = {e:.1f} expected (+-{tol:.1f})")
+    check(e >= at_least, f"{what}: the machine gave the threads {sum(cpu_ns_list) / 1e6:.1f} ms of CPU, "
+          f"{e:.1f} intervals: too little to judge (at least {at_least} intervals)")
+    check(abs(samples - e) <= tol, f"{what}: {samples} samples for {e:.1f} intervals of CPU (+-{tol:.1f}): "
+          "the samples do not follow the CPU the threads got")
+    return e, var
+
+
+def share_tolerance(points, g_e, g_var, o_e, o_var):
+    """The distance (in points) allowed between a group's share of the samples and its share of
+    the CPU: the case's own bound (`points`, set for the samples a quiet machine gives), or three
+    standard deviations of the sampling's phase when fewer samples make the share coarser —
+    (g_e, g_var) the group's expected samples and variance (sample_model), (o_e, o_var) the
+    other threads'. Returns (tolerance, sigma)."""
+    n = g_e + o_e
+    p = g_e / max(n, 1e-9)
+    sigma = 100 * math.sqrt((1 - p) ** 2 * g_var + p ** 2 * o_var) / max(n, 1e-9)
+    return max(points, 3 * sigma), sigma
+
+
+def check_profile_holds_cpu(what, total, cpu_ms, every_ns, held=0.8, at_least=20):
+    """A profile of `total` samples holds most (`held`) of the cpu_ms the process used while it
+    was sampled — the summary's process_cpu_ms, or the JVM's CPU read from /proc (proc_cpu_ms) —
+    at one sample per interval: neither cut short nor empty, whatever CPU the machine gave."""
+    want = held * cpu_ms * 1e6 / every_ns
+    print(f"{what}: {total} samples for {cpu_ms:.1f} ms of the process's CPU at {every_ns / 1e6:g} ms "
+          f"(at least {want:.0f})")
+    check(cpu_ms * 1e6 / every_ns >= at_least, f"{what}: the machine gave the JVM {cpu_ms:.1f} ms of CPU: "
+          f"too little to judge (at least {at_least} intervals)")
+    check(total >= want, f"{what}: {total} samples for {cpu_ms:.1f} ms of the process's CPU "
+          f"(want at least {want:.0f}: {100 * held:.0f}% of it)")
+
+
+def proc_cpu_ms(pid):
+    """The CPU process pid has used so far (user + system, /proc/PID/stat), in ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_given(cpu_ns_list, seconds):
+    """The fraction of the CPU the threads asked for (each a whole CPU for `seconds`) that the
+    machine gave them: 1.0 on a quiet machine, ~0.5 beside two CPU hogs on two cores."""
+    return sum(cpu_ns_list) / (len(cpu_ns_list) * seconds * 1e9)
+
+
+def wait_started(proc, seconds=60):
+    """Waits until the forever scenario (stdout a pipe) prints "started": its threads run — a JVM
+    on a machine at load 50 can take seconds to get there. Returns True if it did."""
+    import select
+    ready, _, _ = select.select([proc.stdout], [], [], seconds)
+    return bool(ready) and proc.stdout.readline().strip() == "started"
+
+
+def harness_samples(stacks):
+    """Samples of a worker reading its own CPU as it ends (the scenario's ThreadMXBean call: ~35 ms
+    of CPU the first time, 8% of a thread's samples when a busy machine gives it 400 ms): the
+    test's, not the scenario's work."""
+    return sum(n for k, n in stacks.items() if "ThreadImpl.getCurrentThreadCpuTime" in k)
+
+
 def tmpfile(suffix):
     fd, path = tempfile.mkstemp(suffix=suffix, dir=ARGS.tmp)
     os.close(fd)
@@ -103,7 +200,8 @@ def no_temp_left(path):
 # ---------------------------------------------------------------------------------------------
 
 def case_busyidle():
-    """(a) 2 busy threads + 50 idle: >= 95% in the busy methods, idle threads <= 0.1%."""
+    """(a) 2 busy threads + 50 idle: the busy threads' CPU (>= 95% of it) in the busy methods,
+    each thread's share in proportion to its CPU (5 points), idle threads <= 0.1%."""
     out = tmpfile(".folded")
     p = run(f"interval=1ms,threads,file={out}", "busyidle", 6)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -114,34 +212,64 @@ def case_busyidle():
     s = summary(p.stderr)
     print(f"total={total} busy={busy} ({100*busy/max(total,1):.2f}%) idle={idle} ({100*idle/max(total,1):.3f}%)")
     print("summary:", {k: s[k] for k in ("samples", "captures", "requests", "skipped_cpu", "skipped_idle", "cost_median_us", "sampler_cpu_ms") if k in s})
-    check(total > 1000, f"too few samples: {total}")
-    check(busy >= 0.95 * total, f"busy methods got {100*busy/total:.2f}% < 95%")
-    check(idle <= 0.001 * total, f"idle threads got {100*idle/total:.3f}% > 0.1%")
+    cpu, roots = thread_cpu(p.stdout), by_thread(stacks)
+    a_e, a_var = check_samples_follow_cpu("busy-alpha", roots.get("busy-alpha", 0), [cpu["busy-alpha"]], 1000000)
+    b_e, b_var = check_samples_follow_cpu("busy-beta", roots.get("busy-beta", 0), [cpu["busy-beta"]], 1000000)
+    # the JVM's own threads (the JIT's start-up work) weigh more when the busy threads get less
+    check(busy >= 0.95 * (a_e + b_e), f"busy methods got {busy} samples for {a_e + b_e:.0f} intervals of "
+          "the busy threads' CPU (< 95%)")
+    # the idle threads' CPU is their start, a fixed amount, not a share (0.1% of a quiet machine's
+    # ~12,000 samples; 15 of 818 at load 47): no more samples than their CPU (ThreadMXBean) holds
+    m = re.search(r"^idle cpu (\d+)$", p.stdout, re.M)
+    check(m is not None, "the scenario did not print the idle threads' CPU")
+    i_e, i_var = sample_model(int(m.group(1)), 1000000)
+    print(f"idle threads: {idle} samples for {int(m.group(1)) / 1e6:.1f} ms of CPU")
+    check(idle <= max(0.001 * total, i_e + 4 * math.sqrt(i_var + 50 * 0.25) + 2),
+          f"idle threads got {idle} samples for {i_e:.1f} intervals of their CPU")
     alpha = sum(n for st, n in stacks.items() if st.startswith("[busy-alpha") and "busyAlpha" in st)
     beta = sum(n for st, n in stacks.items() if st.startswith("[busy-beta") and "busyBeta" in st)
-    check(alpha > 0.3 * total and beta > 0.3 * total, f"each busy thread should have ~half: alpha={alpha} beta={beta}")
+    tol, _ = share_tolerance(5, a_e, a_var, b_e, b_var)
+    a_share, a_cpu = 100 * alpha / max(alpha + beta, 1), 100 * a_e / max(a_e + b_e, 1e-9)
+    print(f"busyAlpha {a_share:.2f}% of the busy methods' samples, busy-alpha {a_cpu:.2f}% of their CPU")
+    check(abs(a_share - a_cpu) <= tol, f"each busy thread in proportion to its CPU: alpha={alpha} beta={beta} "
+          f"({a_share:.2f}% for {a_cpu:.2f}% of the CPU, +-{tol:.2f})")
 
 
-def proportion_case(scenario, group, opts="", points=5.0, interval="1ms", min_samples=1000):
+def proportion_case(scenario, group, opts="", points=5.0, interval="1ms", seconds=8):
+    """Runs a scenario whose workers print their CPU: every worker's samples follow the CPU it
+    got (check_samples_follow_cpu), and the group's share of the samples is within `points` of
+    its share of the CPU — or within three standard deviations of the sampling, when the
+    machine gave the threads so little CPU that the share is coarser than that
+    (share_tolerance). Returns (sample share, CPU share, summary, {worker: CPU ns})."""
     out = tmpfile(".folded")
-    p = run(f"interval={interval},threads,file={out}{opts}", scenario, 8)
+    p = run(f"interval={interval},threads,file={out}{opts}", scenario, seconds)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     stacks = parse_folded(out)
     cpu = thread_cpu(p.stdout)
     samples = by_thread(stacks)
     workers = list(cpu)
+    check(workers, "the scenario printed no worker's CPU")
     s_total = sum(samples.get(w, 0) for w in workers)
     c_total = sum(cpu.values())
     s_group = sum(samples.get(w, 0) for w in workers if w.startswith(group))
     c_group = sum(cpu[w] for w in workers if w.startswith(group))
     s_share = 100 * s_group / max(s_total, 1)
     c_share = 100 * c_group / max(c_total, 1)
+    every = interval_ns(interval)
     print(f"{group}: samples {s_group}/{s_total} = {s_share:.2f}%, cpu {c_group/1e6:.1f}/{c_total/1e6:.1f} ms = {c_share:.2f}%")
     print("per thread (samples, cpu ms):", {w: (samples.get(w, 0), round(cpu[w] / 1e6, 1)) for w in workers})
-    check(s_total > min_samples, f"too few samples: {s_total}")
-    check(abs(s_share - c_share) <= points,
-          f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than {points:g} points apart")
-    return s_share, c_share, summary(p.stderr)
+    g_e, g_var = check_samples_follow_cpu(f"{group} threads", s_group,
+                                          [cpu[w] for w in workers if w.startswith(group)], every, at_least=0)
+    o_e, o_var = check_samples_follow_cpu("the other workers", s_total - s_group,
+                                          [cpu[w] for w in workers if not w.startswith(group)], every, at_least=0)
+    check(g_e + o_e >= 20, f"the machine gave the workers {c_total / 1e6:.1f} ms of CPU in {seconds} s: "
+          f"{g_e + o_e:.0f} intervals, too few to judge a share (at least 20)")
+    tol, sigma = share_tolerance(points, g_e, g_var, o_e, o_var)
+    print(f"share: {s_share - c_share:+.2f} points from the CPU's; allowed {tol:.2f} "
+          f"(the case's {points:g}, or 3 x {sigma:.2f}: the sampling's phase over {g_e + o_e:.0f} intervals)")
+    check(abs(s_share - c_share) <= tol,
+          f"{group} sample share {s_share:.2f}% vs CPU share {c_share:.2f}%: more than {tol:.2f} points apart")
+    return s_share, c_share, summary(p.stderr), cpu
 
 
 def case_spin():
@@ -161,21 +289,45 @@ def case_bursty_10ms():
     reads a round in all, busy-alpha's every round and the JVM's threads' included (10.4 when
     the wait read them every round, 5.4 since) — and their samples stay in proportion to their
     CPU (5 points)."""
-    s_share, c_share, s = proportion_case("bursty", "bursty-", interval="10ms", min_samples=500)
+    s_share, c_share, s, _ = proportion_case("bursty", "bursty-", interval="10ms")
     reads, rounds = int(s["clock_reads"]), int(s["ticks"])
     print(f"CPU clock reads: {reads} in {rounds} rounds ({reads / rounds:.2f} a round; 10 bursty threads)")
     check(reads <= 7 * rounds, f"{reads} clock reads in {rounds} rounds: the bursty threads' were not spared")
+
+
+def check_timer_share(what, s, given, want=0.8, threads_end=False):
+    """The captures of threads that computed without pause came from their CPU-time timers
+    (at least `want` of them) — judged when the machine gave the threads at least 90% of the CPU
+    they asked for (`given`, cpu_given). The agent leaves a request to a thread's timer only
+    when the thread used at least half of the time since its last look, and signals it when the
+    timer has not fired within two ticks (the thread waits for a CPU): on a machine that gives
+    the threads half a CPU most requests are rightly signalled (165 of 443 captures by timers
+    beside two `yes` loops; 5 of 20 at 12%, none of 5 at 4%, load 50). There: the timers
+    answered some when the threads got a quarter of their CPU, and on any machine (unless
+    threads_end: a request still open when its thread ends is neither) every request left to a
+    timer was answered by it or signalled after two ticks."""
+    timer, captures = int(s["timer_samples"]), int(s["captures"])
+    requests, fallbacks = int(s["timer_requests"]), int(s["timer_fallbacks"])
+    print(f"{what}: captures {captures}, left to CPU-time timers {requests}, answered by them {timer}, "
+          f"signalled after two ticks {fallbacks}, signals {s.get('requests')}; the machine gave the threads "
+          f"{100 * given:.0f}% of the CPU they asked for")
+    check(timer > 0 or given < 0.25, f"{what}: no capture came from the threads' timers")
+    check(threads_end or timer + fallbacks >= requests, f"{what}: {requests} requests left to the timers, {timer} answered "
+          f"by them and {fallbacks} signalled: some were left open")
+    if given >= 0.9:
+        check(timer >= want * captures, f"{what}: only {timer} of {captures} captures came from the timers "
+              f"(the threads got {100 * given:.0f}% of their CPU)")
+    else:
+        print(f"{what}: the timers' share of the captures ({100 * timer / max(captures, 1):.0f}%) is judged "
+              f"only when the threads get at least 90% of their CPU")
 
 
 def case_timers():
     """At interval=10ms (at least the kernel's tick) the busy threads' samples come from their
     CPU-time timers, fired at a tick on their own CPU, not from the sampler's signals — with the
     samples still in proportion to their CPU (5 points); cputimers=off sends signals only."""
-    s_share, c_share, s = proportion_case("spin", "spinner", interval="10ms")
-    timer, captures = int(s.get("timer_samples", 0)), int(s.get("captures", 0))
-    print(f"captures {captures}, by CPU-time timers {timer}, fallbacks {s.get('timer_fallbacks')}, "
-          f"signals {s.get('requests')}")
-    check(timer >= 0.8 * captures, f"only {timer} of {captures} captures came from the timers")
+    s_share, c_share, s, cpu = proportion_case("spin", "spinner", interval="10ms")
+    check_timer_share("spin", s, cpu_given(list(cpu.values()), 8))
     check(int(s.get("lost_samples", -1)) == 0, f"samples lost: {s.get('lost_samples')}")
     p = run("interval=10ms,cputimers=off", "spin", 1)
     s = summary(p.stderr)
@@ -188,13 +340,22 @@ def case_wakers():
     the samples within 1.5 points of their share of the CPU (measured: 0.2 points; before a
     thread's samples started at a random phase, only the look right after a blocked capture held
     CPU as ambiguous and a thread's due units outlived it, they got about half: 4.3 short)."""
-    s_share, c_share, s = proportion_case("wakers", "waker-", points=1.5)
+    s_share, c_share, s, cpu = proportion_case("wakers", "waker-", points=1.5)
     # whether a thread with a due sample runs: the wakers sleep in Thread.sleep, where the
     # JVM's word on its thread (_thread_blocked) answers without a /proc read
     asked, jvm = int(s["running_asked"]), int(s["running_jvm"])
     print(f"is it running? asked {asked}, answered by the Java thread's state {jvm}")
-    check(asked > 1000, f"the schedule asked whether a due waker runs only {asked} times")
-    check(jvm >= 0.9 * asked, f"the Java threads' states answered {jvm} of {asked} questions (< 90%)")
+    # a waker owes a sample about every interval of its CPU; each is asked about at least once
+    owed = sum(c for w, c in cpu.items() if w.startswith("waker-")) / 1e6
+    check(asked >= 0.5 * owed and asked >= 100,
+          f"the schedule asked whether a due waker runs only {asked} times (for {owed:.0f} ms of their CPU)")
+    # a waker the question finds woken but waiting for a CPU is not blocked in the JVM's word:
+    # a busy machine leaves more of them so (80% answered beside two CPU hogs) — the 90% is
+    # judged when the busy threads got 90% of their CPU, a majority otherwise
+    given = cpu_given([cpu["busy-alpha"], cpu["busy-beta"]], 8)
+    want = 0.9 if given >= 0.9 else 0.5
+    print(f"the busy threads got {100 * given:.0f}% of their CPU: at least {100 * want:.0f}% answered by the states")
+    check(jvm >= want * asked, f"the Java threads' states answered {jvm} of {asked} questions (< {100 * want:.0f}%)")
     # and a waker parked since a look that found it idle is not read again (a clock read) until
     # it runs Java code or 50 ms have passed: at most 15 reads a round for the 400 wakers and
     # the rest (measured: 6.4 a round, 4.6 since looks at the waiting follow the rate too)
@@ -289,9 +450,9 @@ def case_exit():
     p = run(f"interval=1ms,file={out}", "exit", 3)
     check(p.returncode == 3, f"exit status {p.returncode} (want the program's 3): {p.stderr[-1000:]}")
     stacks = parse_folded(out)
-    check(sum(stacks.values()) > 500, f"too few samples after System.exit: {sum(stacks.values())}")
+    s = summary(p.stderr)
+    check_profile_holds_cpu("after System.exit", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
     check(any("busyAlpha" in s for s in stacks), "busyAlpha missing")
-    summary(p.stderr)
     no_temp_left(out)
 
 
@@ -309,24 +470,30 @@ def case_sigterm():
     _, err = proc.communicate(timeout=60)
     check(proc.returncode == 143, f"exit status {proc.returncode}, want 143 (SIGTERM): {err[-1000:]}")
     stacks = parse_folded(out)
-    check(sum(stacks.values()) > 500, f"too few samples: {sum(stacks.values())}")
-    summary(err)
+    s = summary(err)
+    check_profile_holds_cpu("after SIGTERM", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
     no_temp_left(out)
 
 
-def kill3_then_term(interval, settle, least, timeout=60, write_s=10):
+def kill3_then_term(interval, settle, least=0, timeout=60, write_s=60):
     """A `forever` JVM sampled at `interval`, once settle(proc) has let it run: kill -3 writes the
-    profile so far within `write_s` seconds (whole, at least `least` samples) and the JVM goes
-    on; SIGTERM writes it again, with more samples. Returns the exit's stderr."""
+    profile so far within `write_s` seconds (whole; holding half the CPU settle() returns, or
+    when it returns None at least `least` samples) and the JVM goes on; SIGTERM writes it again,
+    with more samples. Returns the exit's stderr."""
     out = tmpfile(".folded")
     proc = start_forever(out, interval)
-    settle(proc)
+    before = settle(proc)  # the JVM's CPU (ms) the profile so far must hold, or None: `least`
     proc.send_signal(signal.SIGQUIT)
-    check(wait_for(out, write_s), "kill -3 wrote no profile")
+    # patience, not a bound: on a machine at load 30 the write took more than 10 s
+    check(wait_for(out, write_s), f"kill -3 wrote no profile in {write_s} s")
     time.sleep(0.5)
     first = parse_folded(out)
     n1 = sum(first.values())
-    check(n1 > least, f"too few samples in the kill -3 profile: {n1}")
+    if before is None:
+        check(n1 > least, f"too few samples in the kill -3 profile: {n1}")
+    else:
+        # a profile so far: as far as the sampler's rounds got (133 samples for 210 ms at load 30)
+        check_profile_holds_cpu("the kill -3 profile", n1, before, interval_ns(interval), held=0.5)
     check(proc.poll() is None, "the JVM died on kill -3")
     time.sleep(1.5)
     proc.send_signal(signal.SIGTERM)
@@ -339,18 +506,27 @@ def kill3_then_term(interval, settle, least, timeout=60, write_s=10):
     return err
 
 
+def settle_started(proc):
+    """Lets a `forever` JVM run 2 s once its threads do; returns the CPU (ms) it used meanwhile."""
+    check(wait_started(proc), "the program did not start within 60 s")
+    started = proc_cpu_ms(proc.pid)  # the JVM's start (before the agent samples) behind it
+    time.sleep(2)
+    return proc_cpu_ms(proc.pid) - started
+
+
 def case_kill3():
     """(e) kill -3 mid-run writes the profile so far; the JVM goes on; exit writes it again."""
-    kill3_then_term("1ms", lambda proc: time.sleep(3), 500)
+    kill3_then_term("1ms", settle_started)
     # a kill -3 whose profile cannot be written says so, and does not say "written"
     gone = os.path.join(ARGS.tmp, "gone")
     os.mkdir(gone)
     out = os.path.join(gone, "p.folded")
     proc = start_forever(out)
-    time.sleep(2)
+    check(wait_started(proc), "the program did not start within 60 s")
+    time.sleep(1)
     os.rmdir(gone)
     proc.send_signal(signal.SIGQUIT)
-    time.sleep(1.5)
+    time.sleep(3)  # patience for the write to fail and say so (a machine at load 47 is slow)
     check(proc.poll() is None, "the JVM died on a kill -3 it could not write")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
@@ -372,7 +548,9 @@ def duration_run(interval, duration, seconds, longest, hot=True, timeout=120):
     s = summary(p.stderr)
     wall = float(s["wall_s"])
     print(f"duration={duration}s: sampled for {wall} s, the report {len(text)} bytes")
-    check(0.95 * duration <= wall <= longest, f"sampled for {wall}s, want ~{duration}s")
+    # ended by duration=, not by the program's end: 2.0-2.6 s on a quiet machine, 3.6 at load 40,
+    # where the sampler thread wakes late to end it
+    check(0.95 * duration <= wall < longest, f"sampled for {wall}s, want ~{duration}s (before the program ended)")
     if hot:
         check("Scenarios.busyAlpha" in text, "hot frames should name Scenarios.busyAlpha")
     else:
@@ -382,7 +560,7 @@ def duration_run(interval, duration, seconds, longest, hot=True, timeout=120):
 
 def case_duration():
     """duration=2s: profile written when it ends, and not overwritten by later samples."""
-    duration_run("1ms", 2, 4, 2.6)
+    duration_run("1ms", 2, 4, 4.0)
 
 
 def case_formats():
@@ -455,7 +633,13 @@ def case_attach():
     total = sum(stacks.values())
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st or "Scenarios.busyBeta" in st)
     print(f"attached: {total} samples, {busy} in the busy methods; threads: {sorted(by_thread(stacks))}")
-    check(total > 500 and busy > 0.9 * total, "the attached sampler should see the busy threads")
+    s = summary(err)
+    check_profile_holds_cpu("attached", total, float(s["process_cpu_ms"]), 1000000)
+    # the busy threads' samples in the busy methods (the JVM's own threads, busy with the attach,
+    # weigh more when the machine gives the busy threads less: 84.5% of all beside two CPU hogs)
+    mine = sum(n for st, n in stacks.items() if st.startswith("[busy-"))
+    check(mine > 0.5 * total and busy > 0.9 * mine,
+          f"the attached sampler should see the busy threads: {busy} of their {mine} samples, {total} in all")
     check(any(name.startswith("busy-") for name in by_thread(stacks)), "threads running before the attach are found")
     summary(err)
 
@@ -486,7 +670,11 @@ def case_attach_failed():
     stacks = parse_folded(out)
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st)
     print(f"after a failed attach: {sum(stacks.values())} samples, {busy} in busyAlpha")
-    check(busy > 500, "the corrected attach did not profile the program")
+    # the last summary: the corrected attach's run
+    s = dict(kv.split("=", 1) for kv in [l for l in err.splitlines() if l.startswith("[sampler] ")][-1][10:].split()
+             if "=" in kv)
+    check_profile_holds_cpu("the corrected attach", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
+    check(busy > 0.3 * sum(stacks.values()), "the corrected attach did not profile busyAlpha")
 
 
 def run_all(scenario, seconds, opts="interval=1ms,threads", extra_jvm=(), extra_args=(), timeout=120):
@@ -517,8 +705,9 @@ def case_jni():
     in_chain = sum(n for k, n in stacks.items() if chain.search(k))
     print(f"jni thread: {total} samples, {100*in_chain/max(total,1):.1f}% end in "
           f"Scenarios.nativeSpin;Java_Scenarios_nativeSpin;nw_outer;nw_middle;nw_leaf; top: {top(stacks)}")
-    check(total > 1000, f"too few samples: {total}")
-    check(in_chain >= 0.8 * total, f"only {in_chain} of {total} samples show the C call chain above the Java caller")
+    check_samples_follow_cpu("the jni thread", total, [thread_cpu(p.stdout)["jni"]], 1000000)
+    check(in_chain >= 0.8 * (total - harness_samples(stacks)),
+          f"only {in_chain} of {total} samples show the C call chain above the Java caller")
 
 
 def jvm_threads_case(what, scenario, seconds, root, function, extra_jvm=(), extra_args=()):
@@ -574,7 +763,7 @@ def case_dlopen():
           f"function, {named} in dltarget_work (named), {loader} in the loader; faults={s.get('faults')}; "
           f"top: {top(mine)}")
     check(rounds and int(rounds.group(1)) > 1000, "too few dlopen rounds")
-    check(total > 1000, f"too few samples: {total}")
+    check_samples_follow_cpu("the dlopen thread", total, [thread_cpu(p.stdout)["dlopen"]], 1000000)
     check(s.get("faults") == "0", f"faults during samples: {s.get('faults')}")
     check(jni > 0.25 * total, f"the JNI function is named in only {jni} of {total} samples")
 
@@ -595,7 +784,8 @@ def case_coverage():
     want = 100 * (float(s.get("sampler_cpu_ms", "0")) + hms) / float(s.get("process_cpu_ms", "1"))
     print(f"the agent's own CPU: handler_ms={hms} in {n} captures (median {med} us), own_cpu_pct={own} "
           f"(from the parts: {want:.2f})")
-    check(n > 1000 and 0.25 * n * med / 1000 <= hms <= n * 5.0, f"handler_ms={hms} for {n} captures of median {med} us")
+    check_profile_holds_cpu("mixed", int(s["samples"]), float(s["process_cpu_ms"]), 1000000)
+    check(n >= 100 and 0.25 * n * med / 1000 <= hms <= n * 5.0, f"handler_ms={hms} for {n} captures of median {med} us")
     check(abs(own - want) <= 0.02 + 0.01 * want, f"own_cpu_pct={own}, its parts give {want:.2f}")
 
 
@@ -637,6 +827,7 @@ def case_trig():
           f"({ending} while it ends or never captured: not counted), {100*with_method/max(total,1):.1f}% in Scenarios.trig, "
           f"{100*with_stub/max(total,1):.1f}% with a sin/log stub frame above it; "
           f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
+    check_samples_follow_cpu("the trig thread", total, [thread_cpu(p.stdout)["trig"]], 1000000)
     check(counted > 100, f"too few samples: {counted}")
     check(kept >= 0.995 * counted, f"only {100*kept/counted:.2f}% of the samples keep their Java stack (>= 99.5%)")
     check(with_method >= 0.95 * total, f"only {100*with_method/total:.1f}% of the samples carry Scenarios.trig")
@@ -656,8 +847,9 @@ def case_inline():
             kinds[m.group(1) if m else "plain"] = kinds.get(m.group(1) if m else "plain", 0) + n
     print(f"inline thread: {total} samples, {100*inlined/max(total,1):.1f}% end in "
           f"inlineCaller_[j];mixStep_[i]; frames by kind: {kinds}")
-    check(total > 1000, f"too few samples: {total}")
-    check(inlined >= 0.8 * total, f"only {inlined} of {total} samples show mixStep inlined into inlineCaller")
+    check_samples_follow_cpu("the inline thread", total, [thread_cpu(p.stdout)["inline"]], 1000000)
+    check(inlined >= 0.8 * (total - harness_samples(stacks)),
+          f"only {inlined} of {total} samples show mixStep inlined into inlineCaller")
     check(any("java/lang/Thread.run_[0];" in k for k in stacks), "Thread.run (run once) should be interpreted")
     check(not any(re.search(r"_\[[ji0]\]_\[", k) for k in stacks), "a frame with two kinds")
 
@@ -685,6 +877,7 @@ def case_alloc():
           f"[unknown not Java]; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     others = sorted(((n, k) for k, n in stacks.items() if ";Scenarios.allocLoop" not in k), reverse=True)
     print("  without allocLoop: " + "; ".join(f"{n} {k.split(';', 1)[-1]}" for n, k in others[:4]))
+    check_samples_follow_cpu("the alloc thread", total, [thread_cpu(p.stdout)["alloc"]], 1000000)
     print(f"  {100*kept/max(counted,1):.2f}% keep their Java stack ({ending} while it ends or never captured: not counted)")
     check(counted > 100, f"too few samples: {counted}")
     check(in_method >= 0.95 * total, f"only {in_method} of {total} samples carry allocLoop")
@@ -736,7 +929,7 @@ def case_unattributed():
     print(f"{total} samples, {100*frac:.2f}% unattributed; by kind (% of all): "
           + ", ".join(f"{k} {100*n/total:.2f}" for k, n in sorted(bad.items(), key=lambda x: -x[1])[:8])
           + f"; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
-    check(total > 5000, f"too few samples: {total}")
+    check_profile_holds_cpu("the mix", total, float(s["process_cpu_ms"]), 1000000)
     check(frac <= 0.02, f"{100*frac:.2f}% of the samples are unattributed (at most 2%)")
 
 
@@ -828,7 +1021,12 @@ def case_torture_churn():
     print(f"{started} threads started and ended; {s['samples']} samples, {spawners} in the spawners; "
           f"threads seen {s.get('threads')}, lost {s.get('lost_samples')}, timed out {s.get('timed_out')}, "
           f"faults {s.get('faults')}, coverage {s.get('coverage')}%")
-    check(started >= 4000, f"only {started} threads in 4 s: not a churn")
+    # a thread start and its join cost the spawner's CPU: at least one a ms of the spawners' CPU
+    # (4,000+ in 4 s on a quiet machine; 191 at load 40, for 57 ms of it)
+    spawn_ms = sum(c for w, c in thread_cpu(p.stdout).items() if w.startswith("spawner-")) / 1e6
+    print(f"the spawners got {spawn_ms:.0f} ms of CPU")
+    check(started >= 50 and started >= spawn_ms, f"only {started} threads for {spawn_ms:.0f} ms of the "
+          "spawners' CPU: not a churn")
     check(int(s["threads"]) >= started, f"{started} threads started, {s['threads']} registered")
     check(spawners > 0, "no sample in the threads that start the others")
 
@@ -845,12 +1043,30 @@ def case_torture_lifetimes():
     print(f"{started} threads; {s['samples']} samples, {lifetimes} in computeFor; timer requests "
           f"{s.get('timer_requests')}, by timer {s.get('timer_samples')}, fallbacks {s.get('timer_fallbacks')}, "
           f"refused {s.get('timers_refused')}; lost {s.get('lost_samples')}, coverage {s.get('coverage')}%")
-    check(started >= 150, f"only {started} threads in 5 s")
-    check(int(s.get("timer_samples", 0)) > 0.5 * int(s["captures"]),
-          f"{s.get('timer_samples')} of {s['captures']} captures by the threads' timers")
+    # each thread computes 2-30 ms of wall time; starting one takes the spawner's CPU, which a
+    # machine at load 40 hardly gives (51 threads in 5 s): enough to make and delete timers
+    check(started >= 20, f"only {started} threads in 5 s")
+    m = re.search(r"^lifetimes asked (\d+) got (\d+)$", p.stdout, re.M)
+    check(m is not None, "the scenario did not print the lifetime threads' CPU")
+    asked, got = int(m.group(1)), int(m.group(2))
+    interval = max(4, math.ceil(tick_ms)) * 1000000
+    mine = {k: n for k, n in stacks.items() if k.startswith("[lifetime ")}
+    check_samples_follow_cpu("the lifetime threads", sum(mine.values()), [got / started] * started, interval)
+    # a thread that got less than an interval of CPU from the look that could have caught it
+    # to its end is kept under [thread ended before it was sampled] (on a busy machine, half
+    # of them); those the sampler caught are in computeFor, their open requests included
+    caught = sum(n for k, n in mine.items() if not k.endswith(";[thread ended before it was sampled]"))
+    in_compute = sum(n for k, n in mine.items() if "computeFor" in k)
+    print(f"lifetime threads: {sum(mine.values())} samples, {caught} with their stack, {in_compute} in computeFor")
+    check(in_compute >= 0.9 * caught, f"computeFor holds {in_compute} of the {caught} samples with a stack")
+    check_timer_share("lifetimes", s, got / max(asked, 1), want=0.5, threads_end=True)
     check(int(s["timers_refused"]) == 0, f"{s['timers_refused']} timers could not be made")
-    check(int(s["lost_samples"]) == 0, f"{s['lost_samples']} samples lost")
-    check(lifetimes >= 0.7 * int(s["samples"]), f"computeFor holds {lifetimes} of {s['samples']} samples")
+    # a signalled request still open when its thread ends is lost (counted): none when the
+    # threads get their CPU, 1 of 133 samples at load 50 (2% allowed there)
+    lost = int(s["lost_samples"])
+    check(lost == 0 or (got < 0.9 * asked and lost <= 0.02 * int(s["samples"])), f"{lost} samples lost")
+    if got >= 0.9 * asked:  # as on a quiet machine: most threads live long enough to be caught
+        check(lifetimes >= 0.7 * int(s["samples"]), f"computeFor holds {lifetimes} of {s['samples']} samples")
 
 
 def case_torture_deopt():
@@ -864,7 +1080,10 @@ def case_torture_deopt():
     print(f"{switches} call-site switches; {s['samples']} samples: the deopt thread {thread}, "
           f"{in_storm} of them under deoptStorm; the compilers {compilers}; "
           f"asgct_fail {s.get('asgct_fail')}, faults {s.get('faults')}")
-    check(switches >= 1000, f"only {switches} switches in 4 s")
+    # a switch every ~4 ms of the thread's CPU on a quiet machine (1,000+ in 4 s): at least one
+    # per 10 ms of the CPU it got
+    cpu_ms = thread_cpu(p.stdout)["deopt"] / 1e6
+    check(switches >= 50 and switches >= cpu_ms / 10, f"only {switches} switches for {cpu_ms:.0f} ms of CPU")
     check(in_storm >= 0.8 * thread, f"only {in_storm} of the deopt thread's {thread} samples under deoptStorm")
 
 
@@ -994,6 +1213,7 @@ def case_launcher():
         _, _, err = launcher("stop", pid, want=1)
         check("not being profiled" in err, err)
         a, b = tmpfile(".folded"), tmpfile(".folded")
+        cpu0 = proc_cpu_ms(pid)
         _, out, _ = launcher("start", "interval=1ms", f"file={a}", pid, want=0)
         check(f"the profile goes to {a}" in out, out)
         _, _, err = launcher("start", pid, want=1)
@@ -1002,7 +1222,7 @@ def case_launcher():
         _, out, _ = launcher("status", pid, want=0)
         check("running since" in out and "interval 1ms" in out and f"output {a}" in out, out)
         n = int(re.search(r"samples (\d+)", out).group(1))
-        check(n > 500, f"status: only {n} samples after 2 s of two busy threads at 1 ms")
+        check_profile_holds_cpu("status after 2 s", n, proc_cpu_ms(pid) - cpu0, 1000000, held=0.5)
         t = re.search(r"tables ([\d.]+) MB \((\d+) stacks", out)
         check(t and 0 < float(t.group(1)) < 64 and int(t.group(2)) > 0, f"status: the tables' memory: {out}")
         m = re.search(r"malloc ([\d.]+) MB in use, ([\d.]+) MB kept free", out)
@@ -1012,25 +1232,32 @@ def case_launcher():
         dumped = parse_folded(b)
         time.sleep(1)
         _, out, _ = launcher("stop", pid, want=0)
+        cpu1 = proc_cpu_ms(pid)
         check(f"profile written to {a}" in out, out)
         final = parse_folded(a)
         total, busy = busy_share(final)
         print(f"first run: {total} samples, {busy} in the busy methods; the dump had {sum(dumped.values())}")
-        check(total > 2000 and busy > 0.9 * total, "the profile should hold the busy threads' 3 s at 1 ms")
+        check_profile_holds_cpu("first run", total, cpu1 - cpu0, 1000000, held=0.7)
+        # most of it in the busy methods: the JVM's own threads (the attach, the JIT) weigh more
+        # when the machine gives the busy threads less (86% beside two CPU hogs, 90+% idle)
+        check(busy > 0.5 * total, "the profile should hold the busy threads' 3 s at 1 ms")
         check(sum(dumped.values()) < total, "the dump came before the end")
         _, _, err = launcher("stop", pid, want=1)
         check("not running" in err, err)
         # the same agent, other options
         c = tmpfile(".folded")
+        cpu0 = proc_cpu_ms(pid)
         launcher("start", "interval=5ms,threads", f"file={c}", pid, want=0)
         time.sleep(1.5)
         launcher("stop", pid, want=0)
+        cpu1 = proc_cpu_ms(pid)
         second = parse_folded(c)
         total, busy = busy_share(second)
         roots = by_thread(second)
         print(f"second run (5 ms, threads): {total} samples, threads {sorted(roots)}")
         check(any(r.startswith("busy-alpha") for r in roots), "threads=on in the second start: no thread roots")
-        check(100 < total < 1200, f"{total} samples in 1.5 s of two threads at 5 ms")
+        check_profile_holds_cpu("second run", total, cpu1 - cpu0, 5000000, held=0.5, at_least=10)
+        check(total < 1200, f"{total} samples in 1.5 s of two threads at 5 ms (at most 2 CPUs' worth)")
         _, out, _ = launcher("status", pid, want=0)
         check(f"the last profile was written to {c}" in out, out)
         _, _, err = launcher("start", "signal=PROF", pid, want=1)
@@ -1062,15 +1289,19 @@ def case_launcher_agentpath():
     cmd = [f"-agentpath:{copy}={a.split('=', 1)[1]}" if a.startswith("-agentpath:") else a for a in cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(2)
+        time.sleep(1)
+        cpu0 = proc_cpu_ms(proc.pid)  # the JVM's start (before the agent samples) behind it
+        time.sleep(1)
         os.remove(copy)
         _, st, _ = launcher("status", proc.pid, want=0)
         check("running since" in st and f"output {out}" in st, st)
+        cpu = proc_cpu_ms(proc.pid) - cpu0
         launcher("stop", f"file={out2}", proc.pid, want=0)
         check(not os.path.exists(out), "stop,file= wrote the start's file")
         total, busy = busy_share(parse_folded(out2))
         print(f"stopped with file=: {total} samples, {busy} busy")
-        check(total > 1000 and busy > 0.9 * total, "the profile of the agent loaded at start")
+        check_profile_holds_cpu("loaded at start", total, cpu, 1000000)
+        check(busy > 0.5 * total, "the profile of the agent loaded at start")  # as in case_launcher
     finally:
         err = end_jvm(proc)
     check(err.count("[sampler] ") == 1, "the stopped run was written again at exit")
@@ -1140,9 +1371,15 @@ def case_wall():
     samples, reused = int(s["samples"]), int(s["wall_reused"])
     print(f"{samples} samples, {reused} given again without a signal, {s['captures']} captures; per thread "
           f"(samples, in its state): {per}")
+    # one per interval of the threads' 3 s — when the machine gives the scenario its CPU (the
+    # holder computes all along); on one at load 30 all five got ~2,100 (the same for each,
+    # checked below): the threads start late and the sampler's rounds come late
+    given = cpu_given([thread_cpu(p.stdout)["holder"]], secs)
+    least = 0.8 if given >= 0.9 else 0.5
+    print(f"the holder got {100 * given:.0f}% of its CPU: at least {least * secs * 1000:.0f} samples a thread")
     for name, state in want.items():
         total, in_state = per.get(name, [0, 0])
-        check(total >= 0.8 * secs * 1000, f"{name}: {total} samples in {secs} s at 1 ms (wall: one per interval)")
+        check(total >= least * secs * 1000, f"{name}: {total} samples in {secs} s at 1 ms (wall: one per interval)")
         # a state read before the thread went into its wait is read again (it used to cost the
         # sleeper ~1% here, and 19% on a busy host, where the wrong state was given again)
         check(in_state >= 0.97 * total, f"{name}: {in_state} of {total} samples {state}")
@@ -1220,9 +1457,11 @@ def case_loop():
     try:
         time.sleep(1.5)
         pattern = os.path.join(ARGS.tmp, "chunk-%n.folded")
+        cpu0 = proc_cpu_ms(proc.pid)
         launcher("start", "interval=1ms,loop=1s", f"file={pattern}", proc.pid, want=0)
         time.sleep(3.5)
         _, out, _ = launcher("stop", proc.pid, want=0)
+        cpu = proc_cpu_ms(proc.pid) - cpu0
     finally:
         err = end_jvm(proc)
     chunks = sorted(glob.glob(os.path.join(ARGS.tmp, "chunk-*.folded")),
@@ -1234,11 +1473,14 @@ def case_loop():
     totals = [sum(parse_folded(c).values()) for c in chunks]
     print(f"chunks {names}: samples {totals}")
     # two busy threads: ~2,000 samples a second at 1 ms on an idle host, fewer when other work
-    # takes CPU from them; every whole chunk from zero (cumulative chunks would grow 1x, 2x, 3x)
+    # takes CPU from them; every whole chunk from zero: together they hold the CPU of the run
+    # once (cumulative chunks would hold it 1x, 2x, 3x: 2.5 times in all or more)
     for n in totals[:3]:
-        check(300 < n < 2600, f"a 1-second chunk with {n} samples (want about 2,000, at most 2 CPUs' worth): "
+        check(0 < n < 2600, f"a 1-second chunk with {n} samples (want about 2,000, at most 2 CPUs' worth): "
               f"{totals}")
-    check(max(totals[:3]) < 1.8 * min(totals[:3]), f"the chunks grow: not each from zero? {totals}")
+    check_profile_holds_cpu("the chunks", sum(totals), cpu, 1000000, held=0.6)
+    check(sum(totals) <= 1.2 * cpu + 50, f"the chunks hold {sum(totals)} samples for {cpu:.0f} ms of CPU: "
+          f"not each from zero? {totals}")
     check("chunk 2 written to" in err, "the chunks' messages: " + err[-800:])
 
 
@@ -1248,11 +1490,13 @@ def case_torture_attach():
     proc = forever_jvm()
     try:
         time.sleep(1.5)
-        totals = []
+        totals, cpus = [], []
         for i in range(20):
             out = tmpfile(".folded")
             launcher("start", "interval=100us" + (",threads" if i % 2 else ""), f"file={out}", proc.pid, want=0)
+            cpu0 = proc_cpu_ms(proc.pid)
             time.sleep(0.2)
+            cpus.append(proc_cpu_ms(proc.pid) - cpu0)  # CPU the JVM surely got while sampled
             launcher("stop", proc.pid, want=0)
             totals.append(sum(parse_folded(out).values()))
             no_temp_left(out)
@@ -1260,7 +1504,9 @@ def case_torture_attach():
     finally:
         err = end_jvm(proc)
     print(f"20 start/stop cycles at 100 us: samples per profile {totals}")
-    check(min(totals) > 200, f"a profile of 0.2 s at 100 us with few samples: {totals}")
+    print(f"the JVM's CPU in the 0.2 s of each (ms): {[round(c) for c in cpus]}")
+    few = [(n, round(c)) for n, c in zip(totals, cpus) if n < 0.8 * c * 10]
+    check(not few, f"profiles of 0.2 s at 100 us with fewer samples than the CPU they held (samples, ms): {few}")
     check(max(totals) < 8000, f"a profile that did not start from zero: {totals}")
 
 

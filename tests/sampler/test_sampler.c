@@ -2,6 +2,8 @@
  * Tests of the sampling protocol with real threads and real signals, but no JVM: the fake JVM
  * (tests/support/fake_jvm.h) reports one frame naming the interrupted thread's role. Checks which threads get signalled and sampled under each
  * ThreadHasRun mode, the weights, and the handling of late and lost requests.
+ * Counts are judged against the CPU the workers got (read from their CPU clocks as the sampler
+ * stops), never against the wall clock: on a busy machine the workers get a fraction of it.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,6 +20,31 @@
 #include "traces.h"
 
 static atomic_int stop_workers;
+
+/* The workers of a run and their roles (role_index), so that their CPU can be read as the
+ * sampler stops (worker_cpu): what the machine gave them, the basis of every expected count. */
+static pid_t worker_tid[64];
+static int worker_role[64];
+static atomic_int nworkers;
+static uint64_t role_cpu_ns[4];
+
+static void worker_started(int role) {
+  int i = atomic_fetch_add(&nworkers, 1);
+  if (i < 64) worker_tid[i] = plat_gettid(), worker_role[i] = role;
+}
+
+/* Reads every worker's CPU into role_cpu_ns (per role); called while the sampler still runs. */
+static void worker_cpu(void) {
+  memset(role_cpu_ns, 0, sizeof role_cpu_ns);
+  int n = atomic_load(&nworkers);
+  for (int i = 0; i < n && i < 64; i++) {
+    uint64_t ns = 0;
+    if (plat_thread_cpu_ns(worker_tid[i], &ns) == 0) role_cpu_ns[worker_role[i]] += ns;
+  }
+}
+
+/* CPU of role r in intervals of interval_ns: the units the sampler owes it (weight=samples). */
+static uint64_t cpu_units(int r, uint64_t interval_ns) { return role_cpu_ns[r] / interval_ns; }
 
 static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
@@ -40,6 +67,7 @@ static void *busy_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_BUSY);
   fake_jvm_register_self("busy");
+  worker_started(0);
   spin_until_stopped();
   return NULL;
 }
@@ -49,6 +77,7 @@ static void *idle_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_IDLE);
   fake_jvm_register_self("idle");
+  worker_started(1);
   block_until_stopped();
   return NULL;
 }
@@ -57,6 +86,7 @@ static void *burst_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_BURST);
   fake_jvm_register_self("burst");
+  worker_started(2);
   while (!atomic_load(&stop_workers)) {
     uint64_t end = plat_mono_ns() + 100000; /* ~100us of work, then 5ms asleep */
     while (plat_mono_ns() < end) {}
@@ -73,12 +103,14 @@ static void *sampler_main(void *arg) {
   return NULL;
 }
 
-/* Runs the sampler for `ms` over the n workers th (started), then stops and joins them all. */
+/* Runs the sampler for `ms` over the n workers th (started), then stops and joins them all;
+ * their CPU as the sampler stops is in role_cpu_ns. */
 static void sample_for(int ms, pthread_t *th, int n) {
   pthread_t sam;
   usleep(20000);
   pthread_create(&sam, NULL, sampler_main, NULL);
   usleep((useconds_t)ms * 1000);
+  worker_cpu();
   sampler_stop();
   pthread_join(sam, NULL);
   pthread_mutex_lock(&idle_mu);
@@ -113,6 +145,7 @@ static struct tally run_config(struct sampler_config c, int nbusy, int nidle, in
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t th[64];
   int n = 0;
+  atomic_store(&nworkers, 0);
   for (int i = 0; i < nbusy; i++) pthread_create(&th[n++], NULL, busy_main, NULL);
   for (int i = 0; i < nidle; i++) pthread_create(&th[n++], NULL, idle_main, NULL);
   for (int i = 0; i < nburst; i++) pthread_create(&th[n++], NULL, burst_main, NULL);
@@ -160,17 +193,36 @@ Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signal
               (unsigned long)t.samples[0], (unsigned long)t.units[2],
               (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
               (unsigned long)st.timer_fallbacks, (unsigned long)st.requests);
-  uint64_t expected = (uint64_t)ms * 1000000u / c.interval_ns;
-  cr_expect_gt(t.units[0], expected * 6 / 10, "the busy thread's CPU is in its samples");
-  cr_expect_leq(t.units[0], expected + 2, "and no more than its CPU");
-  cr_expect_geq(st.timer_samples, t.samples[0] * 8 / 10,
-                "most of the busy thread's samples came from its timer (%lu of %lu)",
-                (unsigned long)st.timer_samples, (unsigned long)t.samples[0]);
+  /* the busy thread's CPU is in its samples, and no more than its CPU: one unit per interval
+   * of the CPU it got up to the sampler's last round (which a starved sampler takes tens of ms
+   * before the CPU is read) */
+  uint64_t got = cpu_units(0, c.interval_ns);
+  cr_log_info("the busy thread got %lu intervals of CPU in %d ms (%lu%%)", (unsigned long)got, ms,
+              (unsigned long)(role_cpu_ns[0] / 10000u / (uint64_t)ms));
+  cr_assert_geq(got, 10u, "the machine gave the busy thread some CPU");
+  cr_expect_geq(t.units[0] + 2, got * 6 / 10, "the busy thread's CPU is in its samples");
+  cr_expect_leq(t.units[0], got + 2, "and no more than its CPU");
+  /* its timer answers when a tick finds it running within two ticks: on a quiet machine nearly
+   * always; on one that gives it half a CPU the timer is seldom even asked (a thread that used
+   * less than half the time since the last look is signalled) — judged when it got 90% */
+  if (role_cpu_ns[0] >= (uint64_t)ms * 900000u)
+    cr_expect_geq(st.timer_samples, t.samples[0] * 8 / 10,
+                  "most of the busy thread's samples came from its timer (%lu of %lu)",
+                  (unsigned long)st.timer_samples, (unsigned long)t.samples[0]);
+  cr_expect_geq(st.timer_samples + st.timer_fallbacks, st.timer_requests,
+                "every timer request was answered by its timer or signalled");
   cr_expect_gt(t.units[2], 0u, "the bursty threads are sampled too");
   cr_expect_gt(st.requests, 0u, "... by signals: a tick seldom finds them running");
   cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
-  cr_expect_eq(st.lost_units, 0u);
-  cr_expect_eq(st.unanswered, 0u);
+  /* none lost during the run; at its end the sampler waits ~20 ms for the answers still open
+   * (drain), which a thread waiting for a CPU on a busy machine may not give: at most one per
+   * thread, kept under [sample lost] — none when the machine gave the threads their CPU */
+  cr_expect_eq(st.timed_out, 0u);
+  cr_expect_leq(st.unanswered, 3u, "only requests still open at the end are withdrawn");
+  if (role_cpu_ns[0] >= (uint64_t)ms * 900000u) {
+    cr_expect_eq(st.lost_units, 0u);
+    cr_expect_eq(st.unanswered, 0u);
+  }
   cr_expect_eq(st.timers_refused, 0u);
   cr_expect_eq(st.units, t.units[0] + t.units[1] + t.units[2] + t.units[3], "totals add up");
 
@@ -186,13 +238,17 @@ Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signal
 
 /* Computes for 5 intervals, sleeps for 8, until stopped: busy at the looks during its work —
  * and at the first after it, which finds it blocked. */
+static atomic_ulong lumpy_asked_ns; /* the time the lumpy threads computed (CPU they asked for) */
+
 static void *lumpy_main(void *arg) {
   uint64_t interval = *(const uint64_t *)arg;
   fake_jvm_set_role(FAKE_ROLE_BUSY);
   fake_jvm_register_self("lumpy");
+  worker_started(0);
   while (!atomic_load(&stop_workers)) {
     uint64_t end = plat_mono_ns() + 5 * interval;
     while (plat_mono_ns() < end) {}
+    atomic_fetch_add(&lumpy_asked_ns, 5 * interval);
     struct timespec ts = {0, (long)(8 * interval)};
     nanosleep(&ts, NULL);
   }
@@ -207,6 +263,7 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t th[2];
+  atomic_store(&nworkers, 0);
   pthread_create(&th[0], NULL, lumpy_main, &c.interval_ns);
   pthread_create(&th[1], NULL, lumpy_main, &c.interval_ns);
   sample_for(2500, th, 2);
@@ -217,14 +274,25 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
               (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
               (unsigned long)st.timer_fallbacks, (unsigned long)st.requests,
               (unsigned long)st.samples, (unsigned long)st.late);
-  cr_expect_gt(st.timer_samples, 0u);
-  cr_expect_geq(st.timer_fallbacks, 1u, "some requests outlived the thread's run");
+  /* the requests left to the timers are those of threads busy since the last look: on a machine
+   * that gives the threads a fraction of the CPU they compute for, few or none are (they are
+   * signalled) — the timers' part is judged when the threads got 90% of what they asked */
+  uint64_t asked = atomic_load(&lumpy_asked_ns);
+  cr_log_info("the lumpy threads got %lu of the %lu ms they computed for",
+              (unsigned long)(role_cpu_ns[0] / 1000000u), (unsigned long)(asked / 1000000u));
+  if (role_cpu_ns[0] >= asked / 10 * 9) {
+    cr_expect_gt(st.timer_samples, 0u);
+    cr_expect_geq(st.timer_fallbacks, 1u, "some requests outlived the thread's run");
+  }
   cr_expect_leq(st.timer_fallbacks, st.timer_requests);
   cr_expect_geq(st.timer_samples + st.timer_fallbacks, st.timer_requests,
                 "every timer request was answered by its timer or signalled");
-  cr_expect_eq(st.lost_units, 0u, "no sample lost");
-  cr_expect_eq(st.unanswered, 0u);
-  cr_expect_eq(st.timed_out, 0u);
+  cr_expect_eq(st.timed_out, 0u, "no request lost during the run");
+  cr_expect_leq(st.unanswered, 2u, "only requests still open at the end are withdrawn");
+  if (role_cpu_ns[0] >= asked / 10 * 9) {
+    cr_expect_eq(st.lost_units, 0u, "no sample lost");
+    cr_expect_eq(st.unanswered, 0u);
+  }
 }
 
 Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
@@ -234,8 +302,14 @@ Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
               (unsigned long)st.ticks, (unsigned long)st.requests, (unsigned long)t.units[0],
               (unsigned long)t.units[1], (unsigned long)st.skipped_cpu,
               (unsigned long)st.skipped_idle);
-  cr_expect_gt(st.ticks, 300u);
-  cr_expect_gt(t.units[0], st.ticks / 2, "the busy thread earns about one unit per tick");
+  cr_assert_geq(st.ticks, 20u, "the machine gave the sampler some CPU");
+  uint64_t got = cpu_units(0, 1000000);
+  cr_assert_geq(got, 20u, "the machine gave the busy thread some CPU");
+  /* its CPU up to the sampler's last round: a starved sampler's last round can come tens of ms
+   * before the CPU is read (39 of 54 beside two CPU hogs) */
+  cr_expect_geq(t.units[0] + 2, got * 6 / 10,
+                "the busy thread earns a unit per interval of its CPU (%lu of %lu)",
+                (unsigned long)t.units[0], (unsigned long)got);
   cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
   cr_expect_lt(st.requests, t.samples[0] + 20,
                "signals go to the thread that ran, not to idle ones");
@@ -249,7 +323,11 @@ Test(sampler, regs_signals_everyone_and_the_checksum_finds_the_runner) {
   struct tally t = run(SAMPLER_HASRUN_REGS, 1, 10, 0, 400, &st);
   cr_expect_gt(st.requests, st.ticks * 8, "regs signals every thread every tick");
   cr_expect_gt(st.skipped_regs, st.ticks * 5, "sleeping threads' registers stay the same");
-  cr_expect_gt(t.samples[0], st.ticks / 2);
+  /* the busy thread is caught in each round after it ran: every round, or as many as it got
+   * intervals of CPU on a machine that gives it less */
+  uint64_t got = cpu_units(0, 1000000);
+  cr_assert_geq(got, 20u, "the machine gave the busy thread some CPU");
+  cr_expect_gt(t.samples[0], (st.ticks < got ? st.ticks : got) / 2);
   cr_expect_leq(t.samples[1], 10u * 3, "idle threads: about one first sample each");
 }
 
@@ -257,15 +335,23 @@ Test(sampler, bursts_are_weighted_by_cpu_not_by_wakeups) {
   struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 0, 4, 1000, &st);
   double share = (double)t.units[2] / (double)(t.units[0] + t.units[2]);
-  cr_log_info("burst units %lu busy units %lu share %.3f", (unsigned long)t.units[2],
-              (unsigned long)t.units[0], share);
-  /* 4 x (100us per ~5.1ms) ~= 0.08 of a core beside one busy core: ~7% of all units */
-  cr_expect(share > 0.02 && share < 0.15, "burst share %.3f", share);
+  /* 4 x (100us per ~5.1ms) ~= 0.08 of a core beside one busy core on a quiet machine: ~7% of
+   * all units; beside CPU hogs the busy thread gets less and the bursts' share of the CPU
+   * grows — the units follow the CPU the threads got, not their wake-ups */
+  double cpu_share = (double)role_cpu_ns[2] / (double)(role_cpu_ns[0] + role_cpu_ns[2]);
+  cr_log_info("burst units %lu busy units %lu share %.3f; CPU share %.3f",
+              (unsigned long)t.units[2], (unsigned long)t.units[0], share, cpu_share);
+  cr_assert_geq(cpu_units(0, 1000000) + cpu_units(2, 1000000), 100u,
+                "the machine gave the threads some CPU");
+  cr_expect(share > cpu_share * 0.6 && share < cpu_share * 1.5 + 0.01,
+            "burst share %.3f for a CPU share of %.3f", share, cpu_share);
+  cr_expect(cpu_share > 0.02, "the bursts used CPU (%.3f)", cpu_share);
 }
 
 static atomic_ulong blocked_ns = 150000000; /* how long blocked_signal_main blocks the signal */
 static atomic_int blocked_tid;              /* its tid, and its CPU clock as it unblocked it */
 static atomic_ulong blocked_cpu_unblocked;
+static atomic_int unblocked; /* it has unblocked the signal */
 
 static void *blocked_signal_main(void *arg) {
   (void)arg;
@@ -276,11 +362,13 @@ static void *blocked_signal_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &set, NULL); /* requests cannot be answered for a while */
   fake_jvm_register_self("blocked");
   atomic_store(&blocked_tid, plat_gettid());
+  worker_started(0);
   uint64_t end = plat_mono_ns() + atomic_load(&blocked_ns);
   volatile uint64_t x = 0;
   while (plat_mono_ns() < end) x++;
   atomic_store(&blocked_cpu_unblocked, plat_self_cpu_ns());
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  atomic_store(&unblocked, 1);
   while (!atomic_load(&stop_workers)) x++;
   sampler_thread_ended(plat_gettid(), 0);
   return NULL;
@@ -295,6 +383,7 @@ static struct sampler_report sample_one(void *(*worker)(void *), void (*during)(
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   pthread_t w, sam;
+  atomic_store(&nworkers, 0);
   pthread_create(&w, NULL, worker, NULL);
   usleep(10000);
   pthread_create(&sam, NULL, sampler_main, NULL);
@@ -310,14 +399,60 @@ static struct sampler_report sample_one(void *(*worker)(void *), void (*during)(
 
 static void sleep_us(void *us) { usleep((useconds_t)(uintptr_t)us); }
 
+/* What happened after blocked_signal_main unblocked the signal: the captures and rounds from
+ * then on, and the CPU the machine gave the worker meanwhile. */
+struct after_unblock {
+  useconds_t run_us;
+  struct sampler_report at;  /* the report as the worker unblocked */
+  uint64_t cpu0_ns, cpu1_ns; /* its CPU then, and as the run ends */
+};
+
+/* The `during` of sample_one for blocked_signal_main: sleeps run_us in all — longer, up to 5 s
+ * more, until the worker has got 100 ms of CPU after the unblock (a busy machine gives it a
+ * fraction of the time) — and notes the report and the worker's CPU as it unblocks the signal
+ * and as the run ends. */
+static void watch_unblock(void *ctx) {
+  struct after_unblock *a = ctx;
+  uint64_t end = plat_mono_ns() + (uint64_t)a->run_us * 1000u;
+  while (!atomic_load(&unblocked) && plat_mono_ns() < end) usleep(1000);
+  sampler_report(&a->at);
+  plat_thread_cpu_ns(worker_tid[0], &a->cpu0_ns);
+  uint64_t now = plat_mono_ns();
+  if (now < end) usleep((useconds_t)((end - now) / 1000u));
+  for (uint64_t cap = plat_mono_ns() + 5000000000u;; usleep(10000)) {
+    plat_thread_cpu_ns(worker_tid[0], &a->cpu1_ns);
+    if (a->cpu1_ns >= a->cpu0_ns + 100000000u || plat_mono_ns() >= cap) break;
+  }
+}
+
+/* After the unblock the worker is captured again: in about every round in which it ran an
+ * interval — as many rounds as there were, or as it got intervals of CPU on a machine that gives
+ * it less. Judged against those (at least 40% of them, as the 100 of ~250 it was on a quiet
+ * machine), not against the wall clock. */
+static void expect_sampling_resumes(const struct after_unblock *a, const struct sampler_report *r) {
+  cr_assert(atomic_load(&unblocked), "the worker unblocked the signal within the run");
+  uint64_t captures = r->n.samples - a->at.n.samples, rounds = r->n.ticks - a->at.n.ticks;
+  uint64_t got = (a->cpu1_ns - a->cpu0_ns) / 1000000u, can = rounds < got ? rounds : got;
+  cr_log_info("after the unblock: %lu captures in %lu rounds, %lu intervals of CPU",
+              (unsigned long)captures, (unsigned long)rounds, (unsigned long)got);
+  cr_assert_geq(can, 20u, "the machine gave the worker and the sampler some CPU after the unblock");
+  cr_expect_geq(captures * 10, can * 4, "sampling resumes: %lu captures for %lu rounds that could",
+                (unsigned long)captures, (unsigned long)can);
+}
+
 Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
-  struct sampler_report r = sample_one(blocked_signal_main, sleep_us, (void *)400000);
+  struct after_unblock a = {.run_us = 400000};
+  struct sampler_report r = sample_one(blocked_signal_main, watch_unblock, &a);
   struct sampler_counters st = r.n;
   cr_log_info("outstanding %lu late %lu samples %lu", (unsigned long)st.outstanding,
               (unsigned long)st.late, (unsigned long)st.samples);
-  cr_expect_gt(st.outstanding, 50u, "while blocked, the open request is not re-sent");
+  /* blocked, the worker answers nothing: the request stays open through the rounds until the
+   * unblock (all of them, whatever their number), not re-sent */
+  cr_expect_geq(st.outstanding * 2, a.at.n.ticks,
+                "while blocked, the open request is not re-sent (%lu rounds, %lu open)",
+                (unsigned long)a.at.n.ticks, (unsigned long)st.outstanding);
   cr_expect_geq(st.late, 1u, "the answer came after its round and was recorded");
-  cr_expect_gt(st.samples, 100u, "sampling resumes");
+  expect_sampling_resumes(&a, &r);
 }
 
 Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
@@ -339,7 +474,9 @@ Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
   struct sampler_report r;
   sampler_report(&r);
   struct sampler_counters st = r.n;
-  cr_expect_gt(st.lost_send, 10u, "each failed signal is counted");
+  cr_assert_geq(st.ticks, 5u, "the machine gave the sampler some CPU");
+  cr_expect_geq(st.lost_send, st.ticks / 2, "each failed signal is counted (%lu in %lu rounds)",
+                (unsigned long)st.lost_send, (unsigned long)st.ticks);
   cr_expect_eq(st.samples, 0u);
 }
 
@@ -602,8 +739,20 @@ Test(sampler, wall_takes_the_state_that_agrees_with_where_the_signal_found_the_t
   sample_for(300, th, 2);
   struct leaf_tally k = {0};
   sampler_foreach_stack(tally_leaves, &k);
-  cr_expect_gt(k.idle_units, 200u, "a sample every interval, asleep or not");
+  /* a sample every interval, asleep or not: at least one a round, and when the machine gave
+   * the sampler its rounds (90% of the intervals), one for about every interval */
+  struct sampler_report r;
+  sampler_report(&r);
+  cr_log_info("rounds %lu, overruns %lu; units: sleeper %lu, runner %lu", (unsigned long)r.n.ticks,
+              (unsigned long)r.n.overruns, (unsigned long)k.idle_units,
+              (unsigned long)k.busy_units);
+  cr_assert_geq(r.n.ticks, 20u, "the machine gave the sampler some CPU");
+  cr_expect_geq(k.idle_units, r.n.ticks, "a sample a round, asleep or not");
+  cr_expect_geq(k.busy_units, r.n.ticks);
+  if (r.n.ticks >= 270) {
+    cr_expect_gt(k.idle_units, 200u, "a sample every interval, asleep or not");
+    cr_expect_gt(k.busy_units, 200u);
+  }
   cr_expect_eq(k.idle_sleeping, k.idle_units, "the sleeper: [sleeping] (its request said running)");
-  cr_expect_gt(k.busy_units, 200u);
   cr_expect_eq(k.busy_running, k.busy_units, "the runner: [running] (its request said sleeping)");
 }

@@ -6,7 +6,7 @@
 //   wakers    400 threads that wake every 50 ms for ~5 us of work (a few % of the CPU), beside
 //             two busy threads
 //   exit      busy, then System.exit(3) from a worker thread
-//   forever   busy until killed
+//   forever   busy until killed; prints "started" once its threads run
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 //   inline    one thread in a hot loop whose small callee the JIT inlines
@@ -32,6 +32,8 @@
 //             while blocked — sent, of timers —; the user's SigQ as it blocked and unblocked)
 //   churn     two threads starting short-lived threads (~20 us of work each) one after another,
 //             thousands a second; prints "threads N"
+//   lifetimes two threads starting threads that compute for 2-30 ms each, one after another;
+//             prints "threads N" and "lifetimes asked NS got NS" (their computing time, their CPU)
 //   deopt     one thread calling through a MutableCallSite whose target it switches every
 //             2,000 calls: each switch invalidates the compiled code that inlined the old one
 //             (a deoptimization storm); prints "switches N"
@@ -49,7 +51,8 @@
 //             a class named U+1D49C (defined from renamed bytes: its class file could not be
 //             named on a file system without a UTF-8 locale); <seconds> count from when each
 //             has had 100 ms of CPU ("names ready"; "names slow" after 60 s without)
-// At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), and
+// At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), the idle
+// threads' CPU in all ("idle cpu <ns>", busyidle), and
 // "result <n>" so runs with and without the agent can be compared.
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -302,11 +305,19 @@ public class Scenarios {
 
     /* Threads that compute for 2 to 30 ms and end, one after another: busy at the sampler's
      * looks, and often ending with a request open. */
+    // what the lifetime threads asked for (the wall time they computed) and got (their CPU)
+    static final java.util.concurrent.atomic.AtomicLong lifeAsked = new java.util.concurrent.atomic.AtomicLong();
+    static final java.util.concurrent.atomic.AtomicLong lifeGot = new java.util.concurrent.atomic.AtomicLong();
+
     static void spawnBusyThreads(int seed) {
         java.util.Random r = new java.util.Random(seed);
         while (!stop) {
             long ns = 2_000_000L + r.nextInt(28_000_000);
-            Thread t = new Thread(() -> sink += computeFor(ns), "lifetime");
+            Thread t = new Thread(() -> {
+                sink += computeFor(ns);
+                lifeAsked.addAndGet(ns);
+                lifeGot.addAndGet(mx.getCurrentThreadCpuTime());
+            }, "lifetime");
             t.start();
             started.incrementAndGet();
             try { t.join(); } catch (InterruptedException e) { return; }
@@ -400,6 +411,8 @@ public class Scenarios {
         return t;
     }
 
+    static final List<Thread> idlers = new ArrayList<>();
+
     static void idleThreads(int n) {
         for (int i = 0; i < n; i++) {
             Thread t;
@@ -409,6 +422,7 @@ public class Scenarios {
                 default: t = new Thread(() -> { while (!stop) LockSupport.park(); }, "idle-park-" + i); break;
             }
             t.setDaemon(true);
+            idlers.add(t);
             t.start();
         }
     }
@@ -597,7 +611,11 @@ public class Scenarios {
         }
         for (Thread t : workers) t.start();
         if (scenario.equals("names")) namesRunning();
-        if (scenario.equals("forever")) { Thread.sleep(Long.MAX_VALUE); }
+        if (scenario.equals("forever")) { // "started": its threads run (a busy machine can take seconds)
+            System.out.println("started");
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
         if (scenario.equals("aftergo")) awaitGo(args[2]);
         Thread.sleep(millis);
         if (scenario.equals("exit")) {
@@ -612,7 +630,13 @@ public class Scenarios {
         for (int i = 0; i < workers.size(); i++) System.out.println("cpu " + workers.get(i).getName() + " " + cpu[i]);
         if (scenario.equals("churn") || scenario.equals("soak") || scenario.equals("lifetimes"))
             System.out.println("threads " + started.get());
+        if (scenario.equals("lifetimes")) System.out.println("lifetimes asked " + lifeAsked.get() + " got " + lifeGot.get());
         if (scenario.equals("deopt")) System.out.println("switches " + switches);
+        if (!idlers.isEmpty()) { // the idle threads' CPU: their start, and whatever woke them
+            long idle = 0;
+            for (Thread t : idlers) idle += Math.max(0, mx.getThreadCpuTime(t.getId()));
+            System.out.println("idle cpu " + idle);
+        }
         System.out.println("result done");
     }
 }
