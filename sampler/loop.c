@@ -388,6 +388,20 @@ static void flush_deferred(void) {
 
 /* After the last round: records the answers still to come (waiting at most ~20 ms for
  * them); requests never answered keep their units under [sample lost]. */
+/* Wall clock, as sampling stops: every live thread is owed the rounds since it was last asked
+ * (it was waiting to be looked at again, or answering late), and gets them with the stack it
+ * was last seen with — the rounds a thread spends waiting for its next look are otherwise given
+ * only at that look, which never comes. traces_lock held; no request is open. */
+static void wall_tails(int limit) {
+  for (int i = 0; i < limit; i++) {
+    struct thread_slot *s = registry_slot(i);
+    struct thread_book *b = &loop.books[i];
+    if (!s || b->gen != s->gen || atomic_load(&s->state) != SLOT_LIVE || b->nlast <= 0) continue;
+    if (loop.slots > b->wall_slot) record_again(s, b, loop.slots - b->wall_slot);
+    b->wall_slot = loop.slots;
+  }
+}
+
 static void drain(void) {
   flush_deferred();
   uint64_t deadline = plat_mono_ns() + 20000000;
@@ -417,6 +431,7 @@ static void drain(void) {
       pthread_mutex_unlock(&s->lock);
       if (answered) account_end(s, b); /* a thread that ended: what it did since our last look */
     }
+    if (!open && loop.cfg.wall) wall_tails(limit);
     traces_unlock();
     if (!open) return;
     struct timespec ts = {0, 1000000};
