@@ -154,6 +154,7 @@ static void withdraw_ended(struct thread_slot *s, struct thread_book *b, uint32_
   if (b->via_timer && handshake_state(w) == SAMPLE_PENDING &&
       atomic_compare_exchange_strong(&s->handshake, &w,
                                      handshake_word(handshake_seq(w), SAMPLE_IDLE))) {
+    loop.st.timer_ended++;
     record_timer_ended(s, b);
     return;
   }

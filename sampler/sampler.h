@@ -186,6 +186,7 @@ struct sampler_counters {
   uint64_t timer_requests;  /* requests left to the thread's CPU-time timer instead */
   uint64_t timer_samples;   /* answers the timer delivered */
   uint64_t timer_fallbacks; /* timer requests signalled after two ticks without an answer */
+  uint64_t timer_ended;     /* timer requests whose thread ended first (units to its last stack) */
   uint64_t timers_refused;  /* threads whose timer could not be made (signals for them) */
   uint64_t lost_send;       /* signals that could not be sent (thread gone, queue full) */
   uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
