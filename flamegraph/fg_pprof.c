@@ -14,6 +14,7 @@
  * (N samples x M lines: every frame produced is charged to a budget linear in the file's size,
  * and each stack to FG_MAX_DEPTH). Reading stops at the first limit reached, naming it.
  */
+#include "fg_internal.h"
 #include "fg_pprof.h"
 
 #include <errno.h>
@@ -329,6 +330,33 @@ static void push_value(void *ctx, uint64_t v) {
  * goes in lens until the names stop moving. Charged to the budget and the depth limit before
  * anything grows: past either, b->over says which and nothing is added. (No printf of the
  * name: a sample may expand to thousands of frames.) */
+/* A pprof string as a frame name every output (and our folded reader) takes: invalid UTF-8
+ * becomes U+FFFD a byte, ';' (the folded separator) ':', a control character '?'. Writes into
+ * out unless NULL; returns the length (at most 3 bytes a byte). */
+static size_t frame_name(const char *name, size_t n, char *out) {
+  const unsigned char *u = (const unsigned char *)name;
+  size_t o = 0;
+  for (size_t i = 0; i < n;) {
+    size_t k = fg_utf8_len(u + i, n - i);
+    const char *put = (const char *)u + i;
+    size_t len = k;
+    if (!k) {
+      put = "\xEF\xBF\xBD";
+      len = 3;
+      k = 1;
+    } else if (u[i] == ';') {
+      put = ":";
+    } else if (u[i] < 0x20 || u[i] == 0x7F || (u[i] == 0xC2 && u[i + 1] < 0xA0)) {
+      put = "?"; /* C0, DEL, C1 (C2 80..C2 9F) */
+      len = 1;
+    }
+    if (out) memcpy(out + o, put, len);
+    o += len;
+    i += k;
+  }
+  return o;
+}
+
 static void push_frame(struct builder *b, const char *pre, const char *name, size_t nlen,
                        const char *post) {
   if (b->nframes == FG_MAX_DEPTH) {
@@ -336,7 +364,8 @@ static void push_frame(struct builder *b, const char *pre, const char *name, siz
     b->err = -EINVAL;
     return;
   }
-  size_t lp = strlen(pre), lq = strlen(post), n = lp + nlen + lq;
+  size_t ln = nlen ? frame_name(name, nlen, NULL) : 0;
+  size_t lp = strlen(pre), lq = strlen(post), n = lp + ln + lq;
   if ((uint64_t)n + FG_PPROF_FRAME_COST > b->budget - b->spent) {
     b->over = 1;
     b->err = -EINVAL;
@@ -351,8 +380,8 @@ static void push_frame(struct builder *b, const char *pre, const char *name, siz
   b->spent += (uint64_t)n + FG_PPROF_FRAME_COST;
   char *at = b->names + b->names_len;
   memcpy(at, pre, lp);
-  if (nlen) memcpy(at + lp, name, nlen);
-  memcpy(at + lp + nlen, post, lq);
+  if (nlen) frame_name(name, nlen, at + lp);
+  memcpy(at + lp + ln, post, lq);
   b->frames[b->nframes] = (const char *)(uintptr_t)b->names_len; /* an offset for now */
   b->lens[b->nframes++] = n;
   b->names_len += n;

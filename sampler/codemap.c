@@ -336,7 +336,7 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
   if (!writer.inited) {
     rc = -ENODEV;
   } else {
-    if (kind == CODEMAP_STUB && !name) name = "unknown stub";
+    if (kind == CODEMAP_STUB && (!name || !*name)) name = "unknown stub"; /* never an empty frame */
     uint32_t id = kind == CODEMAP_STUB ? intern_string(name, strlen(name)) : INTERN_NO_ID;
     struct cm_entry *e = kind != CODEMAP_STUB || id != INTERN_NO_ID
                              ? entry_new(kind, m, id, code, size, info)

@@ -64,8 +64,8 @@ static void str(pb *p, const char *s) {
   put(p, s, strlen(s));
 }
 
-/* The frame of every profile here: sample type "samples"/"count", function 1 named "f". */
-static void header(pb *p) {
+/* The frame of every profile here: sample type "samples"/"count", function 1 named `name`. */
+static void header_named(pb *p, const char *name) {
   pb m = {0};
   num(&m, 1, 1);
   num(&m, 2, 2);
@@ -73,8 +73,10 @@ static void header(pb *p) {
   str(p, "");
   str(p, "samples");
   str(p, "count");
-  str(p, "f");
+  str(p, name);
 }
+
+static void header(pb *p) { header_named(p, "f"); }
 
 static void function_f(pb *p) {
   pb m = {0};
@@ -214,4 +216,30 @@ Test(pprof, a_gzip_bomb_stops_at_the_inflated_limit) {
   fg_profile_free(p);
   free(zeros);
   free(gz);
+}
+
+/* A name no folded line could carry (the separator, a newline, a C1 control, bytes that are no
+ * UTF-8) is made one: read back by our own folded reader, the same single frame. */
+Test(pprof, names_that_would_break_the_folded_format_are_made_names) {
+  pb b = {0};
+  header_named(&b, "a;b\n\xc2\x85\xff\xe2\x82z\xe2\x82\xac");
+  function_f(&b);
+  location(&b, 1, 1);
+  sample(&b, 1, 1);
+  fg_profile *p = fg_profile_new();
+  fg_read_error e;
+  cr_assert_eq(read_pb(p, &b, &e), 0, "%s", e.msg);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  cr_assert_eq(fg_write_folded(f, p), 0);
+  fclose(f);
+  cr_expect_str_eq(text, "a:b??\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz\xe2\x82\xac:1 1\n");
+  fg_profile *back = fg_profile_new();
+  cr_expect_eq(fg_read_buffer(back, text, len, FG_MAIN, &e), 0, "%s", e.msg);
+  cr_expect_eq(fg_profile_total(back, FG_MAIN), 1);
+  fg_profile_free(back);
+  free(text);
+  fg_profile_free(p);
+  free(b.b);
 }

@@ -100,6 +100,7 @@ Test(codemap, stubs_by_name) {
   }
   memset(buf, 'x', sizeof buf - 1);
   cr_assert_eq(codemap_add_stub(NULL, ADDR(0x50000), 8, 0), 0);
+  cr_assert_eq(codemap_add_stub("", ADDR(0x50100), 8, 0), 0); /* an empty name: no empty frame */
   for (size_t i = 0; i < 4; i++) {
     struct codemap_hit h;
     cr_assert_eq(codemap_lookup(0x40000 + i * 0x1000 + 0x7ff, &h), 1);
@@ -110,6 +111,8 @@ Test(codemap, stubs_by_name) {
   }
   struct codemap_hit h;
   cr_assert_eq(codemap_lookup(0x50004, &h), 1);
+  cr_assert_str_eq(h.name, "unknown stub");
+  cr_assert_eq(codemap_lookup(0x50104, &h), 1);
   cr_assert_str_eq(h.name, "unknown stub");
   /* A name stays valid after its stub is replaced; a repeated name is shared. */
   cr_assert_eq(codemap_lookup(0x41000, &h), 1);
