@@ -496,9 +496,11 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
     fprintf(f,
             "  left to CPU-time timers %" PRIu64
             " requests of busy threads (answered at a tick: %" PRIu64
-            "; signalled after two ticks without an answer: %" PRIu64 "; their thread ended first: %" PRIu64
+            "; signalled after two ticks without an answer: %" PRIu64
+            "; their thread ended first: %" PRIu64
             "; threads whose timer could not be made: %" PRIu64 ")\n",
-            n->timer_requests, n->timer_samples, n->timer_fallbacks, n->timer_ended, n->timers_refused);
+            n->timer_requests, n->timer_samples, n->timer_fallbacks, n->timer_ended,
+            n->timers_refused);
   fprintf(f,
           "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64
           " samples kept under [sample lost]\n",
@@ -688,10 +690,10 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
           " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
           " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
-          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timer_ended=%" PRIu64 " timers_refused=%" PRIu64
-          " thread_listings=%" PRIu64 " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64
-          " sig_withheld=%" PRIu64 " sig_blocked=%" PRIu64 " sig_blocked_threads=%" PRIu64
-          " sig_checks=%" PRIu64 "\n",
+          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timer_ended=%" PRIu64
+          " timers_refused=%" PRIu64 " thread_listings=%" PRIu64
+          " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64 " sig_withheld=%" PRIu64
+          " sig_blocked=%" PRIu64 " sig_blocked_threads=%" PRIu64 " sig_checks=%" PRIu64 "\n",
           path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
           ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
           n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
@@ -702,8 +704,8 @@ void output_summary(FILE *out, const struct agent_options *o, const char *path,
           r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
           r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
           n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
-          n->timer_fallbacks, n->timer_ended, n->timers_refused, n->thread_listings, ms(n->handler_ns),
-          pct(r.own_cpu_ns, n->process_cpu_ns), n->looks, n->sig_withheld, n->sig_blocked_units,
-          n->sig_blocked_threads, n->sig_checks);
+          n->timer_fallbacks, n->timer_ended, n->timers_refused, n->thread_listings,
+          ms(n->handler_ns), pct(r.own_cpu_ns, n->process_cpu_ns), n->looks, n->sig_withheld,
+          n->sig_blocked_units, n->sig_blocked_threads, n->sig_checks);
   fflush(out);
 }

@@ -14,8 +14,8 @@
  * (N samples x M lines: every frame produced is charged to a budget linear in the file's size,
  * and each stack to FG_MAX_DEPTH). Reading stops at the first limit reached, naming it.
  */
-#include "fg_internal.h"
 #include "fg_pprof.h"
+#include "fg_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

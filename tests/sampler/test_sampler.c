@@ -209,8 +209,9 @@ Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signal
     cr_expect_geq(st.timer_samples, t.samples[0] * 8 / 10,
                   "most of the busy thread's samples came from its timer (%lu of %lu)",
                   (unsigned long)st.timer_samples, (unsigned long)t.samples[0]);
-  cr_expect_geq(st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
-                "every timer request was answered by its timer, signalled, or ended with its thread");
+  cr_expect_geq(
+      st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
+      "every timer request was answered by its timer, signalled, or ended with its thread");
   cr_expect_gt(t.units[2], 0u, "the bursty threads are sampled too");
   cr_expect_gt(st.requests, 0u, "... by signals: a tick seldom finds them running");
   cr_expect_eq(t.units[1], 0u, "idle threads get no samples");
@@ -285,8 +286,9 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
     cr_expect_geq(st.timer_fallbacks, 1u, "some requests outlived the thread's run");
   }
   cr_expect_leq(st.timer_fallbacks, st.timer_requests);
-  cr_expect_geq(st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
-                "every timer request was answered by its timer, signalled, or ended with its thread");
+  cr_expect_geq(
+      st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
+      "every timer request was answered by its timer, signalled, or ended with its thread");
   cr_expect_eq(st.timed_out, 0u, "no request lost during the run");
   cr_expect_leq(st.unanswered, 2u, "only requests still open at the end are withdrawn");
   if (role_cpu_ns[0] >= asked / 10 * 9) {
