@@ -26,6 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import run as it  # noqa: E402  (the integration tests' parsers)
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 
 def one(agent, classes, mode, scenario, seconds, tmp):

@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -42,6 +42,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import suite  # noqa: E402  (the workload list, the JVM flags, the t quantiles)
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 TICK_MS = 50
 

@@ -5,6 +5,8 @@ over the rounds, and the worker time one signal costs. See bench/sigcost.c for t
 import argparse
 import statistics
 import subprocess
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 MODES = ["none", "wake", "signal", "pin-wake", "pin-same", "pin-cross", "timers", "cputimers"]
 # each mode against the mode that differs from it by one thing

@@ -35,6 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import suite  # noqa: E402  (profiler flags, the JFR settings file, child CPU)
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
 
 CONFIGS = {
     "none": None,

@@ -7,7 +7,6 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 --java picks the JVM (default: `java` from PATH); jcmd is the one beside it (--jcmd to override).
 """
 import argparse
-import ctypes
 import glob
 import math
 import os
@@ -2105,38 +2104,14 @@ def case_arm64_torture():
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
-# Every process a case starts ends with the case. A case that fails between starting a JVM and
-# ending it, or that ctest's timeout kills, must not leave a `forever` JVM spinning beside the
-# rest of the suite, taking the CPU later cases are judged by: the kernel kills each child when
-# this process dies (PR_SET_PDEATHSIG; a child that changes its user loses that), and main()
-# kills any still running when the case ends.
-_STARTED = []
-_LIBC = ctypes.CDLL(None, use_errno=True)
+# Every process a case starts ends with the case (bench/children.py): a case that fails between
+# starting a JVM and ending it, or that ctest's timeout kills, must not leave a `forever` JVM
+# spinning beside the rest of the suite; main() kills any still running when the case ends.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import children  # noqa: E402
+from children import end_children  # noqa: E402
 
-
-def _die_with_parent():
-    _LIBC.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-
-
-class _CasePopen(subprocess.Popen):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("preexec_fn", _die_with_parent)
-        super().__init__(*args, **kwargs)
-        _STARTED.append(self)
-
-
-subprocess.Popen = _CasePopen  # subprocess.run starts its processes through it too
-
-
-def end_children():
-    """Kills what the case started and left running."""
-    for proc in _STARTED:
-        if proc.poll() is None:
-            proc.kill()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+children.install()
 
 
 def main():
