@@ -484,10 +484,15 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
           n->attributed_code);
   fprintf(f, "    given the frames of the last walk in the same VM call   %" PRIu64 "\n",
           n->recovered_same_call);
+  fprintf(f, "    walked from the Java caller of a leaf native call       %" PRIu64 "\n",
+          n->recovered_native);
   fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n",
           n->named_stub);
   fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
           r->failed_kept);
+  fprintf(f,
+          "  walks that skipped the Java caller of a leaf native call, walked again  %" PRIu64 "\n",
+          n->rewalked_native);
   fprintf(f, "\n");
 
   fprintf(f, "Signals and losses\n");

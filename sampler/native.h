@@ -54,10 +54,12 @@ struct native_memo {
 
 /* How a walk ended. */
 struct native_end {
-  int stop;     /* enum native_stop; a pc in no loaded object is NATIVE_STOP_UNKNOWN until
+  int stop;         /* enum native_stop; a pc in no loaded object is NATIVE_STOP_UNKNOWN until
                    native_end_resolve() */
-  int general;  /* 1: libunwind walked it (a frame the compiled tables could not follow) */
-  uintptr_t pc; /* the pc in no loaded object where the walk stopped, else 0 */
+  int general;      /* 1: libunwind walked it (a frame the compiled tables could not follow) */
+  uintptr_t pc;     /* the pc in no loaded object where the walk stopped, else 0 */
+  uintptr_t sp, fp; /* with pc: the stack and frame pointers of the frame pc is in, as the walk
+                       restored them (the caller's, after the native frames), 0 unknown */
 };
 
 /* Walks from uc: pcs[0] is the interrupted pc, pcs[i > 0] return addresses (callers), at most

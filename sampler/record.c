@@ -325,6 +325,11 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
     } else if (r->recovered == RECOVERY_SAME_CALL) {     /* still in the call it was walked in */
       st->recovered_same_call++;
       if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm;
+    } else if (r->recovered == RECOVERY_NATIVE_CALLER) { /* the native frames follow */
+      if (r->fail_code > 0)
+        st->rewalked_native++;
+      else
+        st->recovered_native++;
     }
   } else if (r->hit.kind == CODEMAP_NMETHOD) {
     /* in compiled code it could not walk: the method, with the inline chain at the PC */

@@ -52,8 +52,11 @@ enum sample_recovery {
   RECOVERY_STUB_CALLER = 1, /* from the Java caller of the stub the PC was in (hit: the stub) */
   RECOVERY_ANCHOR =
       2, /* from the frame anchor of VM code called from Java (hit: where it returns) */
-  RECOVERY_SAME_CALL = 3 /* GC active or a blocked stub call: the frames of the last walk in
+  RECOVERY_SAME_CALL = 3,    /* GC active or a blocked stub call: the frames of the last walk in
                             the same call out of Java */
+  RECOVERY_NATIVE_CALLER = 4 /* in native code compiled Java called without leaving Java: from
+                                the Java caller the native walk ended at (hit: that code); also
+                                when AsyncGetCallTrace had walked but skipped that caller */
 };
 
 /* The handler's answer; valid once the handshake word says DONE. Owned by the handler while

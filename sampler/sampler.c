@@ -218,8 +218,8 @@ static void report_locked(struct sampler_report *r) {
   r->native_median_ns = hist_quantile(&loop.native_cost, 0.5);
   r->native_p99_ns = hist_quantile(&loop.native_cost, 0.99);
   for (int i = 1; i <= ASGCT_NCODES; i++) r->asgct_failed += r->n.asgct[i];
-  r->recovered =
-      r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code + r->n.recovered_same_call;
+  r->recovered = r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code +
+                 r->n.recovered_same_call + r->n.recovered_native;
   r->failed_kept = r->asgct_failed - r->recovered - r->n.named_stub;
   r->threads_registered = registry_registered() - since.registered;
   r->threads_live = registry_live();

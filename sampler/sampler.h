@@ -229,7 +229,11 @@ struct sampler_counters {
   uint64_t attributed_code; /* failures attributed through the map to a compiled method */
   uint64_t recovered_same_call; /* GC active / not walkable, in the call out of Java of the
                                    last walk: its frames */
-  uint64_t named_stub; /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t recovered_native; /* failures in native code Java called without leaving Java (a
+                                leaf call), walked from the Java caller the native walk found */
+  uint64_t rewalked_native;  /* the same, where AsyncGetCallTrace had walked but skipped that
+                                caller (a stale frame pointer): walked again from it */
   uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
   uint64_t clock_errors;       /* CPU clock reads that failed for a live thread */
   uint64_t native_frames;      /* native frames recorded */

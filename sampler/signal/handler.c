@@ -191,6 +191,15 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
     cand[n].fp = ((const uintptr_t *)at)[0];
     n++;
   }
+  /* aarch64: a stub that has pushed its frame record (stp x29, x30) still holds the return
+   * address in lr, and the leaf candidate pairs it with the stub's own sp — the caller's frame
+   * would be walked twice (Scenarios.trig;Scenarios.trig;libmDsin). The record that saved the
+   * same return address has the caller's sp. */
+  for (int k = 1; k < n; k++)
+    if (cand[k].pc == cand[0].pc && cand[k].sp > cand[0].sp) {
+      cand[0] = cand[k];
+      break;
+    }
   ucontext_t copy = *uc;
   for (int i = 0; i < n; i++) {
     struct codemap_hit caller;
@@ -205,6 +214,41 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
       return;
     }
   }
+}
+
+/* The thread runs native code that compiled Java code called without leaving Java (a leaf
+ * call: no frame anchor, the thread stays _thread_in_Java — HotSpot's C math routines on
+ * aarch64, GC barriers' slow paths). AsyncGetCallTrace starts from the native registers and,
+ * where that code keeps no frame record, reaches Java through a stale frame pointer: it fails,
+ * or skips the Java caller (aarch64's Math.log: samples in __ieee754_log lost the compiled
+ * method that called it). The native walk ended at that caller's return address, with its sp
+ * and fp (end): when that is compiled code and the walk's first frame (if any) is not the
+ * method there, walk again from it. A failed second walk may have written over the first's
+ * frames: the sample is then attributed to that code (r->hit) like any failed walk in compiled
+ * code. Reads the thread (state, stack bounds) only. */
+static void walk_from_native_caller(struct sample_record *r, const struct thread_slot *s,
+                                    const ucontext_t *uc, const struct native_end *end) {
+  if (r->nnative <= 0 || end->stop != NATIVE_STOP_UNKNOWN || !end->sp) return;
+  uintptr_t hi, usp = plat_uc_sp(uc);
+  size_t size;
+  const char *thread = own_java_thread(s->env, s->tid, usp, &hi, &size);
+  const struct hotspot_layout *l = &handler.hotspot;
+  if (!thread || l->in_java < 0 || *(const volatile int *)(thread + l->state) != l->in_java ||
+      end->sp < usp || end->sp >= hi)
+    return;
+  struct codemap_hit hit;
+  if (!codemap_lookup(end->pc, &hit) || hit.kind != CODEMAP_NMETHOD) return;
+  jmethodID at = hit.ninline > 0 ? hit.inl_method[0] : hit.method;
+  if (r->num_frames > 0 && r->frames[0].method_id == at) return; /* it found the caller */
+  ucontext_t copy = *uc;
+  plat_uc_set_frame(&copy, end->pc, end->sp, end->fp);
+  asgct_trace trace = {s->env, 0, r->frames};
+  handler.asgct(&trace, handler.depth, &copy);
+  r->fail_code = r->num_frames;
+  r->num_frames = trace.num_frames;
+  r->pc = end->pc;
+  r->hit = hit;
+  r->recovered = trace.num_frames > 0 ? RECOVERY_NATIVE_CALLER : RECOVERY_NONE;
 }
 
 /* Keeps the walk just taken as the one of the call out of Java the thread is in (its frames
@@ -262,6 +306,7 @@ static int same_call(struct sample_record *r, const struct thread_slot *s, const
 static void take_sample(struct thread_slot *s, struct sample_record *r, const ucontext_t *uc,
                         int sig) {
   volatile struct undo u = {0};
+  struct native_end end = {0};
   struct guard g;
   uint64_t mask = guard_mask_of(&uc->uc_sigmask) | 1ull << (sig - 1);
   int fault = guard_enter(&g, s->tid, mask);
@@ -281,7 +326,6 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       uint64_t t0 = plat_mono_ns();
       u.token = objects_enter();
       u.objects = 1;
-      struct native_end end;
       int n = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth,
                           &r->native_memo, &end);
       r->native_stop = end.stop;
@@ -302,6 +346,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       r->num_frames = trace.num_frames;
       if (!same_call(r, s, uc)) {
         if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
+        if (!r->recovered) walk_from_native_caller(r, s, uc, &end);
         g.vm_first = 0;
         remember_call(r, s, uc);
       }

@@ -192,7 +192,15 @@ int native_walk_general(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stac
       return n;
     }
     pc = (uintptr_t)next;
-    if (ends_at(&w, pc, end)) return n;
+    if (ends_at(&w, pc, end)) {
+      unw_word_t rsp, rfp;
+      if (end->pc && unw_get_reg(&cursor, UNW_REG_SP, &rsp) == 0 &&
+          unw_get_reg(&cursor, plat_dwarf_fp, &rfp) == 0) {
+        end->sp = (uintptr_t)rsp;
+        end->fp = (uintptr_t)rfp;
+      }
+      return n;
+    }
   }
 }
 
@@ -254,7 +262,11 @@ static int fast_walk(const ucontext_t *uc, struct walk *w, uintptr_t *pcs, int m
       return -1;
     sp = cfa;
     pc = ra;
-    if (ends_at(w, pc, end)) return n;
+    if (ends_at(w, pc, end)) {
+      end->sp = sp;
+      end->fp = fp;
+      return n;
+    }
   }
 }
 
