@@ -16,7 +16,7 @@ few equal time windows) and reports the growth over the rest of the run; the age
 is the agented process's less the plain one's. The floor, not every reading: the workload's full
 collections malloc and free tens of MB at a time (G1's full-GC marking stacks), and a leak raises
 the floor while such a peak does not. With --check MB it exits 1 when that difference is larger
-than MB (what the test suite's 60-second run uses), printing the samples either way.
+than MB (what the test suite's 30-second run uses), printing the samples either way.
 """
 import argparse
 import os

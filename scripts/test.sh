@@ -6,8 +6,9 @@
 #   build-rel/     Release (-O3): everything built, the unit tests
 #   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
 #                  proving they need no test framework (and building them with clang too)
-#   build/         RelWithDebInfo, the plain build: every test, the JVM integration tests too,
-#                  on JDK 17 (the system's) and on 21 and 25 (scripts/jdks.sh); and the agent
+#   build/         RelWithDebInfo, the plain build: every test but the unit tests (the two
+#                  builds above ran them) — the JVM integration tests on JDK 17 (the system's),
+#                  most on 21 and 25 too (scripts/jdks.sh), the fuzzers, the browser tests; and the agent
 #                  cross-built for aarch64 (build/arm64/) in Debian's arm64 JDK 17 under
 #                  qemu-aarch64 (scripts/arm64.sh; tests jvm_arm64_*, label arm64)
 set -euo pipefail
@@ -49,8 +50,8 @@ if grep -v '^//' build-notest/CMakeCache.txt | grep -i -E 'criterion|python'; th
   exit 1
 fi
 
-echo "== all tests, plain build (build/, RelWithDebInfo)"
+echo "== all other tests, plain build (build/, RelWithDebInfo; its unit tests are build-san's and build-rel's)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON \
   -DSAMPLER_EXTRA_JDKS="$extra_jdks" -DSAMPLER_ARM64="$arm64_root" >/dev/null
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure
+ctest --test-dir build -LE '^unit$' --output-on-failure

@@ -940,12 +940,12 @@ def case_unattributed():
 
 def case_unload():
     """Classes loaded by custom class loaders, run hot (JIT-compiled) and unloaded, in a loop for
-    20 s at 1 ms with frame kinds on: no crash, and no frame of a PayloadK class names a method
+    12 s at 1 ms with frame kinds on (637 loaded and unloaded in 20 s here): no crash, and no frame of a PayloadK class names a method
     that class does not have (a stale or reused jmethodID or code address would)."""
     out = tmpfile(".folded")
     payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
     check(os.path.exists(os.path.join(payload, "Payload7.class")), f"no payload classes in {payload}")
-    cmd = java_cmd(f"interval=1ms,threads,ann,file={out}", "unload", 20) + [payload]
+    cmd = java_cmd(f"interval=1ms,threads,ann,file={out}", "unload", 12) + [payload]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1500:]}")
     loaded = int(re.search(r"^loaded (\d+)$", p.stdout, re.M).group(1))
@@ -967,7 +967,7 @@ def case_unload():
     print(f"{loaded} classes loaded, {unloaded} unloaded; unload thread {total} samples, "
           f"{in_payload} in Payload frames; [unknown method] frames {unknown}; misnamed {wrong or 'none'}; "
           f"asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
-    check(loaded >= 200, f"only {loaded} loads in 20 s")
+    check(loaded >= 200, f"only {loaded} loads in 12 s")
     check(unloaded >= 100, f"only {unloaded} classes unloaded: the test does not exercise unloading")
     check(in_payload >= 0.8 * total, f"only {in_payload} of {total} samples in Payload frames")
     check(not wrong, f"frames naming a method their class does not have: {wrong}")
@@ -1749,13 +1749,13 @@ def case_attach_thread_limit():
     """A first attach that fails after the agent is set up — the sampler thread cannot start: the
     JVM's user may have no more threads (ulimit -u) — leaves the JVM as it was: the attach says
     so, and the JVM then starts and ends threads, fills and collects its heap (safepoint polls
-    and implicit null checks fault into the SIGSEGV handler) for 15 s, as before the attach,
+    and implicit null checks fault into the SIGSEGV handler) for 8 s, as before the attach,
     and ends normally. (The old agent left its handlers and callbacks behind a library the JVM
-    had unloaded: a SIGSEGV, without an hs_err.) A corrected attach then profiles it: the agent
-    is set up again in the same JVM."""
+    had unloaded: a SIGSEGV, without an hs_err, about 1 s after the attach.) A corrected attach
+    then profiles it: the agent is set up again in the same JVM."""
     uid, home = other_user()
     out, go = os.path.join(home, "after.folded"), os.path.join(home, "go")
-    proc = jvm_as(uid, home, "aftergo", 25, extra_jvm=["-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"],
+    proc = jvm_as(uid, home, "aftergo", 12, extra_jvm=["-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"],
                   extra_args=[go])
     unlimited = None
     try:
@@ -1780,7 +1780,7 @@ def case_attach_thread_limit():
         check("return code: 0" not in p.stdout, f"the attach succeeded under the thread limit: {p.stdout}")
         limit_threads(uid, proc.pid, unlimited)
         open(go, "w").close()
-        for i in range(15):
+        for i in range(8):
             time.sleep(1)
             check(proc.poll() is None, f"the JVM died {i + 1} s after the failed attach (status {proc.returncode})")
         p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
