@@ -8,6 +8,7 @@
  */
 #include "fg_internal.h"
 #include "fg_pprof.h"
+#include "fg_test_util.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -229,14 +230,10 @@ Test(pprof, names_that_would_break_the_folded_format_are_made_names) {
   fg_profile *p = fg_profile_new();
   fg_read_error e;
   cr_assert_eq(read_pb(p, &b, &e), 0, "%s", e.msg);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  cr_assert_eq(fg_write_folded(f, p), 0);
-  fclose(f);
+  char *text = render(OUT_FOLDED, p, NULL);
   cr_expect_str_eq(text, "a:b??\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz\xe2\x82\xac:1 1\n");
   fg_profile *back = fg_profile_new();
-  cr_expect_eq(fg_read_buffer(back, text, len, FG_MAIN, &e), 0, "%s", e.msg);
+  cr_expect_eq(fg_read_buffer(back, text, strlen(text), FG_MAIN, &e), 0, "%s", e.msg);
   cr_expect_eq(fg_profile_total(back, FG_MAIN), 1);
   fg_profile_free(back);
   free(text);
