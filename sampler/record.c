@@ -135,7 +135,10 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
     loop.fbuf[0] = thread_root(s);
     return 1;
   }
-  if (b->root_id == TRACES_NO_ID) b->root_id = thread_root(s);
+  if (b->root_id == TRACES_NO_ID || b->root_seq != s->name_seq) { /* new, or renamed */
+    b->root_id = thread_root(s);
+    b->root_seq = s->name_seq;
+  }
   loop.fbuf[0] = b->root_id;
   return 1;
 }

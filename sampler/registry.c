@@ -83,7 +83,12 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
   /* where every thread name enters (JVMTI's modified UTF-8, a kernel comm cut inside a
    * character): kept as the profile shows it, cut between characters */
   const char *name = t->name ? t->name : "";
-  utf8_name(name, strlen(name), s->name, REG_NAME_MAX);
+  char now[REG_NAME_MAX];
+  utf8_name(name, strlen(name), now, sizeof now);
+  if (strcmp(now, s->name) != 0) {
+    memcpy(s->name, now, sizeof now);
+    s->name_seq++;
+  }
   if (t->env) s->env = t->env;
   if (t->handle) s->handle = t->handle;
   if (t->stack_hi) {

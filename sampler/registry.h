@@ -41,8 +41,10 @@ struct thread_slot {
   /* the registration: written under `lock` before the slot goes live */
   int32_t tid;
   uint32_t gen; /* bumped at every registration */
-  /* name: as utf8_name made it (UTF-8, cut between characters) */
+  /* name: as utf8_name made it (UTF-8, cut between characters); name_seq bumps when a later
+   * registration renames the thread (found by its kernel name, then its ThreadStart) */
   char name[REG_NAME_MAX];
+  uint32_t name_seq;
   JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */

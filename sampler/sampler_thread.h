@@ -33,6 +33,7 @@ struct thread_book {
   int woken;             /* ... and the look after it has not come yet: our signal may have
                             woken it, and a tiny delta then is our doing */
   uint32_t root_id;      /* interned "[name tid=N]" frame, TRACES_NO_ID until needed */
+  uint32_t root_seq;     /* the slot's name_seq root_id was made with */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
   uint64_t read_round;   /* loop.round of the last read of its CPU clock */

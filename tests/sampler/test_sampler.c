@@ -457,6 +457,52 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
   expect_sampling_resumes(&a, &r);
 }
 
+/* Found by its kernel name ("java", the creator's, before the JVM names the thread), then
+ * announced by the JVM under its own (its ThreadStart): registered again, renamed. */
+static void *renamed_main(void *arg) {
+  (void)arg;
+  fake_jvm_set_role(FAKE_ROLE_BUSY);
+  fake_jvm_register_self("java");
+  worker_started(0);
+  uint64_t until = plat_mono_ns() + 150000000;
+  while (plat_mono_ns() < until && !atomic_load(&stop_workers)) {}
+  fake_jvm_register_self("renamed");
+  spin_until_stopped();
+  return NULL;
+}
+
+struct roots {
+  uint64_t first, later;
+};
+
+static void count_roots(void *ctx, const struct sampler_stack *t) {
+  struct roots *r = ctx;
+  const char *root = sampler_frame_name(t->frames[0]);
+  if (strncmp(root, "[java tid=", 10) == 0) r->first += t->units;
+  if (strncmp(root, "[renamed tid=", 13) == 0) r->later += t->units;
+}
+
+/* A thread renamed after its first samples is shown under its new name from then on: the
+ * root frame follows the registry's name. (Kept its first root, a JVM thread found in
+ * /proc before its ThreadStart gave all its samples to "[java tid=N]": jvm_busyidle beside
+ * two CPU hogs, 0 samples for busy-beta's 2,895 ms of CPU.) */
+Test(sampler, a_renamed_thread_is_shown_under_its_new_name) {
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .thread_roots = 1, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  atomic_store(&stop_workers, 0);
+  pthread_t th;
+  pthread_create(&th, NULL, renamed_main, NULL);
+  sample_for(400, &th, 1);
+  struct roots r = {0};
+  sampler_foreach_stack(count_roots, &r);
+  cr_log_info("under [java]: %lu, under [renamed]: %lu", (unsigned long)r.first,
+              (unsigned long)r.later);
+  cr_assert_gt(r.first + r.later, 20u, "the machine gave the thread some CPU");
+  cr_expect_gt(r.later, 0u, "samples after the rename are under the new name");
+}
+
 Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
   struct sampler_config c = {.interval_ns = 1000000,
                              .depth = 16,
