@@ -1745,6 +1745,66 @@ def limit_threads(uid, pid, soft):
     check(r.returncode == 0, f"cannot set the thread limit of {pid}: {r.stderr}")
 
 
+def case_attach_full_heap():
+    """A first attach that fails after the agent is set up because the Java heap is full — the
+    sampler thread's Thread object cannot be made — leaves the JVM as it was: the attach says
+    so, the heap is let go, and the JVM then starts and ends threads, fills and collects its heap
+    and fails null checks (SIGSEGVs into the JVM's handler) for 8 s, as before the attach, and
+    ends normally; a second attach then profiles it. (The agent of before this issue left its
+    handlers and callbacks behind a library the JVM had unloaded.)"""
+    out, fill = tmpfile(".folded"), os.path.join(ARGS.tmp, "fill")
+    cmd = java_cmd(None, "fullheap", 10, extra_jvm=["-Xms24m", "-Xmx24m", "-XX:+UseSerialGC",
+                                                     "-XX:-UseDynamicNumberOfCompilerThreads",
+                                                     f"-XX:ErrorFile={ARGS.tmp}/hs_err_%p.log"],
+                   extra_args=[fill, "8000"])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        if proc.poll() is not None:
+            raise Fail("the JVM did not start: " + proc.communicate()[1][-1500:])
+        # the Attach Listener first: it is a Java thread, which a full heap would not let start
+        v = subprocess.run([ARGS.jcmd, str(proc.pid), "VM.version"], capture_output=True, text=True, timeout=90)
+        check(v.returncode == 0, f"jcmd VM.version: {v.stdout} {v.stderr}")
+        open(fill, "w").close()
+        line = read_line_within(proc, 60)
+        check(line == "heap full", f"the program said {line!r}, not 'heap full'")
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        print("the attach on a full heap:", " ".join(p.stdout.split())[-200:])
+        check("return code: 0" not in p.stdout, f"the attach succeeded on a full heap: {p.stdout}")
+        line = read_line_within(proc, 60)
+        check(line == "heap freed", f"the program said {line!r}, not 'heap freed'")
+        for i in range(8):
+            time.sleep(1)
+            check(proc.poll() is None, f"the JVM died {i + 1} s after the heap was let go (status {proc.returncode})")
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        check("return code: 0" in p.stdout, f"the second attach failed: {p.stdout} {p.stderr}")
+        o, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    crashes = glob.glob(os.path.join(ARGS.tmp, "hs_err_*.log"))
+    check(not crashes, f"the JVM crashed: {crashes}")
+    check(proc.returncode == 0 and "result done" in o, f"exit status {proc.returncode}, want 0: {err[-1500:]}")
+    check("cannot create the sampler thread" in err,
+          "the attach did not fail at the sampler thread's making: " + err[-1500:])
+    check(sum(parse_folded(out).values()) > 0, "the second attach's profile has no samples")
+
+
+def read_line_within(proc, seconds):
+    """The next line of proc's stdout (stripped), or Fail after `seconds`."""
+    import select
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.time()))
+        if ready:
+            line = proc.stdout.readline()
+            if line:
+                return line.strip()
+            raise Fail(f"the program ended (status {proc.wait()}): {proc.stderr.read()[-1500:]}")
+    raise Fail(f"no line from the program in {seconds} s")
+
+
 def case_attach_thread_limit():
     """A first attach that fails after the agent is set up — the sampler thread cannot start: the
     JVM's user may have no more threads (ulimit -u) — leaves the JVM as it was: the attach says

@@ -30,6 +30,8 @@
 //             total_cpu=<ns> queued=<n> timer=<n> sigq_start=<n> sigq=<n>" (its CPU as it
 //             blocked them, unblocked them and at the end; the real-time signals queued to it
 //             while blocked — sent, of timers —; the user's SigQ as it blocked and unblocked)
+//   fullheap  aftergo's threads, once the heap was full (until the file given as the third
+//             argument exists, then for the fourth argument's milliseconds) and let go
 //   churn     two threads starting short-lived threads (~20 us of work each) one after another,
 //             thousands a second; prints "threads N"
 //   lifetimes two threads starting threads that compute for 2-30 ms each, one after another;
@@ -440,6 +442,39 @@ public class Scenarios {
         going = true;
     }
 
+    /* fullheap: aftergo's threads; first, once the file given as the third argument exists, the
+     * heap is filled until not even the smallest array fits, and held full for `hold` ms (the
+     * fourth argument) without allocating — "heap full" is written then, through a stream and
+     * bytes made before — then let go: the threads start, as aftergo's after `go`. */
+    static volatile Object hoard;
+
+    static void fillHeap(String fill, long holdMs) throws Exception {
+        java.io.File f = new java.io.File(fill);
+        while (!f.exists()) Thread.sleep(50);
+        java.io.FileOutputStream out = new java.io.FileOutputStream(java.io.FileDescriptor.out);
+        byte[] said = "heap full\n".getBytes(), freed = "heap freed\n".getBytes();
+        Object chain = null;
+        for (int k = 1 << 18; k >= 1; k >>= 1) {
+            try {
+                for (;;) {
+                    Object[] n = new Object[k];
+                    n[0] = chain;
+                    chain = n;
+                }
+            } catch (OutOfMemoryError e) {
+                // the next size down
+            }
+        }
+        hoard = chain;
+        out.write(said);
+        Thread.sleep(holdMs);
+        hoard = null;
+        chain = null;
+        System.gc();
+        out.write(freed);
+        going = true;
+    }
+
     static void afterGo() {
         while (!going && !stop) LockSupport.parkNanos(50_000_000L);
         long failed = 0, npes = 0, k = 0;
@@ -542,6 +577,7 @@ public class Scenarios {
                 break;
             }
             case "aftergo":
+            case "fullheap":
                 worker("busy-alpha", () -> sink += busyAlpha());
                 worker("after-go", Scenarios::afterGo);
                 break;
@@ -617,6 +653,7 @@ public class Scenarios {
             Thread.sleep(Long.MAX_VALUE);
         }
         if (scenario.equals("aftergo")) awaitGo(args[2]);
+        if (scenario.equals("fullheap")) fillHeap(args[2], Long.parseLong(args[3]));
         Thread.sleep(millis);
         if (scenario.equals("exit")) {
             System.out.println("exiting");
