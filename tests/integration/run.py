@@ -749,13 +749,13 @@ def case_jitthreads():
 
 
 def case_dlopen():
-    """(d) A thread calling dlopen/dlclose on a library in a loop, sampled at 1 ms for 20 s (the
+    """(d) A thread calling dlopen/dlclose on a library in a loop, sampled at 1 ms for 10 s (the
     native walk meets objects that come and go, and a thread holding the loader's lock): no
     deadlock, no crash, no fault, a complete profile, the thread's frames named (its JNI
     function). The library's own function is named only when it is still loaded when the sampler
     thread names the sample (within a round): it lives ~100 us a round, so that count is shown,
     not asserted."""
-    p, stacks = run_all("dlopen", 20, extra_args=[ARGS.jnilib, ARGS.dltarget], timeout=180)
+    p, stacks = run_all("dlopen", 10, extra_args=[ARGS.jnilib, ARGS.dltarget], timeout=180)
     rounds = re.search(r"dlopen rounds (\d+)", p.stdout)
     check("result done" in p.stdout, "the program did not finish")
     s = summary(p.stderr)
@@ -1490,13 +1490,13 @@ def case_loop():
 
 
 def case_torture_attach():
-    """attach -> profile -> detach (start/stop) twenty times in a row into one JVM, at 100 us:
+    """attach -> profile -> detach (start/stop) twelve times in a row into one JVM, at 100 us:
     no crash, no hang, every profile complete and from zero."""
     proc = forever_jvm()
     try:
         time.sleep(1.5)
         totals, cpus, spans = [], [], []
-        for i in range(20):
+        for i in range(12):
             out = tmpfile(".folded")
             before = proc_cpu_ms(proc.pid)
             launcher("start", "interval=100us" + (",threads" if i % 2 else ""), f"file={out}", proc.pid, want=0)
@@ -1510,7 +1510,7 @@ def case_torture_attach():
         check(proc.poll() is None, "the JVM ended")
     finally:
         err = end_jvm(proc)
-    print(f"20 start/stop cycles at 100 us: samples per profile {totals}")
+    print(f"{len(totals)} start/stop cycles at 100 us: samples per profile {totals}")
     print(f"the JVM's CPU in the 0.2 s of each (ms): {[round(c) for c in cpus]}")
     print(f"... and from start to stop (ms): {[round(c) for c in spans]}")
     few = [(n, round(c)) for n, c in zip(totals, cpus) if n < 0.8 * c * 10]
