@@ -54,9 +54,10 @@ enum sample_recovery {
       2, /* from the frame anchor of VM code called from Java (hit: where it returns) */
   RECOVERY_SAME_CALL = 3,    /* GC active or a blocked stub call: the frames of the last walk in
                             the same call out of Java */
-  RECOVERY_NATIVE_CALLER = 4 /* in native code compiled Java called without leaving Java: from
-                                the Java caller the native walk ended at (hit: that code); also
-                                when AsyncGetCallTrace had walked but skipped that caller */
+  RECOVERY_NATIVE_CALLER = 4 /* in native code Java called without leaving Java (or already
+                                back in Java's state): from the Java caller the native walk
+                                ended at (hit: that code); also when AsyncGetCallTrace had
+                                walked but skipped a compiled caller */
 };
 
 /* The handler's answer; valid once the handshake word says DONE. Owned by the handler while

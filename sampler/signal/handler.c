@@ -216,16 +216,18 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   }
 }
 
-/* The thread runs native code that compiled Java code called without leaving Java (a leaf
- * call: no frame anchor, the thread stays _thread_in_Java — HotSpot's C math routines on
- * aarch64, GC barriers' slow paths). AsyncGetCallTrace starts from the native registers and,
- * where that code keeps no frame record, reaches Java through a stale frame pointer: it fails,
- * or skips the Java caller (aarch64's Math.log: samples in __ieee754_log lost the compiled
- * method that called it). The native walk ended at that caller's return address, with its sp
- * and fp (end): when that is compiled code and the walk's first frame (if any) is not the
- * method there, walk again from it. A failed second walk may have written over the first's
- * frames: the sample is then attributed to that code (r->hit) like any failed walk in compiled
- * code. Reads the thread (state, stack bounds) only. */
+/* The thread runs native code that Java code called without leaving Java (a leaf call from
+ * compiled code: no frame anchor, the thread stays _thread_in_Java — HotSpot's C math routines
+ * on aarch64, GC barriers' slow paths; or a VM call on its way back, already _thread_in_Java
+ * in its epilogue). AsyncGetCallTrace starts from the native registers and, where that code
+ * keeps no frame record, reaches Java through a stale frame pointer: it fails, or skips the
+ * Java caller (aarch64's Math.log: samples in __ieee754_log lost the compiled method that
+ * called it). The native walk ended at that caller's return address, with its sp and fp
+ * (end): when that is compiled code whose method is not the walk's first frame, or the
+ * interpreter and the walk failed, walk again from it. A failed second walk after a first
+ * that gave frames may have written over them: the sample is then attributed to the compiled
+ * code (r->hit) like any failed walk there; after a failed first walk it stays as it was.
+ * Reads the thread (state, stack bounds) only. */
 static void walk_from_native_caller(struct sample_record *r, const struct thread_slot *s,
                                     const ucontext_t *uc, const struct native_end *end) {
   if (r->nnative <= 0 || end->stop != NATIVE_STOP_UNKNOWN || !end->sp) return;
@@ -237,14 +239,20 @@ static void walk_from_native_caller(struct sample_record *r, const struct thread
       end->sp < usp || end->sp >= hi)
     return;
   struct codemap_hit hit;
-  if (!codemap_lookup(end->pc, &hit) || hit.kind != CODEMAP_NMETHOD) return;
-  jmethodID at = hit.ninline > 0 ? hit.inl_method[0] : hit.method;
-  if (r->num_frames > 0 && r->frames[0].method_id == at) return; /* it found the caller */
+  if (!codemap_lookup(end->pc, &hit)) return;
+  int before = r->num_frames;
+  if (hit.kind == CODEMAP_NMETHOD) {
+    jmethodID at = hit.ninline > 0 ? hit.inl_method[0] : hit.method;
+    if (before > 0 && r->frames[0].method_id == at) return; /* it found the caller */
+  } else if (hit.kind != CODEMAP_STUB || !hit.interpreter || before > 0) {
+    return;
+  }
   ucontext_t copy = *uc;
   plat_uc_set_frame(&copy, end->pc, end->sp, end->fp);
   asgct_trace trace = {s->env, 0, r->frames};
   handler.asgct(&trace, handler.depth, &copy);
-  r->fail_code = r->num_frames;
+  if (trace.num_frames <= 0 && before <= 0) return;
+  r->fail_code = before;
   r->num_frames = trace.num_frames;
   r->pc = end->pc;
   r->hit = hit;
