@@ -1773,12 +1773,7 @@ def case_attach_full_heap():
         check("return code: 0" not in p.stdout, f"the attach succeeded on a full heap: {p.stdout}")
         line = read_line_within(proc, 60)
         check(line == "heap freed", f"the program said {line!r}, not 'heap freed'")
-        for i in range(8):
-            time.sleep(1)
-            check(proc.poll() is None, f"the JVM died {i + 1} s after the heap was let go (status {proc.returncode})")
-        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
-        check("return code: 0" in p.stdout, f"the second attach failed: {p.stdout} {p.stderr}")
-        o, err = proc.communicate(timeout=90)
+        o, err = live_then_attach(proc, out, "the heap was let go")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -1789,6 +1784,17 @@ def case_attach_full_heap():
     check("cannot create the sampler thread" in err,
           "the attach did not fail at the sampler thread's making: " + err[-1500:])
     check(sum(parse_folded(out).values()) > 0, "the second attach's profile has no samples")
+
+
+def live_then_attach(proc, out, since):
+    """After a failed attach: the JVM lives 8 s (checked each second), then an attach into it
+    succeeds; returns its (stdout, stderr) once it has ended."""
+    for i in range(8):
+        time.sleep(1)
+        check(proc.poll() is None, f"the JVM died {i + 1} s after {since} (status {proc.returncode})")
+    p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+    check("return code: 0" in p.stdout, f"the attach after {since} failed: {p.stdout} {p.stderr}")
+    return proc.communicate(timeout=90)
 
 
 def read_line_within(proc, seconds):
@@ -1840,12 +1846,7 @@ def case_attach_thread_limit():
         check("return code: 0" not in p.stdout, f"the attach succeeded under the thread limit: {p.stdout}")
         limit_threads(uid, proc.pid, unlimited)
         open(go, "w").close()
-        for i in range(8):
-            time.sleep(1)
-            check(proc.poll() is None, f"the JVM died {i + 1} s after the failed attach (status {proc.returncode})")
-        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
-        check("return code: 0" in p.stdout, f"the corrected attach failed: {p.stdout} {p.stderr}")
-        o, err = proc.communicate(timeout=90)
+        o, err = live_then_attach(proc, out, "the failed attach")
     finally:
         if proc.poll() is None:
             if unlimited:  # SIGTERM's shutdown needs a thread
