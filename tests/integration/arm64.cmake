@@ -10,7 +10,7 @@
 # (`cmake --build`), only when the root is there.
 set(SAMPLER_ARM64 "" CACHE STRING
     "scripts/arm64.sh's directory for the arm64 JVM tests (empty: where it puts it, if complete; OFF: skip them)")
-set(it_arm64_cases shares jni trig dump torture)
+# it_arm64_cases: run.py's arm64_* cases, from `run.py --list` (CMakeLists.txt here)
 
 set(it_arm64 "")
 set(it_arm64_why "")

@@ -2171,6 +2171,26 @@ def case_arm64_torture():
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
+# The one list of cases is the case_* functions above, in their order; `run.py --list` prints
+# it for tests/integration/CMakeLists.txt, which registers each as jvm_<case> on the default JDK
+# and as jvm_<case>_jdkNN on the other JDKs — except the cases here, about what is ours alone
+# (the output formats and files, the launcher's refusals and its reply, signals to threads in
+# native code, dlopen in native code; the full-heap attach, whose undoing is the thread-limit
+# case's, run on every JDK), which run on the default JDK only to keep the suite under 25
+# minutes. The arm64_* cases run in the arm64 JVM under qemu (tests/integration/arm64.cmake).
+DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
+                    "launcher_reply_root", "reply_file", "squatted_names"}
+
+
+def list_cases():
+    """One line per case: its name and where it runs (all, default, arm64)."""
+    unknown = DEFAULT_JDK_ONLY - set(CASES)
+    if unknown:
+        raise SystemExit(f"run.py: DEFAULT_JDK_ONLY names no case: {sorted(unknown)}")
+    for name in CASES:
+        where = "arm64" if name.startswith("arm64_") else "default" if name in DEFAULT_JDK_ONLY else "all"
+        print(name, where)
+
 
 # Every process a case starts ends with the case (bench/children.py): a case that fails between
 # starting a JVM and ending it, or that ctest's timeout kills, must not leave a `forever` JVM
@@ -2185,6 +2205,9 @@ children.install()
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
+    if sys.argv[1:] == ["--list"]:
+        list_cases()
+        return 0
     ap.add_argument("--agent", required=True)
     ap.add_argument("--classes", required=True)
     ap.add_argument("--java", default="java", help="the java launcher to test with (default: java from PATH)")
