@@ -1,7 +1,9 @@
 /*
  * fg_html.c — the self-contained interactive HTML: the viewer page (flamegraph/page/
- * viewer.html, embedded at build time) with its one FG_DATA marker line replaced by
- * `const FG_DATA = <json>;` (schema version 1, see flamegraph/README.md).
+ * viewer.html with its scripts, assembled and embedded at build time) with its one FG_DATA
+ * marker line replaced by `const FG_DATA = <json>;` (schema version 1, see
+ * flamegraph/README.md): the profile, each name's frame kind (fg_kind_of, so that the page
+ * never re-derives it) and the palette (fg_kinds, fg_legend: one definition for SVG and page).
  *
  * Size control: subtrees below o->html_prune of the total (in both columns of a diff) are
  * left out and counted in "pruned"; when more than o->html_max_nodes remain, the cut is
@@ -143,6 +145,63 @@ static void json_str_or_null(fg_buf *b, const char *s) {
     fg_buf_puts(b, "null");
 }
 
+static void put_u8_triple(fg_buf *b, const unsigned char v[3]) {
+  for (int i = 0; i < 3; i++) {
+    fg_buf_putc(b, i ? ',' : '[');
+    fg_buf_u64(b, v[i]);
+  }
+  fg_buf_putc(b, ']');
+}
+
+static void put_str(fg_buf *b, const char *s) { fg_buf_json(b, s, strlen(s)); }
+
+/* The start of one palette entry, on a line of its own: {"id":..,"label":..,<field>:<text>
+ * (field as `,"name":`); the caller adds the rest and the closing brace. */
+static void put_entry_head(fg_buf *b, int first, const char *id, const char *label,
+                           const char *field, const char *text) {
+  fg_buf_puts(b, first ? "\n{\"id\":" : ",\n{\"id\":");
+  put_str(b, id);
+  fg_buf_puts(b, ",\"label\":");
+  put_str(b, label);
+  fg_buf_puts(b, field);
+  put_str(b, text);
+}
+
+/* "palette": the kinds (fg_kinds, indexed like "nameKinds") and the legend's keys, each key's
+ * kinds with the one it is named after (its swatch) first — the page draws from these. */
+static void put_palette(fg_buf *b) {
+  fg_buf_puts(b, "\"palette\":{\"kinds\":[");
+  for (int k = 0; k < FG_KIND_COUNT; k++) {
+    const fg_kind_info *ki = &fg_kinds[k];
+    put_entry_head(b, k == 0, ki->id, ki->label, ",\"suffix\":", ki->suffix);
+    fg_buf_puts(b, ",\"base\":");
+    put_u8_triple(b, ki->base);
+    fg_buf_puts(b, ",\"spread\":");
+    put_u8_triple(b, ki->spread);
+    fg_buf_putc(b, '}');
+  }
+  fg_buf_puts(b, "],\n\"legend\":[");
+  for (size_t i = 0; i < fg_legend_count; i++) {
+    const fg_legend_key *key = &fg_legend[i];
+    put_entry_head(b, i == 0, key->id, key->label, ",\"help\":", key->help);
+    fg_buf_puts(b, ",\"kinds\":[");
+    int first = -1, n = 0;
+    for (int k = 0; k < FG_KIND_COUNT; k++)
+      if (key->kinds & FG_KBIT(k) && strcmp(fg_kinds[k].id, key->id) == 0) first = k;
+    if (first >= 0) {
+      fg_buf_u64(b, (uint64_t)first);
+      n++;
+    }
+    for (int k = 0; k < FG_KIND_COUNT; k++)
+      if (key->kinds & FG_KBIT(k) && k != first) {
+        if (n++) fg_buf_putc(b, ',');
+        fg_buf_u64(b, (uint64_t)k);
+      }
+    fg_buf_puts(b, "]}");
+  }
+  fg_buf_puts(b, "]}");
+}
+
 /* fg_write_html: see flamegraph.h. */
 int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   if (!out || !p) return -EINVAL;
@@ -200,6 +259,13 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
     const fg_name *nm = &p->names[c.names[i]];
     fg_buf_json(&b, nm->s, nm->len);
   }
+  fg_buf_puts(&b, "],\n\"nameKinds\":[");
+  for (uint32_t i = 0; i < c.nnames; i++) {
+    if (i) fg_buf_puts(&b, (i & 63) ? "," : ",\n");
+    const fg_name *nm = &p->names[c.names[i]];
+    size_t disp;
+    fg_buf_u64(&b, (uint64_t)fg_kind_of(nm->s, nm->len, &disp));
+  }
   fg_buf_puts(&b, diff ? "],\n\"stride\":6,\"nodes\":[" : "],\n\"stride\":4,\"nodes\":[");
   for (size_t i = 0; i < c.n; i++) {
     uint32_t node = c.list[i].node;
@@ -225,7 +291,9 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   fg_buf_u64(&b, p->nnodes - c.n); /* every node not kept lies in a pruned subtree */
   fg_buf_puts(&b, ",\"samples\":");
   fg_buf_u64(&b, c.pruned_samples);
-  fg_buf_puts(&b, "}};");
+  fg_buf_puts(&b, "},\n");
+  put_palette(&b);
+  fg_buf_puts(&b, "};");
   const char *rest = mark + sizeof k_marker - 1;
   fg_buf_put(&b, rest, fg_viewer_html_len - (size_t)(rest - tpl));
 done:

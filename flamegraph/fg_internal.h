@@ -165,6 +165,24 @@ typedef enum fg_kind {
 /* The kind of a frame name; *display_len gets the length without the kind suffix. */
 fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len);
 
+/* What a kind looks like (fg_kind.c, indexed by fg_kind): its id in the page and the SVG
+ * legend, the label of a frame's details, the name suffix that marks it ("" when none), and
+ * the java palette's colour — base plus up to spread times a random number in [0,1). */
+typedef struct fg_kind_info {
+  const char *id, *label, *suffix;
+  unsigned char base[3], spread[3];
+} fg_kind_info;
+extern const fg_kind_info fg_kinds[FG_KIND_COUNT];
+
+/* The java palette's legend keys, in display order; kinds in one key share a colour. */
+#define FG_KBIT(k) (1u << (k))
+typedef struct fg_legend_key {
+  const char *id, *label, *help;
+  unsigned kinds; /* FG_KBIT per fg_kind */
+} fg_legend_key;
+extern const fg_legend_key fg_legend[];
+extern const size_t fg_legend_count;
+
 /* Buffered output to a FILE*; any write error sticks in `err` (-EIO). */
 typedef struct fg_buf {
   FILE *out;

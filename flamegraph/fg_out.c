@@ -1,6 +1,6 @@
 /*
  * fg_out.c — buffered output for the writers (numbers without printf, XML and JSON escaping,
- * UTF-8 validation) and the frame-kind rule shared by the palettes.
+ * UTF-8 validation).
  *
  * Writers produce megabytes; printf per number would dominate the run time, so numbers are
  * formatted by hand. Hazard: every escaper must turn any byte string into valid output
@@ -228,77 +228,4 @@ void fg_buf_json(fg_buf *b, const char *s, size_t n) {
   }
   fg_buf_put(b, s + run, n - run);
   fg_buf_putc(b, '"');
-}
-
-static int has_suffix(const char *s, size_t len, const char *suf) {
-  size_t k = strlen(suf);
-  return len > k && memcmp(s + len - k, suf, k) == 0;
-}
-
-static const void *find_bytes(const char *s, size_t len, const char *what) {
-  size_t k = strlen(what);
-  for (size_t i = 0; i + k <= len; i++)
-    if (memcmp(s + i, what, k) == 0) return s + i;
-  return NULL;
-}
-
-/* See fg_internal.h. The rule (documented in the README of flamegraph/):
- *   suffix _[j] JIT, _[i] inlined, _[0] interpreted, _[k] kernel (suffix not displayed);
- *   "[... tid=N]" a thread root, other "[...]" synthetic (the profiler's or the JVM's state);
- *   C++ when the name holds "::" or is a mangled "_Z" symbol;
- *   Java if the name is `pkg/Class.method` — does not start with '/', has a '.' after the
- *   last '/', no space before the first '/' or '.', no "::" — or dotted
- *   `pkg.Class.method` — two or more '.', starts with a letter, no space, no "::", no '/',
- *   no ".so";
- *   anything else native (C symbols, libraries, addresses). */
-fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
-  *display_len = len;
-  if (len > 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']') {
-    fg_kind k = FG_KIND_NATIVE;
-    switch (s[len - 2]) {
-    case 'j': k = FG_KIND_JIT; break;
-    case 'i': k = FG_KIND_INLINED; break;
-    case '0': k = FG_KIND_INTERPRETED; break;
-    case 'k': k = FG_KIND_KERNEL; break;
-    default: break;
-    }
-    if (k != FG_KIND_NATIVE) {
-      *display_len = len - 4;
-      return k;
-    }
-  }
-  if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
-    size_t d = len - 1; /* "[name tid=123]": digits, then " tid=" */
-    while (d > 1 && (unsigned)(s[d - 1] - '0') < 10u) d--;
-    return d < len - 1 && d >= 6 && memcmp(s + d - 5, " tid=", 5) == 0 ? FG_KIND_THREAD
-                                                                       : FG_KIND_SYNTHETIC;
-  }
-  if (find_bytes(s, len, "::") || (len > 2 && s[0] == '_' && s[1] == 'Z')) return FG_KIND_CPP;
-  const char *slash = NULL;
-  int dots = 0, space = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] == '/') slash = s + i;
-    if (s[i] == '.') dots++;
-    if (s[i] == ' ' && !slash && !dots) space = 1;
-  }
-  if (slash && s[0] != '/' && !space) {
-    const char *dot = memchr(slash, '.', (size_t)(s + len - slash));
-    if (dot && dot > slash + 1) return FG_KIND_JAVA;
-    return FG_KIND_NATIVE;
-  }
-  /* GCC's clone suffixes (foo.isra.0, bar.cold) are native, not Class.method */
-  static const char *const clones[] = {".isra",      ".part",     ".cold",
-                                       ".constprop", ".lto_priv", ".localalias"};
-  for (size_t i = 0; i < sizeof clones / sizeof *clones; i++)
-    if (find_bytes(s, len, clones[i])) return FG_KIND_NATIVE;
-  int ident = 1; /* letters, digits, _ $ . < > only: a Java class and method name */
-  for (size_t i = 0; i < len && ident; i++) {
-    unsigned char c = (unsigned char)s[i];
-    ident = (unsigned)((c | 0x20) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' ||
-            c == '$' || c == '.' || c == '<' || c == '>' || c >= 0x80;
-  }
-  if (!slash && dots >= 1 && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && ident &&
-      !find_bytes(s, len, ".so") && !has_suffix(s, len, "."))
-    return FG_KIND_JAVA; /* com.example.Main.run, or Main.run in the default package */
-  return FG_KIND_NATIVE;
 }

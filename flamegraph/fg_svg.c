@@ -54,56 +54,11 @@ typedef struct rgb {
 
 static rgb mk(double r, double g, double b) { return (rgb){(int)r, (int)g, (int)b}; }
 
-/* The java palette: a base colour per frame kind, plus up to `spread` (times a random number)
- * so that neighbours differ. async-profiler's colours where it has the kind (JIT green,
- * inlined aqua, C++ yellow, native C red, kernel orange); interpreted a pale lime, apart from
- * both JIT green and C++ yellow; pseudo-frames lavender; threads grey-blue. Plain Java names
- * (native methods, or no kind recorded) share the JIT green. page/viewer.html holds the same
- * numbers (KIND_RGB); the legend shows base + spread / 2. */
-typedef struct kind_colour {
-  rgb base, spread;
-} kind_colour;
-
-static const kind_colour k_java[FG_KIND_COUNT] = {
-    [FG_KIND_JIT] = {{80, 215, 80}, {30, 30, 30}},
-    [FG_KIND_JAVA] = {{80, 215, 80}, {30, 30, 30}},
-    [FG_KIND_INLINED] = {{80, 200, 200}, {30, 30, 30}},
-    [FG_KIND_INTERPRETED] = {{190, 225, 120}, {20, 20, 20}},
-    [FG_KIND_CPP] = {{205, 190, 50}, {30, 30, 10}},
-    [FG_KIND_NATIVE] = {{225, 90, 90}, {30, 40, 40}},
-    [FG_KIND_KERNEL] = {{225, 125, 0}, {30, 30, 0}},
-    [FG_KIND_SYNTHETIC] = {{175, 150, 225}, {20, 20, 20}},
-    [FG_KIND_THREAD] = {{170, 178, 190}, {20, 20, 20}},
-};
-
-/* The java palette's legend, in this order; kinds in one entry share a colour. */
-typedef struct legend_key {
-  const char *id, *label, *help;
-  unsigned kinds; /* bit per fg_kind */
-} legend_key;
-
-#define KBIT(k) (1u << (k))
-static const legend_key k_legend[] = {
-    {"jit", "Java (JIT)",
-     "_[j] JIT-compiled Java; plain Java names: native methods, or no kind recorded",
-     KBIT(FG_KIND_JIT) | KBIT(FG_KIND_JAVA)},
-    {"inlined", "inlined", "_[i] Java inlined into its caller's compiled code",
-     KBIT(FG_KIND_INLINED)},
-    {"interpreted", "interpreted", "_[0] interpreted Java", KBIT(FG_KIND_INTERPRETED)},
-    {"cpp", "C++ (JVM)", "C++ code: the JVM itself, or a C++ library", KBIT(FG_KIND_CPP)},
-    {"native", "native (C)", "C code and other native code: libc, JNI libraries, VM stubs",
-     KBIT(FG_KIND_NATIVE)},
-    {"kernel", "kernel", "_[k] the operating system kernel", KBIT(FG_KIND_KERNEL)},
-    {"pseudo", "pseudo-frame", "[...] the JVM's or the profiler's state, not code",
-     KBIT(FG_KIND_SYNTHETIC)},
-    {"thread", "thread", "[name tid=N] a thread (profiles taken with threads)",
-     KBIT(FG_KIND_THREAD)},
-};
-#define LEGEND_KEYS (sizeof k_legend / sizeof k_legend[0])
-
+/* The java palette's colour of `kind` (fg_kinds) for a random number v in [0,1). */
 static rgb java_colour(fg_kind kind, double v) {
-  const kind_colour *k = &k_java[(unsigned)kind < FG_KIND_COUNT ? kind : FG_KIND_NATIVE];
-  return mk(k->base.r + k->spread.r * v, k->base.g + k->spread.g * v, k->base.b + k->spread.b * v);
+  const fg_kind_info *k = &fg_kinds[(unsigned)kind < FG_KIND_COUNT ? kind : FG_KIND_NATIVE];
+  return mk(k->base[0] + k->spread[0] * v, k->base[1] + k->spread[1] * v,
+            k->base[2] + k->spread[2] * v);
 }
 
 /* A colour of `pal` for random numbers v1..v3 in [0,1). Java colours by frame kind. */
@@ -220,7 +175,7 @@ static int svg_visit(const fg_tree *t, uint32_t node, uint32_t depth, uint64_t l
     if (node != 0 && c->o->palette == FG_PAL_JAVA) {
       const fg_name *nm = &p->names[p->nodes[node].name];
       size_t disp;
-      c->kinds_drawn |= KBIT(fg_kind_of(nm->s, nm->len, &disp));
+      c->kinds_drawn |= FG_KBIT(fg_kind_of(nm->s, nm->len, &disp));
     }
     if (p->diff) {
       double ch = fabs(change_of(c, t, node));
@@ -307,25 +262,26 @@ static void put_num_attr(fg_buf *b, const char *name, double v) {
 #define LEGEND_SWATCH 10
 #define LEGEND_GAP 16
 
-static const char *legend_label(const legend_key *k, unsigned kinds) {
+static const char *legend_label(const fg_legend_key *k, unsigned kinds) {
   /* without kind suffixes anywhere, green is simply Java */
-  unsigned suffixed = KBIT(FG_KIND_JIT) | KBIT(FG_KIND_INLINED) | KBIT(FG_KIND_INTERPRETED);
-  return k->kinds & KBIT(FG_KIND_JAVA) && !(kinds & suffixed) ? "Java" : k->label;
+  unsigned suffixed =
+      FG_KBIT(FG_KIND_JIT) | FG_KBIT(FG_KIND_INLINED) | FG_KBIT(FG_KIND_INTERPRETED);
+  return k->kinds & FG_KBIT(FG_KIND_JAVA) && !(kinds & suffixed) ? "Java" : k->label;
 }
 
 /* The java palette's legend: one key per colour drawn, centred on a row whose text baseline
  * is at y; each key's swatch is the middle of its kind's colour range. */
 static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
   double total = 0;
-  for (size_t i = 0; i < LEGEND_KEYS; i++)
-    if (k_legend[i].kinds & kinds)
+  for (size_t i = 0; i < fg_legend_count; i++)
+    if (fg_legend[i].kinds & kinds)
       total +=
-          LEGEND_SWATCH + 4 + strlen(legend_label(&k_legend[i], kinds)) * FONT * 0.59 + LEGEND_GAP;
+          LEGEND_SWATCH + 4 + strlen(legend_label(&fg_legend[i], kinds)) * FONT * 0.59 + LEGEND_GAP;
   double x = (width - total + LEGEND_GAP) / 2;
   if (x < XPAD) x = XPAD;
   fg_buf_puts(b, "<g id=\"legend\">\n");
-  for (size_t i = 0; i < LEGEND_KEYS; i++) {
-    const legend_key *k = &k_legend[i];
+  for (size_t i = 0; i < fg_legend_count; i++) {
+    const fg_legend_key *k = &fg_legend[i];
     if (!(k->kinds & kinds)) continue;
     const char *label = legend_label(k, kinds);
     fg_buf_puts(b, "<g class=\"key\" data-kind=\"");
@@ -341,7 +297,7 @@ static void put_legend(fg_buf *b, unsigned kinds, int width, double y) {
                    "10"
                    "\" rx=\"2\" fill=\"");
     unsigned kind = 0;
-    while (!(k->kinds & KBIT(kind))) kind++;
+    while (!(k->kinds & FG_KBIT(kind))) kind++;
     put_rgb(b, java_colour((fg_kind)kind, 0.5));
     fg_buf_puts(b, "\"/><text");
     put_num_attr(b, "x", x + LEGEND_SWATCH + 4);

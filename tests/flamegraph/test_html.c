@@ -2,20 +2,28 @@
  * test_html.c — the HTML writer: the template's marker replaced by `const FG_DATA = {...};`
  * with the version-1 schema (exact JSON for small profiles, normal and differential),
  * escaping inside <script> (quotes, backslash, controls, '<' of "</script>", non-ASCII),
- * pruning recorded in "pruned".
+ * pruning recorded in "pruned", each name's kind as fg_kind_of gives it and the palette as
+ * fg_kind.c's tables (the page derives neither).
  */
 #include "fg_test_util.h"
 
 #include <errno.h>
 
-/* The JSON between "const FG_DATA = " and the ';' that closes it (caller frees). */
+/* The JSON between "const FG_DATA = " and the ';' that closes it, without the palette (the
+ * same in every page: palette_is_the_c_table checks it), closed with '}' (caller frees). */
 static char *data_of(const char *html) {
   const char *a = strstr(html, "const FG_DATA = ");
   cr_assert(a);
   a += strlen("const FG_DATA = ");
-  const char *b = strstr(a, "}};");
+  const char *b = strstr(a, ",\n\"palette\":{");
   cr_assert(b);
-  return strndup(a, (size_t)(b + 2 - a));
+  cr_assert(strstr(b, "]}};"));
+  char *s = malloc((size_t)(b - a) + 2);
+  cr_assert(s);
+  memcpy(s, a, (size_t)(b - a));
+  s[b - a] = '}';
+  s[b - a + 1] = 0;
+  return s;
 }
 
 Test(html, template_is_filled) {
@@ -46,6 +54,7 @@ Test(html, schema_v1_exact) {
       json, "{\"version\":1,\"title\":\"Flame Graph\",\"subtitle\":\"sub\",\"countName\":\"ns\","
             "\"diff\":false,\"total\":6,\n"
             "\"names\":[\"main\",\"alpha\",\"x\",\"zeta\"],\n"
+            "\"nameKinds\":[0,0,0,0],\n"
             "\"stride\":4,\"nodes\":[-1,0,6,0,0,1,6,1,1,2,3,0,2,3,3,3,3,2,2,2],\n"
             "\"pruned\":{\"nodes\":0,\"samples\":0}}");
   free(json);
@@ -61,6 +70,7 @@ Test(html, schema_v1_differential) {
       json, "{\"version\":1,\"title\":\"Differential Flame Graph\",\"subtitle\":null,"
             "\"countName\":\"samples\",\"diff\":true,\"total\":36,\"totalBase\":15,\n"
             "\"names\":[\"a\",\"b\",\"new\",\"old\"],\n"
+            "\"nameKinds\":[0,0,0,0],\n"
             "\"stride\":6,\"nodes\":[-1,0,36,0,15,0,0,1,32,2,10,0,1,2,30,30,10,10,2,1,4,4,0,0,"
             "3,1,0,0,5,5],\n"
             "\"pruned\":{\"nodes\":0,\"samples\":0}}");
@@ -160,6 +170,50 @@ Test(html, node_budget_keeps_the_largest) {
   json = data_of(html);
   cr_expect(strstr(json, "\"pruned\":{\"nodes\":0,\"samples\":0}}"));
   free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+/* Every kind once: the page gets each name's kind from fg_kind_of, in the names' order. */
+Test(html, each_name_carries_its_kind) {
+  fg_profile *p = profile_of("[main tid=7];java/lang/Thread.run_[0];a/App.loop_[j];"
+                             "a/App.step_[i];java/lang/Object.hashCode;JVM_IHashCode;"
+                             "Runtime1::counter_overflow;[GC active];do_syscall_64_[k] 1\n");
+  char *html = render(OUT_HTML, p, NULL);
+  char *json = data_of(html);
+  char want[256];
+  snprintf(want, sizeof want, "\"nameKinds\":[%d,%d,%d,%d,%d,%d,%d,%d,%d],", FG_KIND_THREAD,
+           FG_KIND_INTERPRETED, FG_KIND_JIT, FG_KIND_INLINED, FG_KIND_JAVA, FG_KIND_NATIVE,
+           FG_KIND_CPP, FG_KIND_SYNTHETIC, FG_KIND_KERNEL);
+  cr_expect(strstr(json, want), "want %s in %s", want, json);
+  free(json);
+  free(html);
+  fg_profile_free(p);
+}
+
+/* The page's palette is fg_kinds and fg_legend, written out: one definition of the colours. */
+Test(html, palette_is_the_c_table) {
+  fg_profile *p = profile_of("a 1\n");
+  char *html = render(OUT_HTML, p, NULL);
+  const char *pal = strstr(html, "\"palette\":{\"kinds\":[");
+  cr_assert(pal);
+  char want[512];
+  const char *at = pal;
+  for (int k = 0; k < FG_KIND_COUNT; k++) {
+    const fg_kind_info *ki = &fg_kinds[k];
+    snprintf(want, sizeof want,
+             "{\"id\":\"%s\",\"label\":\"%s\",\"suffix\":\"%s\",\"base\":[%d,%d,%d],"
+             "\"spread\":[%d,%d,%d]}",
+             ki->id, ki->label, ki->suffix, ki->base[0], ki->base[1], ki->base[2], ki->spread[0],
+             ki->spread[1], ki->spread[2]);
+    const char *got = strstr(at, want);
+    cr_expect(got, "kind %d: want %s", k, want);
+    if (got) at = got; /* in fg_kind order: kind k is "nameKinds" value k */
+  }
+  cr_expect(strstr(pal, "\"legend\":[\n{\"id\":\"jit\",\"label\":\"Java (JIT)\","));
+  snprintf(want, sizeof want, "\"kinds\":[%d,%d]}", FG_KIND_JIT, FG_KIND_JAVA);
+  cr_expect(strstr(pal, want), "the jit key: its own kind first (its swatch), then java");
+  cr_expect_eq(count_of(pal, "{\"id\":"), FG_KIND_COUNT + (int)fg_legend_count);
   free(html);
   fg_profile_free(p);
 }

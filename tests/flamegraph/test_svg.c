@@ -196,8 +196,8 @@ static void fill_of(const char *g, int rgb[3]) {
 }
 
 /* The java palette: each kind's colour lies in its range (base .. base + spread, the numbers
- * in fg_svg.c and viewer.html), and the legend lists the kinds drawn, in order, with the middle
- * of each range. */
+ * in fg_kind.c, which the page also gets), and the legend lists the kinds drawn, in order,
+ * with the middle of each range. */
 typedef struct kind_range {
   const char *frame, *key;
   int base[3], spread[3];

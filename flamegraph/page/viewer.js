@@ -1,0 +1,515 @@
+/*
+ * viewer.js — the flame graph page's DOM side: draws the canvas, the legend, the function
+ * table and the callers/callees from FG_DATA with model.js's functions (fgModel, pasted before
+ * this file by page/assemble.cmake), and handles the controls, keys and URL fragment.
+ * Test hooks: window.fgView (search, zoom, state) and data-* attributes on the controls.
+ */
+/* global FG_DATA, fgModel */
+(function (D, M) {
+  "use strict";
+  const names = D.names;
+  const $ = (id) => document.getElementById(id);
+  const { fmt, pct, esc } = M;
+  const cnt = D.countName || "samples";
+
+  /* ---- frame kinds and colours (the data's palette) ---- */
+  const P = D.palette,
+    KIND = P.kinds;
+  const kindOfName = D.nameKinds.map((k) => KIND[k]);
+  const shown = names.map((n, k) => M.shownName(n, kindOfName[k]));
+  const hasKinds = M.hasJavaKinds(kindOfName.map((k) => k.id));
+  const colours = new Array(names.length);
+  const colour = (k) => colours[k] || (colours[k] = M.nameColour(kindOfName[k], names[k]));
+  const byId = (id) => KIND.find((k) => k.id === id);
+  const ROOT_COLOUR = M.rgbOf(byId("thread"), 0.5);
+  const { order: KIND_ORDER, col: KIND_COL } = M.kindOrder(P);
+  const NK = KIND_ORDER.length,
+    kindCol = D.nameKinds.map((k) => KIND_COL[k]);
+  const legend = $("legend");
+  if (D.diff) {
+    legend.innerHTML =
+      '<span><i style="background:hsl(0,75%,60%)"></i>grew</span>' +
+      '<span><i style="background:hsl(220,75%,62%)"></i>shrank</span>' +
+      '<span><i style="background:hsl(45,10%,70%)"></i>same</span>' +
+      '<span><i style="background:repeating-linear-gradient(45deg,#888 0 2px,transparent 2px 4px)">' +
+      "</i>new / removed (outlined)</span>";
+  } else {
+    const present = new Set(D.nameKinds);
+    for (const key of P.legend) {
+      if (!key.kinds.some((k) => present.has(k))) continue;
+      const e = document.createElement("span"),
+        sw = document.createElement("i");
+      e.className = "key";
+      e.dataset.kind = key.id;
+      e.title = key.help;
+      sw.style.background = M.rgbOf(KIND[key.kinds[0]], 0.5);
+      e.append(sw, M.keyLabel(key, hasKinds));
+      legend.appendChild(e);
+    }
+  }
+
+  /* ---- the trees ----
+   * F: the profile or the chosen thread, callers first; T: what is drawn (F, or F reversed).
+   * The function table and the callers/callees always come from F. */
+  const normal = M.fromData(D);
+  let F = normal,
+    T = normal,
+    reversed = null;
+  const threads = M.threadsOf(normal, (nm) => kindOfName[nm].id === "thread");
+
+  /* ---- view state ---- */
+  const st = {
+    zoom: 0,
+    re: null,
+    src: "",
+    reverse: false,
+    icicle: false,
+    widthMode: 0,
+    thread: -1,
+    matches: [],
+    mi: -1,
+    sel: -1,
+  };
+  let maxw = null;
+  const W = () =>
+    D.diff && st.widthMode === 1 ? T.tb : D.diff && st.widthMode === 2 ? maxw : T.total;
+  const WIDTH_NAMES = ["new", "base", "larger"];
+  function widths() {
+    if (D.diff) maxw = M.largerWidths(T);
+  }
+
+  /* Frames narrower than MIN_PX are not drawn, nor their subtrees: below a pixel a frame is a
+   * faint sliver (it is drawn 0.5 px narrower, for the gap), and a deep stack of them would
+   * only make the canvas tall. Clicking a wider ancestor shows them. */
+  const cv = $("cv"),
+    ctx = cv.getContext("2d"),
+    FH = 17,
+    MIN_PX = 1;
+  let rects = []; /* drawn frames: x, y, w, node */
+  const diffScale = D.diff ? M.diffScale(normal, D.total, D.totalBase) : 0;
+  /* Lays out the frames wide enough to draw at the current zoom, then sizes the canvas for the
+   * deepest of them (not for the deepest frame in the data: a deep but thin stack would leave
+   * an empty band above the flames) and paints. */
+  function draw() {
+    const dpr = window.devicePixelRatio || 1,
+      width = cv.parentElement.clientWidth - 32;
+    const { boxes, deepest } = M.layout(T, W(), st.zoom, width, MIN_PX);
+    const height = (deepest + 1) * FH + 4;
+    cv.width = width * dpr;
+    cv.height = height * dpr;
+    cv.style.height = height + "px";
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const css = getComputedStyle(document.documentElement);
+    ctx.fillStyle = css.getPropertyValue("--bg");
+    ctx.fillRect(0, 0, width, height);
+    ctx.font = "12px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
+    ctx.textBaseline = "middle";
+    const yOf = (d) => (st.icicle ? d * FH + 2 : height - (d + 1) * FH - 2);
+    const matched = st.re ? matchSet : null,
+      hi = css.getPropertyValue("--hi");
+    rects = [];
+    for (let k = 0; k < boxes.length; k += 3) {
+      const i = boxes[k],
+        x = boxes[k + 1],
+        pw = boxes[k + 2],
+        y = yOf(T.depth[i]);
+      ctx.fillStyle =
+        matched && matched[i]
+          ? hi
+          : i === 0
+            ? ROOT_COLOUR
+            : D.diff
+              ? M.diffColour(M.change(T, i, D.total, D.totalBase), diffScale)
+              : colour(T.name[i]);
+      ctx.fillRect(x, y, Math.max(pw - 0.5, 0.5), FH - 1);
+      if (D.diff && i && (T.total[i] === 0 || T.tb[i] === 0)) {
+        ctx.strokeStyle = T.total[i] === 0 ? "#2f6fdf" : "#d23";
+        ctx.lineWidth = 1.5;
+        ctx.strokeRect(x + 0.75, y + 0.75, Math.max(pw - 2, 0.5), FH - 2.5);
+      }
+      if (pw > 28) {
+        ctx.fillStyle = "#111";
+        const label = i === 0 ? "all" : shown[T.name[i]];
+        ctx.fillText(M.fit(label, pw - 6), x + 3, y + FH / 2);
+      }
+      rects.push(x, y, pw, i);
+    }
+  }
+
+  /* ---- search ---- */
+  let matchSet = null;
+  function search(src) {
+    st.src = src;
+    st.re = null;
+    matchSet = null;
+    st.matches = [];
+    st.mi = -1;
+    if (src) {
+      try {
+        st.re = new RegExp(src);
+      } catch {
+        $("matched").textContent = "invalid regex";
+        draw();
+        return;
+      }
+    }
+    let sum = 0;
+    if (st.re) {
+      const hit = names.map((n, k) => st.re.test(shown[k]) || st.re.test(n));
+      const r = M.searchTree(T, hit, W());
+      matchSet = r.matchSet;
+      st.matches = r.matches;
+      sum = r.sum;
+    }
+    const tot = W()[0];
+    $("matched").textContent = st.re ? `Matched: ${pct(sum, tot)} (${fmt(sum)} ${cnt})` : "";
+    $("matched").dataset.percent = st.re ? ((100 * sum) / (tot || 1)).toFixed(2) : "";
+    saveState();
+    draw();
+  }
+  function step(dir) {
+    if (!st.matches.length) return;
+    st.mi = (st.mi + dir + st.matches.length) % st.matches.length;
+    const m = st.matches[st.mi];
+    zoom(T.parent[m] >= 0 ? T.parent[m] : 0);
+    details(m);
+  }
+
+  /* ---- zoom, hover, details ---- */
+  function zoom(i) {
+    st.zoom = i;
+    saveState();
+    draw();
+  }
+  function at(mx, my) {
+    for (let k = rects.length - 4; k >= 0; k -= 4)
+      if (
+        mx >= rects[k] &&
+        mx < rects[k] + rects[k + 2] &&
+        my >= rects[k + 1] &&
+        my < rects[k + 1] + FH
+      )
+        return rects[k + 3];
+    return -1;
+  }
+  /* Percentages are of what is shown: the whole profile, or the chosen thread. */
+  function describe(i) {
+    const all = F.total[0],
+      allBase = F.tb[0];
+    const name = i === 0 ? "all" : shown[T.name[i]];
+    let s =
+      `<b>${esc(name)}</b><br>${fmt(T.total[i])} ${esc(cnt)} (${pct(T.total[i], all)}), ` +
+      `self ${fmt(T.self[i])} (${pct(T.self[i], all)})`;
+    if (i) s += `<br>kind: ${M.kindLabel(kindOfName[T.name[i]], hasKinds)}`;
+    if (D.diff)
+      s +=
+        `<br>base ${fmt(T.tb[i])} (${pct(T.tb[i], allBase)}), self ${fmt(T.sb[i])}` +
+        (T.tb[i] === 0 ? " — new" : T.total[i] === 0 ? " — removed" : "");
+    return s;
+  }
+  function details(i) {
+    $("details").innerHTML = i >= 0 ? describe(i).replace(/<br>/g, " · ") : "";
+  }
+  const tip = $("tip");
+  cv.addEventListener("mousemove", (e) => {
+    const r = cv.getBoundingClientRect(),
+      i = at(e.clientX - r.left, e.clientY - r.top);
+    if (i < 0) {
+      tip.style.display = "none";
+      return;
+    }
+    tip.innerHTML = describe(i);
+    tip.style.display = "block";
+    tip.style.left = Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 8) + "px";
+    tip.style.top = e.clientY + 16 + "px";
+  });
+  cv.addEventListener("mouseleave", () => {
+    tip.style.display = "none";
+  });
+  cv.addEventListener("click", (e) => {
+    const r = cv.getBoundingClientRect(),
+      i = at(e.clientX - r.left, e.clientY - r.top);
+    if (i >= 0) {
+      zoom(i);
+      details(i);
+    }
+  });
+
+  /* ---- function table ---- */
+  const { methodOf, methods } = M.methodsOf(shown);
+  let frows = [],
+    kindTotals = null;
+  function functions() {
+    const r = M.functionRows(F, methodOf, methods, kindCol, NK);
+    frows = r.rows;
+    kindTotals = r.byKind;
+  }
+  /* a method's total by kind: [[kind, samples], ...] in legend order */
+  const partsOf = (m) => M.partsOf(kindTotals, m, NK).map(([c, v]) => [KIND[KIND_ORDER[c]], v]);
+  let sortKey = "self",
+    sortDir = -1;
+  const ROWS = 500;
+  function kindBar(r, parts) {
+    const title = parts
+      .map(([k, v]) => `${M.kindLabel(k, hasKinds)} ${fmt(v)} (${pct(v, r.total)})`)
+      .join(" · ");
+    const bar = parts
+      .map(
+        ([k, v]) =>
+          `<i style="width:${((100 * v) / r.total).toFixed(1)}%;background:${M.rgbOf(k, 0.5)}"></i>`,
+      )
+      .join("");
+    return `<span class="kinds" title="${esc(title)} of its total, by the kind of its frame nearest the sample">${bar}</span>`;
+  }
+  function renderTable() {
+    M.sortRows(frows, sortKey, sortDir);
+    const tot = F.total[0],
+      body = $("ftable").tBodies[0],
+      html = [];
+    if (frows.length > ROWS)
+      html.push(
+        `<tr><td colspan="5">top ${ROWS} of ${fmt(frows.length)} functions — search to find any</td></tr>`,
+      );
+    for (const r of frows.slice(0, ROWS)) {
+      const parts = partsOf(r.m),
+        ks = parts.map(([k, v]) => k.id + ":" + v).join(",");
+      html.push(
+        `<tr data-name="${esc(r.name)}" data-self="${r.self}" data-total="${r.total}" data-kinds="${ks}"` +
+          `${r.m === st.sel ? ' class="sel"' : ""}><td title="${esc(r.name)}">` +
+          `${D.diff ? "" : kindBar(r, parts)}${esc(r.name)}</td><td class="num">${fmt(r.self)}</td>` +
+          `<td class="num">${pct(r.self, tot)}</td><td class="num">${fmt(r.total)}</td>` +
+          `<td class="num">${pct(r.total, tot)}</td></tr>`,
+      );
+    }
+    body.innerHTML = html.join("");
+  }
+  $("ftable").tHead.addEventListener("click", (e) => {
+    const k = e.target.dataset.k;
+    if (!k) return;
+    sortDir = sortKey === k ? -sortDir : k === "name" ? 1 : -1;
+    sortKey = k;
+    renderTable();
+  });
+  $("ftable").tBodies[0].addEventListener("click", (e) => {
+    const tr = e.target.closest("tr");
+    if (!tr || tr.dataset.name === undefined) return;
+    const m = methods.indexOf(tr.dataset.name);
+    st.sel = m;
+    renderTable();
+    relatives(m);
+    const src = M.exactly(tr.dataset.name);
+    $("search").value = src;
+    search(src);
+  });
+  function relatives(m) {
+    if (m < 0) {
+      $("relhead").textContent = "Callers and callees";
+      $("rtable").tBodies[0].innerHTML =
+        '<tr><td colspan="2">select a function in the table</td></tr>';
+      return;
+    }
+    const { callers, callees } = M.relativesOf(F, m, methodOf, methods);
+    $("relhead").textContent = "Callers and callees of " + methods[m];
+    const rows = (list, dir) =>
+      list
+        .map(
+          ([n, v]) =>
+            `<tr><td title="${esc(n)}">${dir} ${esc(n)}</td><td class="num">${fmt(v)}</td></tr>`,
+        )
+        .join("");
+    $("rtable").tBodies[0].innerHTML =
+      `<tr><td><b>callers</b></td><td></td></tr>` +
+      rows(callers, "←") +
+      `<tr><td><b>callees</b></td><td></td></tr>` +
+      rows(callees, "→");
+  }
+
+  /* ---- thread selector: the graph, the table and the percentages show one thread ---- */
+  const sel = $("thread");
+  if (threads.length) {
+    const all = D.total || 1;
+    sel.innerHTML =
+      `<option value="">All threads (${fmt(threads.length)})</option>` +
+      threads
+        .map((c) => {
+          const nm = names[normal.name[c]],
+            t = M.threadLabel(nm);
+          return `<option value="${esc(nm)}">${esc(t ? `${t.name} (tid ${t.tid})` : nm)} · ${pct(normal.total[c], all)}</option>`;
+        })
+        .join("");
+    sel.hidden = false;
+  }
+  function scope() {
+    const e = $("scope");
+    e.dataset.total = F.total[0];
+    if (st.thread < 0) {
+      e.textContent = "";
+      return;
+    }
+    e.textContent =
+      `Thread ${shown[normal.name[st.thread]].slice(1, -1)}: ${fmt(F.total[0])} of ` +
+      `${fmt(D.total)} ${cnt} (${pct(F.total[0], D.total)})`;
+  }
+
+  /* ---- toggles, URL state, keys ---- */
+  function setTree() {
+    const f = st.thread >= 0 ? M.threadOf(normal, st.thread) : normal;
+    if (f !== F) {
+      F = f;
+      reversed = null;
+      st.sel = -1;
+      relatives(-1);
+    }
+    T = st.reverse ? reversed || (reversed = M.reversedOf(F, names)) : F;
+    widths();
+    functions();
+    renderTable();
+    scope();
+    if (st.zoom >= T.n) st.zoom = 0;
+    $("reverse").classList.toggle("on", st.reverse);
+    $("icicle").classList.toggle("on", st.icicle);
+  }
+  function threadByName(nm) {
+    for (const c of threads) if (names[normal.name[c]] === nm) return c;
+    return -1;
+  }
+  function saveState() {
+    const h = M.encodeState(st, st.thread >= 0 ? names[normal.name[st.thread]] : null);
+    history.replaceState(null, "", h ? "#" + h : location.pathname + location.search);
+  }
+  function loadState() {
+    const s = M.decodeState(location.hash.slice(1));
+    st.reverse = s.reverse;
+    st.icicle = s.icicle;
+    st.widthMode = s.widthMode;
+    st.thread = s.thread ? threadByName(s.thread) : -1;
+    sel.value = st.thread >= 0 ? s.thread : "";
+    setTree();
+    st.zoom = Math.min(s.zoom, T.n - 1);
+    $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
+    $("search").value = s.src;
+    search($("search").value);
+  }
+  sel.addEventListener("change", () => {
+    st.thread = sel.value ? threadByName(sel.value) : -1;
+    st.zoom = 0;
+    setTree();
+    search(st.src);
+  });
+  $("reset").onclick = () => zoom(0);
+  $("reverse").onclick = () => {
+    st.reverse = !st.reverse;
+    st.zoom = 0;
+    setTree();
+    search(st.src);
+  };
+  $("icicle").onclick = () => {
+    st.icicle = !st.icicle;
+    setTree();
+    saveState();
+    draw();
+  };
+  $("width").onclick = () => {
+    st.widthMode = (st.widthMode + 1) % 3;
+    $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
+    widths();
+    search(st.src);
+  };
+  if (!D.diff) $("width").style.display = "none";
+  else $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
+  const darkPref = matchMedia("(prefers-color-scheme: dark)").matches;
+  function setDark(on) {
+    document.documentElement.classList.toggle("dark", on);
+    $("dark").classList.toggle("on", on);
+    draw();
+  }
+  $("dark").onclick = () => setDark(!document.documentElement.classList.contains("dark"));
+  let timer = 0;
+  $("search").addEventListener("input", (e) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => search(e.target.value), 150);
+  });
+  $("search").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") step(e.shiftKey ? -1 : 1);
+    if (e.key === "Escape") {
+      e.target.value = "";
+      search("");
+    }
+  });
+  $("next").onclick = () => step(1);
+  $("prev").onclick = () => step(-1);
+  document.addEventListener("keydown", (e) => {
+    if (
+      (e.key === "/" && document.activeElement !== $("search")) ||
+      ((e.ctrlKey || e.metaKey) && e.key === "f")
+    ) {
+      e.preventDefault();
+      $("search").focus();
+    }
+    if (e.key === "Escape" && document.activeElement !== $("search")) zoom(0);
+  });
+  addEventListener("resize", () => draw());
+  addEventListener("hashchange", () => loadState());
+
+  /* ---- start ---- */
+  document.title = D.title || "Flame Graph";
+  $("title").textContent = D.title || "Flame Graph";
+  $("subtitle").textContent =
+    (D.subtitle ? D.subtitle + " · " : "") +
+    `${fmt(D.total)} ${cnt}` +
+    (D.diff ? ` (base ${fmt(D.totalBase)})` : "");
+  if (D.pruned && D.pruned.nodes)
+    $("pruned").textContent =
+      `${fmt(D.pruned.nodes)} frames holding ${fmt(D.pruned.samples)} ${cnt} are too small to draw and were left out of this page.`;
+  document.documentElement.classList.toggle("dark", darkPref);
+  $("dark").classList.toggle("on", darkPref);
+  loadState();
+  window.fgView = {
+    search: (s) => {
+      $("search").value = s;
+      search(s);
+      return $("matched").dataset.percent;
+    },
+    zoomTo: (name) => {
+      for (let i = 1; i < T.n; i++)
+        if (names[T.name[i]] === name) {
+          zoom(i);
+          return i;
+        }
+      return -1;
+    },
+    frameRect: (i) => {
+      for (let k = 0; k < rects.length; k += 4)
+        if (rects[k + 3] === i) return { x: rects[k], y: rects[k + 1], w: rects[k + 2] };
+      return null;
+    },
+    frames: () => {
+      const r = [];
+      for (let k = 0; k < rects.length; k += 4) {
+        const i = rects[k + 3];
+        r.push({
+          name: i ? names[T.name[i]] : "all",
+          depth: T.depth[i],
+          x: rects[k],
+          y: rects[k + 1],
+          w: rects[k + 2],
+        });
+      }
+      return r;
+    },
+    canvasWidth: () => cv.clientWidth,
+    canvasHeight: () => cv.clientHeight,
+    frameHeight: FH,
+    functions: () =>
+      frows.slice(0, 50).map((r) => ({
+        name: r.name,
+        self: r.self,
+        total: r.total,
+        kinds: partsOf(r.m).map(([k, v]) => [k.id, v]),
+      })),
+    state: () => ({ zoom: st.zoom, search: st.src, reverse: st.reverse, icicle: st.icicle }),
+    total: () => F.total[0],
+    drawn: () => rects.length / 4,
+  };
+  document.body.dataset.ready = "1";
+})(FG_DATA, fgModel);
