@@ -3,6 +3,8 @@
 // "/" search, Escape resets). Embedded into the library at build time; fg_svg.c emits
 // `var FG_SVG = {...}` (geometry and labels) right before it. No external resources.
 // Geometry is read back from each frame's <rect> once, at load; zooming rewrites x/width.
+/* global FG_SVG */
+/* exported fgInit */
 "use strict";
 var fg = { frames: [], zoomed: null, term: null };
 
@@ -16,10 +18,16 @@ function fgInit() {
     var info = g.getElementsByTagName("title")[0].textContent;
     var name = info.slice(0, info.lastIndexOf(" ("));
     var f = {
-      g: g, rect: rect, text: text, info: info, name: name,
+      g: g,
+      rect: rect,
+      text: text,
+      info: info,
+      name: name,
       label: name.replace(/_\[[ji0k]\]$/, ""),
-      x: +rect.getAttribute("x"), w: +rect.getAttribute("width"), y: +rect.getAttribute("y"),
-      fill: rect.getAttribute("fill")
+      x: +rect.getAttribute("x"),
+      w: +rect.getAttribute("width"),
+      y: +rect.getAttribute("y"),
+      fill: rect.getAttribute("fill"),
     };
     g.fgIndex = i;
     fg.frames.push(f);
@@ -36,11 +44,14 @@ function fgInit() {
     var f = frameOf(e.target);
     if (f) fg.details.textContent = f.info;
   });
-  root.addEventListener("mouseout", function () { fg.details.textContent = " "; });
+  root.addEventListener("mouseout", function () {
+    fg.details.textContent = " ";
+  });
   fg.unzoom.addEventListener("click", unzoom);
   document.getElementById("background").addEventListener("click", unzoom);
   fg.search.addEventListener("click", function () {
-    if (fg.term !== null) resetSearch(); else askSearch();
+    if (fg.term !== null) resetSearch();
+    else askSearch();
   });
   window.addEventListener("keydown", function (e) {
     if ((e.key === "f" && (e.ctrlKey || e.metaKey)) || (e.key === "/" && !e.ctrlKey)) {
@@ -72,8 +83,11 @@ function setGeometry(f, x, w) {
 var EPS = 0.02; // geometry is written with 2 decimals
 
 function zoom(target) {
-  var full = FG_SVG.width - 2 * FG_SVG.xpad, scale = full / target.w;
-  var below = function (o) { return FG_SVG.inverted ? o.y < target.y : o.y > target.y; };
+  var full = FG_SVG.width - 2 * FG_SVG.xpad,
+    scale = full / target.w;
+  var below = function (o) {
+    return FG_SVG.inverted ? o.y < target.y : o.y > target.y;
+  };
   for (var i = 0; i < fg.frames.length; i++) {
     var o = fg.frames[i];
     var covers = o.x <= target.x + EPS && o.x + o.w >= target.x + target.w - EPS;
@@ -129,14 +143,18 @@ function runSearch(re, term) {
       o.rect.setAttribute("fill", o.fill);
     }
   }
-  spans.sort(function (a, b) { return a[0] - b[0]; });
-  var sum = 0, end = -Infinity;
+  spans.sort(function (a, b) {
+    return a[0] - b[0];
+  });
+  var sum = 0,
+    end = -Infinity;
   for (var k = 0; k < spans.length; k++) {
-    var s = Math.max(spans[k][0], end), e = spans[k][1];
+    var s = Math.max(spans[k][0], end),
+      e = spans[k][1];
     if (e > s) sum += e - s;
     if (e > end) end = e;
   }
-  var pct = 100 * sum / (FG_SVG.width - 2 * FG_SVG.xpad);
+  var pct = (100 * sum) / (FG_SVG.width - 2 * FG_SVG.xpad);
   fg.term = term;
   fg.search.textContent = "Reset Search";
   fg.matched.textContent = "Matched: " + (pct > 100 ? 100 : pct).toFixed(1) + "%";
@@ -145,7 +163,8 @@ function runSearch(re, term) {
 
 function resetSearch() {
   if (fg.term === null) return;
-  for (var i = 0; i < fg.frames.length; i++) fg.frames[i].rect.setAttribute("fill", fg.frames[i].fill);
+  for (var i = 0; i < fg.frames.length; i++)
+    fg.frames[i].rect.setAttribute("fill", fg.frames[i].fill);
   fg.term = null;
   fg.search.textContent = "Search";
   fg.matched.setAttribute("class", "hide");
