@@ -1,0 +1,270 @@
+// test_page.js — the flame graph page's pure functions (flamegraph/page/model.js) under node's
+// own test runner: numbers, kinds and colours from the data's palette, the tree and its views
+// (thread, reversed, "larger" diff widths), layout, search, the function table, callers and
+// callees, the URL state. ctest runs it as test_flamegraph_page (label unit); without node the
+// test reports "skipped". The page as a whole is tested in Chromium (test_page_browser.py).
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const path = require("node:path");
+const M = require(path.join(__dirname, "..", "..", "flamegraph", "page", "model.js"));
+
+/* A page's data as fg_html.c writes it: nodes in preorder (name, depth, total, self). */
+function data(names, rows, extra) {
+  return Object.assign({ names, stride: 4, nodes: rows.flat(), total: rows[0][2] }, extra);
+}
+const arr = (a) => Array.from(a);
+
+/* a palette shaped like fg_kind.c's (ids, suffixes; colours made up) */
+const PALETTE = {
+  kinds: [
+    { id: "native", label: "native (C)", suffix: "", base: [200, 0, 0], spread: [50, 40, 0] },
+    { id: "java", label: "Java native method", suffix: "", base: [0, 200, 0], spread: [0, 0, 0] },
+    { id: "jit", label: "JIT-compiled", suffix: "_[j]", base: [0, 200, 0], spread: [0, 0, 0] },
+    { id: "inlined", label: "inlined", suffix: "_[i]", base: [0, 0, 200], spread: [0, 0, 0] },
+  ],
+  legend: [
+    { id: "jit", label: "Java (JIT)", help: "", kinds: [2, 1] },
+    { id: "inlined", label: "inlined", help: "", kinds: [3] },
+    { id: "native", label: "native (C)", help: "", kinds: [0] },
+  ],
+};
+
+test("numbers: thousands separators, one decimal, <0.1% when tiny but not zero", () => {
+  assert.equal(M.fmt(1234567), "1,234,567");
+  assert.equal(M.pct(1, 3), "33.3%");
+  assert.equal(M.pct(1, 100000), "<0.1%");
+  assert.equal(M.pct(4, 10000), "<0.1%"); /* 0.04% would round to 0.0% */
+  assert.equal(M.pct(5, 10000), "0.1%");
+  assert.equal(M.pct(0, 10), "0.0%");
+  assert.equal(M.pct(3, 0), "0.0%");
+});
+
+test("kinds: the suffix of the name's kind is hidden, nothing else", () => {
+  const [, java, jit] = PALETTE.kinds;
+  assert.equal(M.shownName("a/B.c_[j]", jit), "a/B.c");
+  assert.equal(M.shownName("a/B.c_[j]", java), "a/B.c_[j]"); /* the kind decides, not the text */
+  assert.equal(M.shownName("x_[i]", jit), "x_[i]");
+  assert.equal(M.hasJavaKinds(["native", "java"]), false);
+  assert.equal(M.hasJavaKinds(["native", "inlined"]), true);
+  assert.equal(M.kindLabel(java, false), "Java");
+  assert.equal(M.kindLabel(java, true), "Java native method");
+  assert.equal(M.keyLabel(PALETTE.legend[0], false), "Java");
+  assert.equal(M.keyLabel(PALETTE.legend[0], true), "Java (JIT)");
+});
+
+test("kinds: the legend's order, then any kind it leaves out", () => {
+  const { order, col } = M.kindOrder(PALETTE);
+  assert.deepEqual(order, [2, 1, 3, 0]);
+  assert.deepEqual(arr(col), [3, 1, 0, 2]);
+  const { order: o2 } = M.kindOrder({ kinds: PALETTE.kinds, legend: [PALETTE.legend[1]] });
+  assert.deepEqual(o2, [3, 0, 1, 2]);
+});
+
+test("colours: base + spread times the name's hash, the same name the same colour", () => {
+  const native = PALETTE.kinds[0];
+  assert.equal(M.rgbOf(native, 0), "rgb(200,0,0)");
+  assert.equal(M.rgbOf(native, 0.5), "rgb(225,20,0)");
+  assert.equal(M.hash(""), 2166136261);
+  assert.equal(M.hash("a"), 0xe40c292c); /* FNV-1a 32 */
+  const c = M.nameColour(native, "memcpy");
+  assert.equal(c, M.nameColour(native, "memcpy"));
+  const [r, g, b] = c.match(/\d+/g).map(Number);
+  assert.ok(r >= 200 && r < 250 && g >= 0 && g < 40 && b === 0, c);
+  assert.notEqual(M.nameColour(native, "memset"), c);
+});
+
+/* root(10) -> a(8) -> b(5), c(3) -> a(1); root -> d(2) */
+const NAMES = ["a", "b", "c", "d"];
+const D = data(NAMES, [
+  [-1, 0, 10, 0],
+  [0, 1, 8, 0],
+  [1, 2, 5, 5],
+  [2, 2, 3, 2],
+  [0, 3, 1, 1],
+  [3, 1, 2, 2],
+]);
+
+test("tree: preorder arrays with each subtree's end, parents, depth", () => {
+  const t = M.fromData(D);
+  assert.equal(t.n, 6);
+  assert.deepEqual(arr(t.end), [6, 5, 3, 5, 5, 6]);
+  assert.deepEqual(arr(t.parent), [-1, 0, 1, 1, 3, 0]);
+  assert.equal(t.maxDepth, 3);
+  assert.deepEqual(arr(t.tb), [0, 0, 0, 0, 0, 0]);
+  const d = M.fromData({ names: ["x"], stride: 6, nodes: [-1, 0, 4, 0, 6, 0, 0, 1, 4, 4, 6, 6] });
+  assert.deepEqual(
+    [arr(d.tb), arr(d.sb)],
+    [
+      [6, 6],
+      [0, 6],
+    ],
+  );
+});
+
+test("thread: the root over one child's subtree", () => {
+  const t = M.threadOf(M.fromData(D), 1);
+  assert.deepEqual(arr(t.name), [-1, 0, 1, 2, 0]);
+  assert.deepEqual(arr(t.total), [8, 8, 5, 3, 1]);
+  assert.deepEqual(arr(t.end), [5, 5, 3, 5, 5]);
+});
+
+test("reversed: stacks merged at their leaves, self samples only, names in order", () => {
+  const r = M.reversedOf(M.fromData(D), NAMES);
+  const rows = [];
+  for (let i = 0; i < r.n; i++)
+    rows.push([i ? NAMES[r.name[i]] : "all", r.depth[i], r.total[i], r.self[i]]);
+  assert.deepEqual(rows, [
+    ["all", 0, 10, 0],
+    ["a", 1, 1, 0] /* the inner a: a <- c <- a */,
+    ["c", 2, 1, 0],
+    ["a", 3, 1, 1],
+    ["b", 1, 5, 0],
+    ["a", 2, 5, 5],
+    ["c", 1, 2, 0],
+    ["a", 2, 2, 2],
+    ["d", 1, 2, 2],
+  ]);
+});
+
+test("threads: the root's children that are threads, largest first", () => {
+  const t = M.fromData(D);
+  assert.deepEqual(
+    M.threadsOf(t, (nm) => nm !== 1),
+    [1, 5],
+  );
+  assert.deepEqual(M.threadLabel("[main tid=12]"), { name: "main", tid: "12" });
+  assert.equal(M.threadLabel("[GC active]"), null);
+});
+
+test("diff: larger widths, change of share, colour by the largest change", () => {
+  const t = M.fromData({
+    names: ["old", "new"],
+    stride: 6,
+    nodes: [-1, 0, 4, 0, 6, 0, 0, 1, 0, 0, 6, 6, 1, 1, 4, 4, 0, 0],
+  });
+  assert.deepEqual(arr(M.largerWidths(t)), [10, 6, 4]);
+  assert.equal(M.change(t, 1, 4, 6), -1);
+  assert.equal(M.change(t, 2, 4, 6), 1);
+  assert.equal(M.diffScale(t, 4, 6), 1);
+  assert.equal(M.diffColour(0, 1), "hsl(45,10%,72%)");
+  assert.equal(M.diffColour(1, 1), "hsl(0,80%,55%)");
+  assert.equal(M.diffColour(-0.5, 1), "hsl(220,60%,69%)");
+});
+
+test("layout: zoomed frame spans the width, ancestors too, narrow subtrees left out", () => {
+  const t = M.fromData(D);
+  let { boxes, deepest } = M.layout(t, t.total, 0, 100, 1);
+  const rows = (b) => {
+    const r = [];
+    for (let k = 0; k < b.length; k += 3) r.push([b[k], b[k + 1], b[k + 2]]);
+    return r;
+  };
+  assert.deepEqual(rows(boxes), [
+    [0, 0, 100],
+    [1, 0, 80],
+    [2, 0, 50],
+    [3, 50, 30],
+    [4, 50, 10],
+    [5, 80, 20],
+  ]);
+  assert.equal(deepest, 3);
+  ({ boxes, deepest } = M.layout(t, t.total, 3, 30, 11)); /* zoom into c: a(1) is 10 px */
+  assert.deepEqual(rows(boxes), [
+    [1, 0, 30],
+    [0, 0, 30],
+    [3, 0, 30],
+  ]);
+  assert.equal(deepest, 2);
+  assert.equal(M.fit("abcdefghij", 67), "abcdefghij");
+  assert.equal(M.fit("abcdefghij", 60), "abcdefg..");
+  assert.equal(M.fit("abcdefghij", 15), "");
+});
+
+test("search: a match inside a match is marked but not counted twice", () => {
+  const t = M.fromData(D);
+  const { matchSet, matches, sum } = M.searchTree(t, [true, false, false, false], t.total);
+  assert.equal(sum, 8);
+  assert.deepEqual(matches, [1, 4]);
+  assert.deepEqual(arr(matchSet), [0, 1, 0, 0, 1, 0]);
+  assert.equal(M.searchTree(t, [false, false, false, true], t.total).sum, 2);
+  const re = new RegExp(M.exactly("a.b$(c)"));
+  assert.ok(re.test("a.b$(c)") && !re.test("axb$(c)") && !re.test("a.b$(c)d"));
+});
+
+/* The browser test's method M: JIT 10 in its own code; inlined 20 + 7 + 3 nearer the sample
+ * than an outer JIT frame or alone; interpreted 5. Expected split: jit 10, inlined 30,
+ * interpreted 5 — a stack holding M twice counted once. */
+test("function table: one row per method, recursion once, total split by nearest kind", () => {
+  const names = ["M_[j]", "M_[i]", "M_[0]", "x"];
+  const interpreted = { id: "interpreted", suffix: "_[0]" };
+  const nameKinds = [PALETTE.kinds[2], PALETTE.kinds[3], interpreted, PALETTE.kinds[0]];
+  const shown = names.map((n, k) => M.shownName(n, nameKinds[k]));
+  assert.deepEqual(shown, ["M", "M", "M", "x"]);
+  const t = M.fromData(
+    data(names, [
+      [-1, 0, 50, 0],
+      [0, 1, 30, 10] /* M_[j] self 10 */,
+      [1, 2, 20, 20] /*   M_[i] self 20 */,
+      [3, 1, 15, 0] /* x */,
+      [1, 2, 10, 0] /*   M_[i] */,
+      [3, 3, 10, 10] /*     x: a sample under inlined M */,
+      [2, 1, 5, 5] /* M_[0] */,
+    ]),
+  );
+  const { methodOf, methods } = M.methodsOf(shown);
+  assert.deepEqual(methods, ["M", "x"]);
+  assert.deepEqual(arr(methodOf), [0, 0, 0, 1]);
+  const kindCol = [0, 1, 2, 3]; /* jit, inlined, interpreted, native */
+  const { rows, byKind } = M.functionRows(t, methodOf, methods, kindCol, 4);
+  assert.deepEqual(rows, [
+    { m: 0, name: "M", self: 35, total: 45 },
+    { m: 1, name: "x", self: 10, total: 15 } /* x in x: once */,
+  ]);
+  assert.deepEqual(M.partsOf(byKind, 0, 4), [
+    [0, 10],
+    [1, 30],
+    [2, 5],
+  ]);
+  assert.deepEqual(M.partsOf(byKind, 1, 4), [[3, 15]]);
+  assert.deepEqual(
+    M.sortRows(rows.slice(), "total", 1).map((r) => r.name),
+    ["x", "M"],
+  );
+  assert.deepEqual(
+    M.sortRows(rows.slice(), "name", -1).map((r) => r.name),
+    ["x", "M"],
+  );
+  assert.deepEqual(
+    M.sortRows(rows.slice(), "selfp", -1).map((r) => r.name),
+    ["M", "x"],
+  );
+  const rel = M.relativesOf(t, 1, methodOf, methods);
+  assert.deepEqual(rel.callers, [
+    ["(root)", 15],
+    ["M", 10],
+  ]);
+  assert.deepEqual(rel.callees, [["M", 10]]);
+});
+
+test("text: escaping for HTML attributes and text", () => {
+  assert.equal(M.esc(`<a href="x">&</a>`), "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+});
+
+test("URL state: what differs from the default, and back", () => {
+  const st = { src: "a|b", zoom: 7, reverse: true, icicle: false, widthMode: 2 };
+  const h = M.encodeState(st, "[main tid=1]");
+  assert.equal(h, "t=%5Bmain+tid%3D1%5D&s=a%7Cb&z=7&r=1&w=2");
+  assert.equal(M.encodeState({ icicle: true }, null), "i=1");
+  assert.equal(M.decodeState("i=1").icicle, true);
+  assert.deepEqual(M.decodeState(h), {
+    thread: "[main tid=1]",
+    src: "a|b",
+    zoom: 7,
+    reverse: true,
+    icicle: false,
+    widthMode: 2,
+  });
+  assert.equal(M.encodeState({ src: "", zoom: 0, widthMode: 0 }, null), "");
+  assert.equal(M.decodeState("w=5").widthMode, 2);
+});
