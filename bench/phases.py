@@ -351,7 +351,7 @@ def main():
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
     args.jattach = shutil.which("jattach") or "jattach"
     if args.quick:
-        args.workloads, args.runs, args.warmup, args.seconds, args.phase = "scimark", 1, 1, 8, 0.8
+        args.workloads, args.runs, args.warmup, args.seconds, args.phase = "scimark", 1, 1, 12, 0.8
     workloads = suite.WORKLOADS if args.workloads == "all" else args.workloads.split(",")
     for w in workloads:
         if w not in suite.WORKLOADS:
@@ -394,8 +394,8 @@ def main():
         # were phases to compare
         unsampled = (args.profiler == "agent" and interval_s(args) < args.phase
                      and any(not s.get("samples") for s in stats[w]))
-        # (the quick run's 8 s: on a busy machine each switch takes ~1 s, leaving one on-phase
-        # with an off-phase on both sides — beside two CPU hogs, 1 of 2)
+        # (the quick run's 12 s: on a busy machine each switch takes a second or more — at load
+        # 9 on two cores, 8 s left no on-phase with an off-phase on both sides)
         need = 1 if args.quick else 2
         if n_on < need or len(stats[w]) < need or unsampled:
             print(f"FAIL: {w}: {n_on} on-phases compared, {len(stats[w])} on-phases ended by a switch-off, "

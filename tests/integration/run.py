@@ -1142,13 +1142,17 @@ def case_torture_exits():
         out = tmpfile(".folded")
         proc = subprocess.Popen(java_cmd(f"interval=100us,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # the first, 0.05 s after the start: the JVM may not handle SIGTERM yet (its default
+        # action ends it: -15), or be too young to exit cleanly (JDK 21 logs Runtime.exit
+        # through a logger that may not be up: status 1): only no crash and nothing left behind
+        # are required then. The others count from "started" (main runs: HotSpot's handlers
+        # are in), not from the start — on a busy machine a JVM takes seconds to get there.
+        early = delay < 0.3
+        if not early:
+            check(wait_started(proc), "the JVM did not start within 60 s")
         time.sleep(delay)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-        # so early the JVM may not handle SIGTERM yet (its default action ends it: -15), or be
-        # too young to exit cleanly (JDK 21 logs Runtime.exit through a logger that may not be
-        # up: status 1): only no crash and nothing left behind are required then
-        early = delay < 0.3
         no_crash(proc.returncode, proc.returncode if early else 143, err)
         if os.path.exists(out):
             n = sum(parse_folded(out).values())
@@ -1161,7 +1165,8 @@ def case_torture_exits():
         out = tmpfile(".folded")
         proc = subprocess.Popen(java_cmd(f"interval=100us,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
+        check(wait_started(proc), "the JVM did not start within 60 s")
+        time.sleep(0.5)
         for _ in range(3):
             proc.send_signal(signal.SIGQUIT)
             time.sleep(0.2)
@@ -1753,7 +1758,7 @@ def case_attach_full_heap():
     ends normally; a second attach then profiles it. (The agent of before this issue left its
     handlers and callbacks behind a library the JVM had unloaded.)"""
     out, fill = tmpfile(".folded"), os.path.join(ARGS.tmp, "fill")
-    cmd = java_cmd(None, "fullheap", 10, extra_jvm=["-Xms24m", "-Xmx24m", "-XX:+UseSerialGC",
+    cmd = java_cmd(None, "fullheap", 120, extra_jvm=["-Xms24m", "-Xmx24m", "-XX:+UseSerialGC",
                                                      "-XX:-UseDynamicNumberOfCompilerThreads",
                                                      f"-XX:ErrorFile={ARGS.tmp}/hs_err_%p.log"],
                    extra_args=[fill, "8000"])
@@ -1773,7 +1778,7 @@ def case_attach_full_heap():
         check("return code: 0" not in p.stdout, f"the attach succeeded on a full heap: {p.stdout}")
         line = read_line_within(proc, 60)
         check(line == "heap freed", f"the program said {line!r}, not 'heap freed'")
-        o, err = live_then_attach(proc, out, "the heap was let go")
+        o, err = live_then_attach(proc, out, "the heap was let go", fill + ".end")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -1786,14 +1791,17 @@ def case_attach_full_heap():
     check(sum(parse_folded(out).values()) > 0, "the second attach's profile has no samples")
 
 
-def live_then_attach(proc, out, since):
+def live_then_attach(proc, out, since, end):
     """After a failed attach: the JVM lives 8 s (checked each second), then an attach into it
-    succeeds; returns its (stdout, stderr) once it has ended."""
+    succeeds; 2 s later the file `end` tells the program (aftergo, fullheap) to end. Returns its
+    (stdout, stderr) once it has ended."""
     for i in range(8):
         time.sleep(1)
         check(proc.poll() is None, f"the JVM died {i + 1} s after {since} (status {proc.returncode})")
     p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
     check("return code: 0" in p.stdout, f"the attach after {since} failed: {p.stdout} {p.stderr}")
+    time.sleep(2)
+    open(end, "w").close()
     return proc.communicate(timeout=90)
 
 
@@ -1821,7 +1829,7 @@ def case_attach_thread_limit():
     then profiles it: the agent is set up again in the same JVM."""
     uid, home = other_user()
     out, go = os.path.join(home, "after.folded"), os.path.join(home, "go")
-    proc = jvm_as(uid, home, "aftergo", 12, extra_jvm=["-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"],
+    proc = jvm_as(uid, home, "aftergo", 120, extra_jvm=["-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"],
                   extra_args=[go])
     unlimited = None
     try:
@@ -1846,7 +1854,7 @@ def case_attach_thread_limit():
         check("return code: 0" not in p.stdout, f"the attach succeeded under the thread limit: {p.stdout}")
         limit_threads(uid, proc.pid, unlimited)
         open(go, "w").close()
-        o, err = live_then_attach(proc, out, "the failed attach")
+        o, err = live_then_attach(proc, out, "the failed attach", go + ".end")
     finally:
         if proc.poll() is None:
             if unlimited:  # SIGTERM's shutdown needs a thread

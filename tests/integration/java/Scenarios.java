@@ -654,7 +654,14 @@ public class Scenarios {
         }
         if (scenario.equals("aftergo")) awaitGo(args[2]);
         if (scenario.equals("fullheap")) fillHeap(args[2], Long.parseLong(args[3]));
-        Thread.sleep(millis);
+        if (scenario.equals("aftergo") || scenario.equals("fullheap")) {
+            // until the test says so (the file named by the third argument + ".end") or `millis`
+            // at most: a busy machine can take longer than any fixed lifetime to attach
+            java.io.File end = new java.io.File(args[2] + ".end");
+            for (long t = 0; t < millis && !end.exists(); t += 50) Thread.sleep(50);
+        } else {
+            Thread.sleep(millis);
+        }
         if (scenario.equals("exit")) {
             System.out.println("exiting");
             System.out.flush();
