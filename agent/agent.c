@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "names.h"
 #include "options.h"
 #include "output.h"
@@ -291,8 +292,8 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
 /* ---- writing the profile ---- */
 
 /* Writes what was recorded to path (a snapshot; with `cut`, the next chunk starts from zero at
- * the same moment). On success the summary line goes to stderr when `summary`. Says why not
- * when it cannot. Returns 0 or a negative errno-style code. */
+ * the same moment), and its stats to stats= when set. On success the short line at exit is said
+ * when `summary`. Says why not when it cannot. Returns 0 or a negative errno-style code. */
 static int write_profile(const char *path, int cut, int summary, const char *why) {
   char err[OPT_FILE_MAX + 256];
   struct sampler_snapshot snap;
@@ -305,7 +306,16 @@ static int write_profile(const char *path, int cut, int summary, const char *why
     say("%s (%s)", err, why);
   } else {
     snprintf(agent.last_file, sizeof agent.last_file, "%s", path);
-    if (summary) output_summary(stderr, &agent.opt, path, &snap.report);
+    const char *stats = agent.opt.stats; /* named at exit only when written */
+    if (*stats && output_write_stats(&agent.opt, path, &snap.report, err, sizeof err)) {
+      say("%s (%s)", err, why);
+      stats = NULL;
+    }
+    if (summary) {
+      char line[2 * OPT_FILE_MAX + 512];
+      counters_exit_line(line, sizeof line, &agent.opt, path, stats, &snap.report);
+      say("%s", line);
+    }
   }
   if (rc == 0 || snap.stacks) sampler_snapshot_free(&snap);
   return rc;
@@ -379,7 +389,7 @@ static void finish_run(const char *why) {
   char path[OPT_FILE_MAX];
   current_file(path, sizeof path);
   pthread_mutex_lock(&agent.cut_lock);
-  if (write_profile(path, 0, 1, why) == 0) say("profile written to %s", path);
+  write_profile(path, 0, 1, why); /* says where it went */
   pthread_mutex_unlock(&agent.cut_lock);
   agent.state = STOPPED;
 }
@@ -819,6 +829,17 @@ static void status(void) {
       r.n.units, r.n.samples, r.stacks, r.threads_live, r.coverage_permille / 10.0);
   say("tables %.1f MB (%zu stacks, %zu names, %zu cached frame keys)",
       (double)r.table_bytes / 1048576.0, r.stacks, r.names, r.keys);
+  char *all = NULL; /* every counter, as the text report and stats= have them */
+  size_t all_len = 0;
+  FILE *m = open_memstream(&all, &all_len);
+  if (m) {
+    int rc = counters_text(m, &r);
+    if (fclose(m) == 0 && rc == 0) {
+      while (all_len && all[all_len - 1] == '\n') all[--all_len] = '\0';
+      say("%s", all);
+    }
+    free(all);
+  }
   size_t used, kept;
   if (plat_malloc_stats(&used, &kept) == 0)
     say("malloc %.1f MB in use, %.1f MB kept free (the whole process: the JVM's and the agent's)",

@@ -50,7 +50,7 @@ struct opt_spec {
   const char *placeholder; /* TIME in interval=TIME; only for OPT_TAKES_VALUE */
   enum opt_value_kind kind;
   opt_parser *parse;
-  size_t field; /* offsetof the int an OPT_SWITCH sets */
+  size_t field; /* offsetof the int an OPT_SWITCH sets, or the path parse_path sets */
   /* The default: default_value is parsed by `parse` before the user's options, and shown in
    * backticks, followed by default_note; without a default_value the default is worked out
    * after parsing (from other options) and default_note says how. Both NULL: no default. */
@@ -260,12 +260,14 @@ static int parse_file(const struct opt_spec *opt, const char *v, struct agent_op
   return 0;
 }
 
-static int parse_reply(const struct opt_spec *opt, const char *v, struct agent_options *o,
-                       char *err, size_t errlen) {
-  (void)opt;
-  if (!*v) return fail(err, errlen, "reply=: empty path");
-  if (strlen(v) >= sizeof o->reply) return fail(err, errlen, "reply=%s: path too long", v);
-  strcpy(o->reply, v);
+/* A path into the char[OPT_FILE_MAX] at opt->field (reply=, stats=; stats= is expanded once
+ * every option is known). */
+static int parse_path(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
+                      size_t errlen) {
+  char *path = (char *)o + opt->field;
+  if (!*v) return fail(err, errlen, "%s=: empty path", opt->name);
+  if (strlen(v) >= OPT_FILE_MAX) return fail(err, errlen, "%s=%s: path too long", opt->name, v);
+  strcpy(path, v);
   return 0;
 }
 
@@ -474,9 +476,16 @@ static const struct opt_spec OPTIONS[] = {
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
      "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
-    {"reply", "PATH", OPT_TAKES_VALUE, parse_reply, 0, NULL, "(none)",
+    {"reply", "PATH", OPT_TAKES_VALUE, parse_path, offsetof(struct agent_options, reply), NULL,
+     "(none)",
      "also write the agent's answers (errors, `status`, where the profile went) to this file; the "
      "`sampler` launcher uses it to show them"},
+    {"stats", "PATH", OPT_TAKES_VALUE, parse_path, offsetof(struct agent_options, stats), NULL,
+     "(none)",
+     "write every counter of the run (samples, coverage, losses, costs: "
+     "docs/how-it-works.md) to this file as JSON, whole or not at all, each time a profile is "
+     "written (with `loop=`, each chunk's); `%p` is the pid, `%t` the start time; at exit "
+     "only one short line is said"},
     {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL,
      "print the options; the program then runs without sampling"},
 };
@@ -539,9 +548,9 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
 }
 
 /* The checks between options and the defaults that depend on other options, in this order:
- * weight against hasrun, the file's expansion, the format (from the file), ann (from the
- * format) against codemap, jvmthreads (from cstack) against cstack, the file's default name
- * (from the format). */
+ * weight against hasrun, the file's expansion, the format (from the file), the stats file's
+ * expansion, ann (from the format) against codemap, jvmthreads (from cstack) against cstack,
+ * the file's default name (from the format). */
 static int settle(struct agent_options *o, char *err, size_t errlen) {
   if (o->wall && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(err, errlen,
@@ -561,6 +570,12 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
+  if (*o->stats) {
+    char pattern[sizeof o->stats];
+    snprintf(pattern, sizeof pattern, "%s", o->stats);
+    if (expand_pattern(pattern, 0, time(NULL), o->stats, sizeof o->stats))
+      return fail(err, errlen, "stats=%s: path too long", pattern);
+  }
   if (o->ann < 0) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
   if (o->ann && !o->codemap)
     return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
@@ -759,9 +774,8 @@ const char *opt_help(void) {
 
 /* ---- the README's table ---- */
 
-/* Writes " s |": s as one cell of a markdown table row, its | escaped (they would end the
- * cell); an empty cell is " |". */
-static void put_cell(FILE *out, const char *s) {
+/* Writes " s |": s as one markdown table cell, its | escaped (options.h). */
+void opt_markdown_cell(FILE *out, const char *s) {
   if (*s) fputc(' ', out);
   for (; *s; s++) {
     if (*s == '|') fputc('\\', out);
@@ -784,9 +798,9 @@ int opt_markdown_table(FILE *out) {
       snprintf(values, sizeof values, "%s", opt->help);
     opt_default(opt, dflt, sizeof dflt);
     fputs("|", out);
-    put_cell(out, name);
-    put_cell(out, values);
-    put_cell(out, dflt);
+    opt_markdown_cell(out, name);
+    opt_markdown_cell(out, values);
+    opt_markdown_cell(out, dflt);
     fputs("\n", out);
   }
   return ferror(out) ? -EIO : 0;

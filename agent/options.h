@@ -39,6 +39,7 @@ struct agent_options {
   uint64_t loop_ns;         /* loop=         default 0: one profile */
   int wall;                 /* event=        cpu (0, default) | wall (1) */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
+  char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */
   int help;                 /* help */
 };
 
@@ -72,6 +73,11 @@ const char *opt_help(void);
  * the header `| option | values | default |`, its rule, one row per option in the table's
  * order. Returns 0, or -EIO if out reports an error. Thread-safe as stdio is. */
 int opt_markdown_table(FILE *out);
+
+/* Writes " s |" to out: s as one cell of a markdown table row, its | escaped (they would end
+ * the cell); an empty cell is " |". For the tables made from code (options, counters).
+ * Thread-safe as stdio is. */
+void opt_markdown_cell(FILE *out, const char *s);
 
 /* The name of the i-th option in the table's order ("interval", "file", ...), NULL past the
  * last. Thread-safe, signal-safe. */

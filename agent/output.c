@@ -1,7 +1,9 @@
 /*
- * output.c — the profile on disk (see output.h), committed whole through commit.c. Runs at VM death, on kill -3, or when
- * `duration` ends, on whichever thread that is; the tables are read under traces_lock and
- * copied into a flamegraph profile, so the file is written without holding the lock.
+ * output.c — the profile and the stats on disk (see output.h), each committed whole through
+ * commit.c; the counters as counters.c's table gives them. Runs at VM death, on kill -3, at a
+ * `loop` cut or when `duration` ends, on whichever thread that is; the tables are read under
+ * traces_lock and copied into a flamegraph profile, so the file is written without holding the
+ * lock.
  *
  * The words users read, the same in every output (and the README): a *sample* is one cost
  * unit — one interval of a thread's CPU — as counted in the folded file, the flame graph and
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "counters.h"
 #include "flamegraph.h"
 #include "platform.h"
 #include "pprof.h"
@@ -29,11 +32,6 @@ static char program[512] = "java";
 void output_set_program(const char *p) {
   if (!p || !*p) return;
   utf8_name(p, strlen(p), program, sizeof program); /* JVMTI's modified UTF-8: a name entering */
-}
-
-/* Checks the profile's file at start (output.h), through commit.c's probe. */
-int output_check_writable(const struct agent_options *o, char *err, size_t errlen) {
-  return commit_check_writable(o->file, "file", err, errlen);
 }
 
 /* ---- profile -> flamegraph ---- */
@@ -234,16 +232,50 @@ static double pct(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static double us(uint64_t ns) { return (double)ns / 1000.0; }
-
-static double ms(uint64_t ns) { return (double)ns / 1e6; }
-
 static const char *hasrun_name(int h) {
   return h == SAMPLER_HASRUN_CPU ? "cpu" : h == SAMPLER_HASRUN_REGS ? "regs" : "auto";
 }
 
-static void write_report(FILE *f, const struct agent_options *o, const struct sampler_report *r) {
+/* Why native walks ended (enum native_stop in native.h), and AsyncGetCallTrace's failures by
+ * code: arrays of counts that the counter table (counters.c) sums up in one key each. */
+static void write_breakdowns(FILE *f, const struct agent_options *o,
+                             const struct sampler_report *r) {
   const struct sampler_counters *n = &r->n;
+  static const char *const how[] = {"reached Java code",
+                                    "reached the thread's start",
+                                    "met an unknown pc",
+                                    "no unwind info",
+                                    "unreadable frame",
+                                    "too deep",
+                                    "unwinder error",
+                                    "not walked",
+                                    "fault"};
+  fprintf(f, "Breakdowns\n");
+  if (!o->cstack) {
+    fprintf(f, "  native frames off (cstack=no)\n");
+  } else {
+    fprintf(f, "  native walks ended:");
+    for (size_t i = 0; i < sizeof how / sizeof *how; i++)
+      if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
+    fputc('\n', f);
+  }
+  fprintf(f, "  AsyncGetCallTrace ok %" PRIu64 " (%.2f%%)", n->asgct[0],
+          pct(n->asgct[0], n->asgct[0] + r->asgct_failed));
+  for (int i = 1; i <= ASGCT_NCODES; i++)
+    if (n->asgct[i])
+      fprintf(f, "; %s %" PRIu64 " (code %d)", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
+  fputc('\n', f);
+  if (r->anchor_walk_off)
+    fprintf(f, "  walks from the Java caller of VM code: off (%s)\n", r->anchor_walk_off);
+  if (r->handler_replaced)
+    fprintf(f, "  SAMPLING STOPPED: the sampling signal's handler was replaced by someone else"
+               " (choose another signal=)\n");
+  fputc('\n', f);
+}
+
+/* The report's head: what was profiled and how; then every counter (counters.c's table), and
+ * the breakdowns the table sums up. */
+static void write_report(FILE *f, const struct agent_options *o, const struct sampler_report *r) {
   char ival[32], when[64];
   time_t now = time(NULL);
   struct tm tm;
@@ -251,200 +283,11 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   opt_format_duration(o->interval_ns, ival, sizeof ival);
   fprintf(f, "sampler %s profile of %s (pid %d), written %s\n", o->wall ? "wall-clock" : "CPU",
           program, (int)getpid(), when);
-  fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s\n\n", ival,
+  fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s, is it running: %s\n\n", ival,
           hasrun_name(o->hasrun), o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples", o->depth,
-          o->sig_name);
-
-  fprintf(f, "Sampling\n");
-  fprintf(f,
-          "  time sampled          %.3f s in %" PRIu64 " rounds (%" PRIu64 " skipped as overrun)\n",
-          (double)n->wall_ns / 1e9, n->ticks, n->overruns);
-  fprintf(f, "  threads               %d registered in all, %d live now\n", r->threads_registered,
-          r->threads_live);
-  if (o->wall)
-    fprintf(f,
-            "  samples               %" PRIu64 " (one per %s per thread, running or not; %" PRIu64
-            " of them given again without a signal: the thread had not run)\n",
-            n->units, ival, n->wall_reused);
-  else
-    fprintf(f, "  samples               %" PRIu64 " (one per %s of a thread's CPU%s)\n", n->units,
-            ival, o->hasrun == SAMPLER_HASRUN_REGS ? "; regs: one per capture" : "");
-  fprintf(f, "  captures              %" PRIu64 " (stacks taken by the signal handler)\n",
-          n->samples);
-  fprintf(f, "  CPU time attributed   %.3f s\n", (double)n->cpu_ns / 1e9);
-  fprintf(f, "  found blocked         %" PRIu64 " captures (kept with a %s leaf)\n", n->blocked,
-          o->wall ? "state" : "[cpu before wait]");
-  if (o->hasrun == SAMPLER_HASRUN_REGS)
-    fprintf(f, "  coverage              n/a (hasrun=regs measures no CPU time)\n\n");
-  else
-    fprintf(
-        f,
-        "  coverage              %.1f%% of the process's CPU (%.3f s) is in the profile (%.1f points of it with "
-        "no frame walked: [sample lost], [not sampled: signal blocked], failure frames; %.1f the sampler thread's own); not seen %.1f%% "
-        "(threads not sampled, CPU not yet due a sample, the cost of our signals)\n\n",
-        r->coverage_permille / 10.0, (double)n->process_cpu_ns / 1e9, r->lost_permille / 10.0,
-        r->sampler_permille / 10.0, r->unseen_permille / 10.0);
-
-  fprintf(f, "ThreadHasRun evidence\n");
-  fprintf(f, "  CPU clock reads       %" PRIu64 "\n", n->looks);
-  fprintf(f, "  not run (CPU clock)   %" PRIu64 " thread-rounds\n", n->skipped_cpu);
-  fprintf(f, "  not looked at (idle back-off) %" PRIu64 " thread-rounds\n", n->skipped_idle);
-  fprintf(f,
-          "  not looked at (in a VM wait: park, wait, sleep, monitor) %" PRIu64 " thread-rounds\n",
-          n->skipped_waiting);
-  fprintf(f, "  not run (registers)   %" PRIu64 " requests\n", n->skipped_regs);
-  fprintf(f, "  due, waiting for the thread to run %" PRIu64 " thread-rounds\n", n->deferred);
-  fprintf(f,
-          "  is it running?        asked %" PRIu64 " times: %" PRIu64
-          " answered by the Java thread's state, the rest by /proc (%s)\n",
-          n->running_asked, n->running_jvm, plat_thread_running_source());
-  fprintf(f,
-          "  due when the thread ended %" PRIu64 " samples (on the last stack it was caught in)\n",
-          n->ended_units);
-  fprintf(f,
-          "  ended before sampled  %" PRIu64 " samples of %" PRIu64
-          " threads (the CPU they used before they ended: [thread ended before it was sampled])\n",
-          n->unsampled_units, n->unsampled_threads);
-  fprintf(f, "  ambiguous CPU         %.3f ms kept, %.3f ms dropped (registers unchanged)\n",
-          ms(n->ambiguous_kept_ns), ms(n->ambiguous_dropped_ns));
-  fprintf(f, "  CPU clock errors      %" PRIu64 "\n\n", n->clock_errors);
-
-  fprintf(f, "Threads and native frames\n");
-  fprintf(f,
-          "  threads found in /proc (the JVM's own) %" PRIu64 " in %" PRIu64
-          " listings, not sampled (registry full) %" PRIu64 ", ended and dropped %" PRIu64 "\n",
-          n->threads_found, n->thread_listings, n->threads_refused, n->threads_gone);
-  fprintf(f, "  captures of threads without Java frames %" PRIu64 "\n", n->jvm_thread_samples);
-  if (!o->cstack) {
-    fprintf(f, "  native frames         off (cstack=no)\n\n");
-  } else {
-    static const char *const how[] = {"reached Java code",
-                                      "reached the thread's start",
-                                      "met an unknown pc",
-                                      "no unwind info",
-                                      "unreadable frame",
-                                      "too deep",
-                                      "unwinder error",
-                                      "not walked",
-                                      "fault"};
-    fprintf(f, "  native frames         %" PRIu64 "; walks ended:", n->native_frames);
-    for (int i = 0; i < (int)(sizeof how / sizeof *how); i++)
-      if (n->native_stops[i]) fprintf(f, " %s %" PRIu64 ";", how[i], n->native_stops[i]);
-    uint64_t walks = 0;
-    for (int i = 0; i < (int)(sizeof how / sizeof *how); i++) walks += n->native_stops[i];
-    fprintf(f,
-            "\n  walked by libunwind    %" PRIu64
-            " (%.2f%%; the rest through the compiled unwind tables)\n\n",
-            n->native_general, pct(n->native_general, walks));
-  }
-
-  fprintf(f, "AsyncGetCallTrace\n");
-  fprintf(f, "  ok                    %" PRIu64 " (%.2f%%)\n", n->asgct[0],
-          pct(n->asgct[0], n->asgct[0] + r->asgct_failed));
-  for (int i = 1; i <= ASGCT_NCODES; i++)
-    if (n->asgct[i])
-      fprintf(f, "  %-21s %" PRIu64 " (code %d)\n", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
-  fprintf(f, "  of the failures, through the compiled-code map:\n");
-  fprintf(f, "    walked from the Java caller of the stub the PC was in  %" PRIu64 "\n",
-          n->recovered_stub);
-  if (r->anchor_walk_off)
-    fprintf(f, "    walked from the Java caller of VM code: off (%s)\n", r->anchor_walk_off);
-  else
-    fprintf(f, "    walked from the Java caller of VM code (frame anchor)  %" PRIu64 "\n",
-            n->recovered_anchor);
-  fprintf(f, "    attributed to the compiled method (and inline chain)   %" PRIu64 "\n",
-          n->attributed_code);
-  fprintf(f, "    given the frames of the last walk in the same VM call   %" PRIu64 "\n",
-          n->recovered_same_call);
-  fprintf(f, "    walked from the Java caller of a leaf native call       %" PRIu64 "\n",
-          n->recovered_native);
-  fprintf(f, "    stub named, callers not walked                         %" PRIu64 "\n",
-          n->named_stub);
-  fprintf(f, "    left under their failure frame                         %" PRIu64 "\n",
-          r->failed_kept);
-  fprintf(f,
-          "  walks that skipped the Java caller of a leaf native call, walked again  %" PRIu64 "\n",
-          n->rewalked_native);
-  fprintf(f, "\n");
-
-  fprintf(f, "Signals and losses\n");
-  fprintf(f, "  signals sent          %" PRIu64 "\n", n->requests);
-  if (n->timer_requests || n->timers_refused)
-    fprintf(f,
-            "  left to CPU-time timers %" PRIu64
-            " requests of busy threads (answered at a tick: %" PRIu64
-            "; signalled after two ticks without an answer: %" PRIu64
-            "; their thread ended first: %" PRIu64
-            "; threads whose timer could not be made: %" PRIu64 ")\n",
-            n->timer_requests, n->timer_samples, n->timer_fallbacks, n->timer_ended,
-            n->timers_refused);
-  fprintf(f,
-          "  not sent (thread gone, queue full) %" PRIu64 ", their %" PRIu64
-          " samples kept under [sample lost]\n",
-          n->lost_send, n->lost_units);
-  fprintf(f,
-          "  answered late         %" PRIu64 " (not by the next round; recorded when they came)\n",
-          n->late);
-  fprintf(f,
-          "  never answered        %" PRIu64 " (withdrawn: %" PRIu64
-          " after 1 s while sampling — the signal lost or blocked —, the rest at the end; their"
-          " samples kept under [sample lost])\n",
-          n->unanswered, n->timed_out);
-  fprintf(f,
-          "  not signalled         %" PRIu64
-          " requests: the thread blocks the sampling signal or has one pending (found %" PRIu64
-          " times); their %" PRIu64 " samples kept under [not sampled: signal blocked]\n",
-          n->sig_withheld, n->sig_blocked_threads, n->sig_blocked_units);
-  if (r->handler_replaced)
-    fprintf(f, "  SAMPLING STOPPED      the sampling signal's handler was replaced by someone else"
-               " (choose another signal=)\n");
-  fprintf(f, "  still open, skipped   %" PRIu64 " thread-rounds\n", n->outstanding);
-  fprintf(f, "  tables                %zu stacks, %zu names, %zu cached frame keys: %.1f MB\n",
-          r->stacks, r->names, r->keys, (double)r->table_bytes / 1048576.0);
-  fprintf(f,
-          "  stacks not kept       %" PRIu64 " (the stack table full: %" PRIu64
-          "; the rest no memory): kept under [stack not kept: table full]\n",
-          n->store_failed, n->stacks_refused);
-  fprintf(f,
-          "  names not kept        %" PRIu64 " (the name table full: [name not kept: table full]);"
-          " frame key cache emptied %" PRIu64 " times (full), %" PRIu64
-          " keys of unloaded methods dropped\n",
-          n->names_refused, n->keys_refused, n->keys_unloaded);
-  fprintf(f,
-          "  faults contained      %" PRIu64
-          " (a SIGSEGV/SIGBUS during a sample: kept as [fault during sample]; %" PRIu64
-          " cut a native walk, each may leave one libunwind pool object); %" PRIu64
-          " left to the JVM (its own probes in AsyncGetCallTrace); %" PRIu64
-          " walks or reads skipped (every fault guard taken)\n",
-          r->faults, r->native_cut, r->vm_handled, r->guard_full);
-  fprintf(f,
-          "  handler: %" PRIu64 " answered, %" PRIu64 " stray (ours, nothing pending), %" PRIu64
-          " from elsewhere (ignored), %" PRIu64 " on a wrong thread, %" PRIu64
-          " anchor walks refused (the JNIEnv named another thread's JavaThread)\n\n",
-          r->handler_acks, r->handler_stray, r->handler_foreign, r->handler_wrong_tid,
-          r->anchor_refused);
-
-  fprintf(f, "Cost\n");
-  fprintf(f, "  one capture (handler) median %.1f us, p99 %.1f us, max %.1f us\n",
-          us(r->cost_median_ns), us(r->cost_p99_ns), us(r->cost_max_ns));
-  fprintf(f, "  its native walk       median %.1f us, p99 %.1f us (captures with native frames)\n",
-          us(r->native_median_ns), us(r->native_p99_ns));
-  fprintf(f, "  signal -> handler     median %.1f us, p99 %.1f us\n", us(r->latency_median_ns),
-          us(r->latency_p99_ns));
-  fprintf(
-      f,
-      "  sampler thread CPU    %.3f ms (%.2f%% of one core); per round median %.1f us, p99 %.1f us\n",
-      ms(n->sampler_cpu_ns), pct(n->sampler_cpu_ns, n->wall_ns), us(r->round_median_ns),
-      us(r->round_p99_ns));
-  fprintf(f,
-          "  /proc status reads    %" PRIu64
-          ", %.3f ms (does a thread block the sampling signal?)\n",
-          n->sig_checks, ms(n->sig_check_ns));
-  fprintf(f,
-          "  the agent's own CPU   %.3f ms (the sampler thread, and the handler %.3f ms in %" PRIu64
-          " captures): %.2f%% of the process's CPU; not in it: the kernel's delivery of our"
-          " signals and timers\n\n",
-          ms(r->own_cpu_ns), ms(n->handler_ns), n->samples, pct(r->own_cpu_ns, n->process_cpu_ns));
+          o->sig_name, plat_thread_running_source());
+  counters_text(f, r);
+  write_breakdowns(f, o, r);
 }
 
 static void write_hot(FILE *f, struct report_ctx *c, const char *what,
@@ -535,7 +378,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
       fg_profile_free(g.p);
       if (g.cut_stacks)
         fprintf(stderr,
-                "[sampler] %s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": "
+                "sampler: %s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": "
                 "a flame graph holds at most %zu frames; the folded format keeps them all\n",
                 path, g.cut_stacks, r->stacks, 100.0 * (double)g.cut_weight / (double)g.total,
                 OUTPUT_CUT_FRAME, max_nodes);
@@ -549,40 +392,19 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   return 0;
 }
 
-void output_summary(FILE *out, const struct agent_options *o, const char *path,
-                    const struct sampler_report *rp) {
-  const struct sampler_report r = *rp;
-  const struct sampler_counters *n = &r.n;
-  fprintf(out,
-          "[sampler] file=%s format=%s ticks=%" PRIu64 " overruns=%" PRIu64 " samples=%" PRIu64
-          " captures=%" PRIu64 " cpu_ms=%.1f stacks=%zu requests=%" PRIu64 " skipped_cpu=%" PRIu64
-          " skipped_idle=%" PRIu64 " skipped_regs=%" PRIu64 " deferred=%" PRIu64 " blocked=%" PRIu64
-          " asgct_ok=%" PRIu64 " asgct_fail=%" PRIu64 " recovered=%" PRIu64 " lost=%" PRIu64
-          " lost_samples=%" PRIu64 " late=%" PRIu64 " unanswered=%" PRIu64 " timed_out=%" PRIu64
-          " outstanding=%" PRIu64
-          " cost_median_us=%.1f cost_p99_us=%.1f native_median_us=%.1f native_p99_us=%.1f"
-          " latency_median_us=%.1f sampler_cpu_ms=%.1f"
-          " wall_s=%.3f threads=%d stray=%" PRIu64 " foreign=%" PRIu64 " native_frames=%" PRIu64
-          " process_cpu_ms=%.1f coverage=%.1f faults=%" PRIu64 " not_kept=%" PRIu64
-          " event=%s wall_reused=%" PRIu64 " tables_kb=%zu unsampled=%" PRIu64
-          " unsampled_threads=%" PRIu64 " keys_unloaded=%" PRIu64 " running_asked=%" PRIu64
-          " running_jvm=%" PRIu64 " skipped_waiting=%" PRIu64 " timer_requests=%" PRIu64
-          " timer_samples=%" PRIu64 " timer_fallbacks=%" PRIu64 " timer_ended=%" PRIu64
-          " timers_refused=%" PRIu64 " thread_listings=%" PRIu64
-          " handler_ms=%.1f own_cpu_pct=%.2f clock_reads=%" PRIu64 " sig_withheld=%" PRIu64
-          " sig_blocked=%" PRIu64 " sig_blocked_threads=%" PRIu64 " sig_checks=%" PRIu64 "\n",
-          path, opt_format_name(o->format), n->ticks, n->overruns, n->units, n->samples,
-          ms(n->cpu_ns), r.stacks, n->requests, n->skipped_cpu, n->skipped_idle, n->skipped_regs,
-          n->deferred, n->blocked, n->asgct[0], r.asgct_failed, r.recovered, n->lost_send,
-          n->lost_units, n->late, n->unanswered, n->timed_out, n->outstanding, us(r.cost_median_ns),
-          us(r.cost_p99_ns), us(r.native_median_ns), us(r.native_p99_ns), us(r.latency_median_ns),
-          ms(n->sampler_cpu_ns), (double)n->wall_ns / 1e9, r.threads_registered, r.handler_stray,
-          r.handler_foreign, n->native_frames, ms(n->process_cpu_ns), r.coverage_permille / 10.0,
-          r.faults, n->store_failed + n->names_refused, o->wall ? "wall" : "cpu", n->wall_reused,
-          r.table_bytes / 1024, n->unsampled_units, n->unsampled_threads, n->keys_unloaded,
-          n->running_asked, n->running_jvm, n->skipped_waiting, n->timer_requests, n->timer_samples,
-          n->timer_fallbacks, n->timer_ended, n->timers_refused, n->thread_listings,
-          ms(n->handler_ns), pct(r.own_cpu_ns, n->process_cpu_ns), n->looks, n->sig_withheld,
-          n->sig_blocked_units, n->sig_blocked_threads, n->sig_checks);
-  fflush(out);
+/* The stats as JSON to o->stats, whole or not at all (output.h). Returns 0 or a negative errno. */
+int output_write_stats(const struct agent_options *o, const char *path,
+                       const struct sampler_report *r, char *err, size_t errlen) {
+  struct commit_file cf;
+  int rc = commit_open(o->stats, &cf);
+  if (!rc) rc = commit_close(&cf, o->stats, counters_json(cf.f, o, path, r));
+  if (rc) snprintf(err, errlen, "stats=%s: cannot be written: %s", o->stats, strerror(-rc));
+  return rc;
+}
+
+/* The probe at start of file= and stats= (output.h). Returns 0 or a negative errno. */
+int output_check_writable(const struct agent_options *o, char *err, size_t errlen) {
+  int rc = commit_check_writable(o->file, "file", err, errlen);
+  if (!rc && *o->stats) rc = commit_check_writable(o->stats, "stats", err, errlen);
+  return rc;
 }

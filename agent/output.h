@@ -1,7 +1,7 @@
 /*
- * output.h — writing the profile: folded stacks, SVG, HTML (through flamegraph/) or the
- * text report, always to a temporary file in the same directory that is renamed over the
- * target when complete; plus the one-line summary on stderr.
+ * output.h — writing the profile: folded stacks, SVG, HTML (through flamegraph/), pprof or the
+ * text report; and the stats file (stats=, JSON). Each is committed whole or not at all
+ * (commit.h); the counters come from one table (counters.h).
  */
 #ifndef SAMPLER_OUTPUT_H
 #define SAMPLER_OUTPUT_H
@@ -12,8 +12,9 @@
 #include "options.h"
 #include "sampler.h"
 
-/* Checks at start that o->file can be written: creates and removes a temporary file beside
- * it. Returns 0, or a negative errno-style code with the reason in err. */
+/* Checks at start that o->file, and o->stats when set, can be written: creates and removes a
+ * temporary file beside each. Returns 0, or a negative errno-style code with the reason in err
+ * (naming the option). */
 int output_check_writable(const struct agent_options *o, char *err, size_t errlen);
 
 /* Sets what the profile's title and report say about the program ("sun.java.command", in
@@ -31,9 +32,10 @@ int output_write(const struct agent_options *o, const char *path, const struct s
  * default. Tests set small ones. Not thread-safe: call before writing. */
 void output_set_graph_limit(size_t frames);
 
-/* Prints the one-line, machine-readable summary ("[sampler] key=value ...") to f: samples= is
- * cost units (the folded counts), captures= the stacks the signal handler took. */
-void output_summary(FILE *f, const struct agent_options *o, const char *path,
-                    const struct sampler_report *r);
+/* Writes the stats of report r, whose profile went to path, as JSON to o->stats (whole or not at
+ * all). Thread-safe; not signal-safe. Returns 0, or a negative errno-style code with the
+ * reason in err. */
+int output_write_stats(const struct agent_options *o, const char *path,
+                       const struct sampler_report *r, char *err, size_t errlen);
 
 #endif

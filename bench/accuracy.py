@@ -32,7 +32,7 @@ children.install()
 
 def one(agent, classes, mode, scenario, seconds, tmp):
     out = os.path.join(tmp, f"{mode}-{scenario}.folded")
-    cmd = ["java", "-Xmx256m", f"-agentpath:{agent}=interval=1ms,threads,hasrun={mode},file={out}",
+    cmd = ["java", "-Xmx256m", f"-agentpath:{agent}=interval=1ms,threads,hasrun={mode},file={out},stats={out}.json",
            "-cp", classes, "Scenarios", scenario, str(seconds)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:

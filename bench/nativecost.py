@@ -7,7 +7,7 @@ Runs the integration scenarios whose CPU is in native code — jni (a JNI C call
 workers under a small heap), jit (the compilers on fresh classes) — and the compute mix
 (Workloads mix), with native frames on (cstack=dwarf, the default) and off (cstack=no), at
 interval=1ms and 10ms, interleaved round by round; reports per configuration the medians of
-the agent's own summary: one capture's cost in the handler (median and p99, us) and coverage
+the agent's own stats (stats=): one capture's cost in the handler (median and p99, us) and coverage
 (the share of the process's CPU the profile holds), and the native walk's own cost in the
 handler (captures with native frames). Needs the build's integration classes and
 JNI library (cmake --build build).
@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import agent_stats  # noqa: E402  (the agent's stats=, read back)
 import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
@@ -28,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 
 def scenario_cmd(args, name, opts, out):
     it = os.path.join(args.build, "tests", "integration")
-    agent = f"-agentpath:{args.agent}={opts},file={out}"
+    agent = f"-agentpath:{args.agent}={opts},file={out}{agent_stats.option(args.agent, out + '.json')}"
     if name == "mix":
         return ["java", agent, "-cp", os.path.join(args.build, "bench", "classes"), "Workloads", "mix",
                 "--threads", "2", "--warmup", "1", "--seconds", str(args.seconds)]
@@ -36,11 +37,6 @@ def scenario_cmd(args, name, opts, out):
     extra = {"jni": [os.path.join(it, "libit_nativework.so")], "jit": [os.path.join(it, "payload-classes")]}
     return ["java", *extra_jvm, agent, "-cp", os.path.join(it, "classes"), "Scenarios", name, str(args.seconds),
             *extra.get(name, [])]
-
-
-def summary(stderr):
-    line = next((l for l in stderr.splitlines() if l.startswith("[sampler] ")), "")
-    return dict(kv.split("=", 1) for kv in line[10:].split() if "=" in kv)
 
 
 def main():
@@ -61,7 +57,7 @@ def main():
                                    capture_output=True, text=True, timeout=300)
                 if p.returncode != 0:
                     sys.exit(f"{s} {i} cstack={c}: exit {p.returncode}\n{p.stderr[-1500:]}")
-                m = summary(p.stderr)
+                m = agent_stats.last(p.stderr)
                 rows[(s, i, c)].append(m)
                 print(f"round {r} {s:4s} {i:5s} cstack={c:5s} cost {m['cost_median_us']}/{m['cost_p99_us']} us "
                       f"coverage {m['coverage']}% native_frames {m['native_frames']}", file=sys.stderr, flush=True)

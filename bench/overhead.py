@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import agent_stats  # noqa: E402  (the agent's stats=, read back)
 import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
@@ -51,7 +52,7 @@ def run_one(args, name, tmp):
         cmd.append(f"-XX:StartFlightRecording=settings={spec[4:]},filename={tmp}/r.jfr")
     elif spec:
         agent = args.agent_of.get(name, args.agent)
-        cmd.append(f"-agentpath:{agent}={spec},file={tmp}/p.folded")
+        cmd.append(f"-agentpath:{agent}={spec},file={tmp}/p.folded{agent_stats.option(agent, tmp + '/p.json')}")
     cmd += ["-cp", args.classes, "Workloads", args.workload, "--threads", str(args.threads),
             "--idle", str(args.idle), "--warmup", str(args.warmup), "--seconds", str(args.seconds)]
     t0 = time.time()
@@ -65,19 +66,15 @@ def run_one(args, name, tmp):
         if "=" in tok:
             k, v = tok.split("=", 1)
             row[k] = v
-    for line in err.splitlines():
-        if line.startswith("[sampler] "):
-            for kv in line[10:].split():
-                if "=" in kv:
-                    k, v = kv.split("=", 1)
-                    row["s_" + k] = v
+    for k, v in agent_stats.last(err).items():
+        row["s_" + k] = v
     return row
 
 
 def captures(row):
-    """Stacks the agent captured in a run: the summary's captures= (before it was named so, an
-    agent's samples= counted them; --agent-of may run such a build)."""
-    return row.get("s_captures", row.get("s_samples"))
+    """Stacks the agent captured in a run: its stats' captures (None for a run without stats: JFR,
+    or an agent from before stats=, which --agent-of may run)."""
+    return row.get("s_captures")
 
 
 def child_cpu():

@@ -42,6 +42,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import suite  # noqa: E402  (the workload list, the JVM flags, the t quantiles)
+import agent_stats  # noqa: E402  (the agent's stats=, read back)
 import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
@@ -56,10 +57,6 @@ def proc_cpu_s(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
-
-
-def summary(line):
-    return {k: v for k, _, v in (kv.partition("=") for kv in line[len("[sampler] "):].split()) if _}
 
 
 def threads_cpu_ns(pid, prefix):
@@ -97,7 +94,8 @@ def profiler(args, tmp):
     """(JVM options, the switch-off command, the switch-on command, check) for the profiler
     measured: commands are lists with {pid} and {n} (the number of the switch) to fill in."""
     if args.profiler == "agent":
-        opts = f"interval={args.interval}" + (f",{args.opts}" if args.opts else "")
+        opts = (f"interval={args.interval}" + (f",{args.opts}" if args.opts else "")
+                + agent_stats.option(args.agent, f"{tmp}/stats.json", args.java))
         return ([f"-agentpath:{args.agent}={opts},file={tmp}/p0.folded"],
                 [args.launcher, "stop", f"file={tmp}/p{{n}}.folded", "{pid}"],
                 [args.launcher, "start", f"{opts},file={tmp}/p{{n}}.folded", "{pid}"], None)
@@ -131,8 +129,7 @@ def one_run(args, workload, run, tmp):
     def read_err():
         for line in p.stderr:
             err_lines.append(line)
-            if line.startswith("[sampler] "):
-                summaries.append(summary(line))
+            summaries.extend(agent_stats.each(line))  # read now: the next stop rewrites it
 
     readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
     for r in readers:
@@ -431,7 +428,7 @@ def write(args, name, version, workloads, phases, stats, sums, floors):
              "CPU per second in the on-phase against the off-phases beside it. "
              "Samples per CPU-second: the samples of each on-phase ended by a switch-off / the process's CPU "
              "in it; the agent's sampler thread, and its own CPU (the sampler thread and the signal handler, "
-             "`own_cpu_pct`: the kernel's delivery of its signals not included): from its summary at each "
+             "`own_cpu_pct`: the kernel's delivery of its signals not included): from its stats (stats=) at each "
              "`sampler stop`; JFR's own CPU: its threads' (`JFR ...`: the sampler that walks the stacks, the "
              "recorder; /proc schedstat) over the process's.", "",
              "| workload | on-phases | ops/s off (median) | cost % (mean ± 95% CI) | cost % (median) | process CPU % more | samples per CPU-s | sampler thread, % of a core | the profiler's own CPU, % of the process's |",

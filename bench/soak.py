@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import agent_stats  # noqa: E402  (the agent's stats=, read back)
 import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
@@ -158,7 +159,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sampler-soak-") as tmp:
         # loop= needs the chunks named apart (the agent refuses a file= without %n or %t)
         out = os.path.join(tmp, "soak-%n.folded" if "loop=" in args.opts else "soak.folded")
-        opts = f"interval={args.interval},file={out}" + (f",{args.opts}" if args.opts else "")
+        opts = (f"interval={args.interval},file={out},stats={tmp}/soak.json"
+                + (f",{args.opts}" if args.opts else ""))
         base = [args.java, "-Xms64m", "-Xmx64m", "-XX:+AlwaysPreTouch", f"-XX:ErrorFile={tmp}/hs_err_%p.log"]
         if args.nmt:
             base.append("-XX:NativeMemoryTracking=summary")
@@ -208,9 +210,8 @@ def main():
             if p.returncode != 0:
                 print(f"{k}: exit status {p.returncode}: {results[k][1][-2000:]}")
                 return 1
-        summary = next((l for l in results["agent"][1].splitlines() if l.startswith("[sampler] ")), "")
-        print(summary)
-        said = dict(kv.split("=", 1) for kv in summary.split()[1:] if "=" in kv)
+        said = agent_stats.last(results["agent"][1])
+        print(" ".join(f"{k}={v}" for k, v in said.items()))
         with open(out) as f:
             held = sum(int(line.rsplit(" ", 1)[1]) for line in f if line.strip())
         if str(held) != said.get("samples"):

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import agent_stats  # noqa: E402  (the agent's stats=, read back)
 import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
@@ -93,10 +94,12 @@ def jfr_samples(args, path, event):
 
 def profiler_flags(args, spec, tmp):
     """The JVM flags of a configuration's spec (CONFIGS), and its JFR event or None; the agent
-    writes tmp/p.folded, JFR tmp/r.jfr."""
+    writes tmp/p.folded (and its stats tmp/p.json), JFR tmp/r.jfr."""
     if spec and spec.startswith("agent"):  # agent:OPTIONS or agent@PATH:OPTIONS
         where, _, opts = spec.partition(":")
-        return [f"-agentpath:{where[6:] or args.agent}={opts + ',' if opts else ''}file={tmp}/p.folded"], None
+        agent = where[6:] or args.agent
+        stats = agent_stats.option(agent, f"{tmp}/p.json", args.java)
+        return [f"-agentpath:{agent}={opts + ',' if opts else ''}file={tmp}/p.folded{stats}"], None
     if spec and spec.startswith("jfr:"):
         _, event, setting = spec.split(":")
         return [f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr"], event
@@ -147,12 +150,8 @@ def run_one(args, workload, config, tmp):
         if "=" in tok:
             k, v = tok.split("=", 1)
             row[k] = v
-    for line in p.stderr.splitlines():
-        if line.startswith("[sampler] "):
-            for kv in line[10:].split():
-                if "=" in kv:
-                    k, v = kv.split("=", 1)
-                    row["s_" + k] = v
+    for k, v in agent_stats.last(p.stderr).items():
+        row["s_" + k] = v
     if "s_captures" in row:
         row["samples_taken"] = int(row["s_captures"])
     elif event:
@@ -329,7 +328,7 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
              + (f", {args.busy} CPU-bound processes beside it (busy host)" if args.busy else "") + ".", "",
              "Overhead: throughput lost against no profiler in the same round (mean, 95% CI). Samples per "
              "CPU-second: stacks taken / the process's CPU time. Cost, own CPU (the sampler thread's and the "
-             "handler's, as a share of the process's: `own_cpu_pct`) and coverage: from the agent's summary.", "",
+             "handler's, as a share of the process's: `own_cpu_pct`) and coverage: from the agent's stats (stats=).", "",
              "| workload | config | ops/s (median) | overhead % (mean ± 95% CI) | process CPU s | samples per CPU-s | capture µs (median) | own CPU % | coverage % |",
              "|---|---|---|---|---|---|---|---|---|"]
     bad_checksums = []

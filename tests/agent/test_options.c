@@ -209,9 +209,9 @@ ParameterizedTestParameters(options, rejected) {
        "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
        "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
-       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"},
+       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"},
+       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -289,6 +289,11 @@ static bool is_loop_10m(const struct agent_options *p) {
   return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
 }
 static bool is_reply(const struct agent_options *p) { return !strcmp(p->reply, "/tmp/r"); }
+static bool is_stats_pid(const struct agent_options *p) {
+  char want[64];
+  snprintf(want, sizeof want, "/tmp/s-%d.json", (int)getpid());
+  return !strcmp(p->stats, want);
+}
 
 struct option_case {
   const char *name;
@@ -338,6 +343,7 @@ static const struct option_case OPTION_CASES[] = {
     {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu",
      "weight=samples"},
     {"reply", "reply=/tmp/r", is_reply, "reply=", "reply=: empty path", NULL},
+    {"stats", "stats=/tmp/s-%p.json", is_stats_pid, "stats=", "stats=: empty path", NULL},
     {"help", "help", is_help, "help=on", "help takes no value", NULL},
 };
 #define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
@@ -364,6 +370,7 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->loop_ns, b->loop_ns, "%s: loop_ns", what);
   cr_expect_eq(a->wall, b->wall, "%s: wall", what);
   cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
+  cr_expect_str_eq(a->stats, b->stats, "%s: stats", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
 }
 

@@ -2,8 +2,8 @@
  * Tests of writing the profile (agent/output.c): the folded file holds exactly the recorded
  * stacks; SVG, HTML and text files are complete; the target is replaced whole or not at all
  * (no temporary file is left behind); an unwritable target is an error that names the path;
- * the one-line summary carries the counters; samples (cost units) and captures (stacks taken)
- * are named so everywhere. Stacks are put into the trace table directly,
+ * the stats file (stats=) carries every counter, the line at exit only what matters; samples
+ * (cost units) and captures (stacks taken) are named so everywhere. Stacks are put into the trace table directly,
  * with the fake JVM behind sampler_init.
  */
 #include <criterion/criterion.h>
@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "fake_jvm.h"
 #include "intern.h"
 #include "options.h"
@@ -144,6 +145,11 @@ Test(output, svg_html_and_text_are_complete) {
   cr_expect(strstr(txt, "\n  samples   ") && strstr(txt, "\n  captures  "),
             "the report names samples and captures:\n%s", txt);
   cr_expect(!strstr(txt, "units") && !strstr(txt, "stacks captured"), "the old words:\n%s", txt);
+  for (size_t i = 0; counter_name(i); i++) {
+    char want[96];
+    snprintf(want, sizeof want, "\n  %s ", counter_name(i));
+    cr_expect(strstr(txt, want), "the text report lacks %s", counter_name(i));
+  }
 }
 
 /* The subtitle of a flame graph: captures, and (the SVG has no total of its own) the samples,
@@ -185,23 +191,66 @@ Test(output, an_unwritable_target_is_an_error_and_changes_nothing) {
   cr_expect(strstr(err, "cannot be written"), "%s", err);
 }
 
-Test(output, summary_line_carries_the_counters) {
+/* stats=: every counter of the table as one JSON object, committed whole (no temporary left). */
+Test(output, the_stats_file_holds_every_counter_as_json) {
   struct agent_options o;
-  options_for(&o, "p.folded", NULL);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
+  char err[512], extra[128];
+  snprintf(extra, sizeof extra, "stats=%s/s.json", dir);
+  options_for(&o, "p.folded", extra);
   struct sampler_report r;
   sampler_report(&r);
-  output_summary(f, &o, o.file, &r);
-  fclose(f);
-  cr_expect(strncmp(buf, "[sampler] file=", 15) == 0, "%s", buf);
-  cr_expect(strstr(buf, " stacks=2 "), "%s", buf);
-  cr_expect(strstr(buf, " samples=0 captures=0 ") && strstr(buf, " lost_samples=0 "),
-            "samples (cost units) and captures (stacks taken): %s", buf);
-  cr_expect(!strstr(buf, "units="), "no key says units: %s", buf);
-  cr_expect(buf[len - 1] == '\n');
-  free(buf);
+  cr_assert_eq(output_write_stats(&o, o.file, &r, err, sizeof err), 0, "%s", err);
+  char *json = slurp(o.stats);
+  cr_expect(strncmp(json, "{\n  \"file\": \"", 13) == 0 && strstr(json, "\"format\": \"folded\"") &&
+                strstr(json, "\"event\": \"cpu\""),
+            "%s", json);
+  cr_expect(strstr(json, "\n  \"stacks\": 2,\n") && strstr(json, "\n  \"samples\": 0,\n") &&
+                strstr(json, "\n  \"captures\": 0,\n"),
+            "samples (cost units) and captures (stacks taken): %s", json);
+  size_t keys = 0;
+  for (const char *k; (k = counter_name(keys)); keys++) {
+    char want[96];
+    snprintf(want, sizeof want, "\n  \"%s\": ", k);
+    cr_expect(strstr(json, want), "the stats lack %s", k);
+  }
+  cr_expect_gt(keys, 50);
+  cr_expect(!strstr(json, "units"), "no key says units: %s", json);
+  cr_expect(strlen(json) > 2 && strcmp(json + strlen(json) - 2, "}\n") == 0, "complete: %s", json);
+  cr_expect_eq(others_in_dir("s.json"), 0, "no temporary file left");
+}
+
+Test(output, an_unwritable_stats_file_is_refused_at_start_and_named) {
+  struct agent_options o;
+  char err[512], extra[128];
+  snprintf(extra, sizeof extra, "stats=%s/missing/s.json", dir);
+  options_for(&o, "p.folded", extra);
+  cr_expect_eq(output_check_writable(&o, err, sizeof err), -ENOENT);
+  cr_expect(strstr(err, "stats=") && strstr(err, "cannot be written"), "%s", err);
+}
+
+/* The line at exit is short: where, samples, coverage, own CPU; losses only when not 0. */
+Test(output, the_exit_line_is_short_and_names_losses_only_when_not_zero) {
+  struct agent_options o;
+  options_for(&o, "p.folded", NULL);
+  struct sampler_report r;
+  sampler_report(&r);
+  char line[8192];
+  counters_exit_line(line, sizeof line, &o, o.file, NULL, &r);
+  cr_expect(strstr(line, "profile written to ") && strstr(line, ": 0 samples, coverage ") &&
+                strstr(line, ", own CPU "),
+            "%s", line);
+  cr_expect(!strstr(line, "lost") && !strstr(line, "faults") && !strchr(line, ';') &&
+                !strchr(line, '='),
+            "nothing else: %s", line);
+  r.n.lost_units = 7;
+  r.faults = 2;
+  counters_exit_line(line, sizeof line, &o, o.file, NULL, &r);
+  cr_expect(strstr(line, "; lost_samples 7, faults 2"), "%s", line);
+  char extra[128];
+  snprintf(extra, sizeof extra, "stats=%s/s.json", dir);
+  options_for(&o, "p.folded", extra);
+  counters_exit_line(line, sizeof line, &o, o.file, o.stats, &r);
+  cr_expect(strstr(line, "; stats in ") && strstr(line, "/s.json"), "%s", line);
 }
 
 /* The profile is created as any file of the program: 0666 less the process's umask (not a fixed

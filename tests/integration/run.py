@@ -8,6 +8,7 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 """
 import argparse
 import glob
+import json
 import math
 import os
 import re
@@ -31,10 +32,17 @@ def check(cond, msg):
         raise Fail(msg)
 
 
+def with_stats(opts):
+    """opts with a stats= file of its own (unless it names one), which summary() reads back."""
+    if re.search(r"(^|,)(stats=|help($|,))", opts):
+        return opts
+    return f"{opts},stats={tmpfile('.stats.json')}" if opts else f"stats={tmpfile('.stats.json')}"
+
+
 def java_cmd(opts, scenario, seconds, extra_jvm=(), extra_args=()):
     cmd = [ARGS.java, "-Xmx256m", *extra_jvm]
     if opts is not None:
-        cmd.append(f"-agentpath:{ARGS.agent}={opts}")
+        cmd.append(f"-agentpath:{ARGS.agent}={with_stats(opts)}")
     cmd += ["-cp", ARGS.classes, "Scenarios", scenario, str(seconds), *extra_args]
     return cmd
 
@@ -60,11 +68,32 @@ def parse_folded(path):
     return stacks
 
 
+STATS_AT = re.compile(r"^sampler: profile written to .*; stats in (.+)$", re.M)
+
+
+def read_stats(path):
+    """The stats file stats= names: {key: its number as the agent wrote it (a string)}."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f, parse_int=str, parse_float=str)
+
+
+def stats_named(text):
+    """The stats files the lines at exit in text name, in order."""
+    return STATS_AT.findall(text)
+
+
 def summary(stderr):
-    for line in stderr.splitlines():
-        if line.startswith("[sampler] "):
-            return dict(kv.split("=", 1) for kv in line[10:].split() if "=" in kv)
-    raise Fail("no [sampler] summary line on stderr:\n" + stderr[-2000:])
+    """The stats of the last run that ended: the file its line at exit names (stats=, which
+    java_cmd and jcmd_load give every run they start)."""
+    paths = stats_named(stderr)
+    check(paths, "no line at exit naming the stats on stderr:\n" + stderr[-2000:])
+    check(os.path.exists(paths[-1]), f"the stats file {paths[-1]} is not there")
+    return read_stats(paths[-1])
+
+
+def exit_lines(stderr):
+    """How many runs ended with their line at exit."""
+    return len(re.findall(r"^sampler: profile written to ", stderr, re.M))
 
 
 def thread_cpu(stdout):
@@ -384,7 +413,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -403,6 +432,8 @@ BAD_OPTIONS = [
     ("file=/nonexistent-dir/x.folded", "file=/nonexistent-dir/x.folded: cannot be written (a temporary file beside it could not be created: No such file or directory)"),
     ("file=/proc/version", "file=/proc/version: cannot be written"),
     ("file=/tmp", "file=/tmp: is a directory"),
+    ("stats=", "stats=: empty path"),
+    ("stats=/nonexistent-dir/s.json", "stats=/nonexistent-dir/s.json: cannot be written (a temporary file beside it could not be created: No such file or directory)"),
     ("help,interval=5", "interval=5: needs a unit: ns, us, ms or s"),
 ]
 
@@ -560,7 +591,7 @@ def duration_run(interval, duration, seconds, longest, hot=True, timeout=120):
         check("Scenarios.busyAlpha" in text, "hot frames should name Scenarios.busyAlpha")
     else:
         check(re.search(r"Hot frames by self\n +samples +% +frame\n +\d+ ", text), "no hot frame in the report")
-    check(p.stderr.count("[sampler] ") == 1, "one summary line expected")
+    check(exit_lines(p.stderr) == 1, "one line at exit expected")
 
 
 def case_duration():
@@ -610,6 +641,8 @@ def case_lines():
 def jcmd_load(pid, opts):
     """jcmd <pid> JVMTI.agent_load <agent> "<opts>" (quoted: jcmd splits key=value arguments)."""
     for attempt in range(3):  # the attach handshake itself can time out on a loaded machine
+        if not re.match(r"(stop|dump|status)(,|$)", opts):  # a start: its stats for summary()
+            opts = with_stats(opts)
         p = subprocess.run([ARGS.jcmd, str(pid), "JVMTI.agent_load", ARGS.agent, f'"{opts}"'],
                            capture_output=True, text=True, timeout=90)
         if "AttachNotSupportedException" not in p.stdout + p.stderr:
@@ -676,8 +709,7 @@ def case_attach_failed():
     busy = sum(n for st, n in stacks.items() if "Scenarios.busyAlpha" in st)
     print(f"after a failed attach: {sum(stacks.values())} samples, {busy} in busyAlpha")
     # the last summary: the corrected attach's run
-    s = dict(kv.split("=", 1) for kv in [l for l in err.splitlines() if l.startswith("[sampler] ")][-1][10:].split()
-             if "=" in kv)
+    s = summary(err)
     check_profile_holds_cpu("the corrected attach", sum(stacks.values()), float(s["process_cpu_ms"]), 1000000)
     check(busy > 0.3 * sum(stacks.values()), "the corrected attach did not profile busyAlpha")
 
@@ -1285,7 +1317,7 @@ def case_launcher():
         check(svg.rstrip().endswith("</svg>") and "busyAlpha" in svg, "collect: no whole SVG with the busy method")
     finally:
         err = end_jvm(proc)
-    check(err.count("[sampler] ") == 3, f"one summary line per run ended: {err.count('[sampler] ')}")
+    check(exit_lines(err) == 3, f"one line at exit per run ended: {exit_lines(err)}")
 
 
 def case_launcher_agentpath():
@@ -1314,7 +1346,7 @@ def case_launcher_agentpath():
         check(busy > 0.5 * total, "the profile of the agent loaded at start")  # as in case_launcher
     finally:
         err = end_jvm(proc)
-    check(err.count("[sampler] ") == 1, "the stopped run was written again at exit")
+    check(exit_lines(err) == 1, "the stopped run was written again at exit")
     check(not os.path.exists(out), "the start's file was written at exit")
 
 
@@ -1492,6 +1524,49 @@ def case_loop():
     check(sum(totals) <= 1.2 * cpu + 50, f"the chunks hold {sum(totals)} samples for {cpu:.0f} ms of CPU: "
           f"not each from zero? {totals}")
     check("chunk 2 written to" in err, "the chunks' messages: " + err[-800:])
+
+
+EXIT_LINE = re.compile(r"sampler: profile written to (.+): (\d+) samples, coverage \d+\.\d%, own CPU \d+\.\d\d%"
+                       r"(; [a-z_]+ \d+(, [a-z_]+ \d+)*)?(; stats in .+)?")
+
+
+def case_stats():
+    """A quiet exit: without stats= the agent says one short line at exit (where the profile
+    went, its samples, coverage, own CPU; losses only when not 0) and nothing else; stats=FILE
+    holds every counter as JSON, rewritten with each chunk of loop= (the last one's at the end),
+    whole (no temporary left). An unwritable stats= is refused at start: case_badopts."""
+    out = tmpfile(".folded")
+    p = subprocess.run([ARGS.java, "-Xmx256m", f"-agentpath:{ARGS.agent}=interval=1ms,file={out}",
+                        "-cp", ARGS.classes, "Scenarios", "exit", "2"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 3, f"java exited {p.returncode}: {p.stderr[-1000:]}")
+    said = [l for l in p.stderr.splitlines() if "sampler" in l]
+    print(f"at exit: {said}")
+    m = EXIT_LINE.fullmatch(said[0]) if len(said) == 1 else None
+    check(m and m.group(1) == out and int(m.group(2)) == sum(parse_folded(out).values()) and not m.group(5),
+          f"one short line at exit, its samples the profile's: {said}")
+
+    work = tempfile.mkdtemp(dir=ARGS.tmp)
+    pattern, st = os.path.join(work, "c-%n.folded"), os.path.join(work, "stats.json")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,loop=1s,file={pattern},stats={st}", "forever", 0),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        check(wait_started(proc), "the program did not start within 60 s")
+        seen, deadline = [], time.monotonic() + 60
+        while len(set(seen)) < 2 and time.monotonic() < deadline:  # the stats of two chunks
+            if os.path.exists(st):
+                seen.append(os.path.basename(read_stats(st)["file"]))
+            time.sleep(0.2)
+    finally:
+        err = end_jvm(proc)
+    print(f"stats named the chunks {sorted(set(seen))}")
+    check(len(set(seen)) >= 2, f"stats= was not rewritten with each chunk: {sorted(set(seen))}")
+    chunks = sorted(glob.glob(os.path.join(work, "c-*.folded")), key=lambda f: int(re.search(r"c-(\d+)", f).group(1)))
+    s = summary(err)
+    check(s == read_stats(st) and s["file"] == chunks[-1], f"the stats at the end are not the last chunk's: {s['file']}")
+    check(int(s["samples"]) == sum(parse_folded(chunks[-1]).values()), "the last chunk and its stats disagree")
+    check(all(re.fullmatch(r"\d+(\.\d+)?", v) for k, v in s.items() if k not in ("file", "format", "event")),
+          f"not numbers: {s}")
+    no_temp_left(st)
 
 
 def case_torture_attach():
@@ -2186,7 +2261,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # native code, dlopen in native code; the full-heap attach, whose undoing is the thread-limit
 # case's, run on every JDK), which run on the default JDK only to keep the suite under 25
 # minutes. The arm64_* cases run in the arm64 JVM under qemu (tests/integration/arm64.cmake).
-DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
+DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names"}
 
 
