@@ -947,7 +947,7 @@ def case_unattributed():
     was (a failure frame such as [GC active] or [sample lost]); a native frame without a symbol
     ([libc.so.6+0x1234]) is attributed. Prints the fraction by kind."""
     out = tmpfile(".folded")
-    cmd = [ARGS.java, f"-agentpath:{ARGS.agent}=interval=1ms,file={out}", "-cp", ARGS.classes,
+    cmd = [ARGS.java, f"-agentpath:{ARGS.agent}={with_stats(f'interval=1ms,file={out}')}", "-cp", ARGS.classes,
            "Workloads", "mix", "--threads", "2", "--warmup", "1", "--seconds", "6"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-1000:]}")
