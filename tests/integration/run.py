@@ -1534,7 +1534,8 @@ def case_stats():
     """A quiet exit: without stats= the agent says one short line at exit (where the profile
     went, its samples, coverage, own CPU; losses only when not 0) and nothing else; stats=FILE
     holds every counter as JSON, rewritten with each chunk of loop= (the last one's at the end),
-    whole (no temporary left). An unwritable stats= is refused at start: case_badopts."""
+    whole (no temporary left); `status` answers every one of them. An unwritable stats= is
+    refused at start: case_badopts."""
     out = tmpfile(".folded")
     p = subprocess.run([ARGS.java, "-Xmx256m", f"-agentpath:{ARGS.agent}=interval=1ms,file={out}",
                         "-cp", ARGS.classes, "Scenarios", "exit", "2"], capture_output=True, text=True, timeout=120)
@@ -1556,6 +1557,7 @@ def case_stats():
             if os.path.exists(st):
                 seen.append(os.path.basename(read_stats(st)["file"]))
             time.sleep(0.2)
+        _, status, _ = launcher("status", proc.pid, want=0)  # every counter, as the stats name them
     finally:
         err = end_jvm(proc)
     print(f"stats named the chunks {sorted(set(seen))}")
@@ -1566,6 +1568,8 @@ def case_stats():
     check(int(s["samples"]) == sum(parse_folded(chunks[-1]).values()), "the last chunk and its stats disagree")
     check(all(re.fullmatch(r"\d+(\.\d+)?", v) for k, v in s.items() if k not in ("file", "format", "event")),
           f"not numbers: {s}")
+    missing = [k for k in s if k not in ("file", "format", "event") and f"\n  {k} " not in status]
+    check(not missing, f"status lacks {missing}: {status[-1500:]}")
     no_temp_left(st)
 
 
