@@ -1,0 +1,98 @@
+/*
+ * jfr_fixture — writes a JFR recording with known threads, stacks and events for
+ * test_jfr_read.py, which reads it back with the JDK's `jfr` tool and checks every value
+ * against its own copy of what is written here (keep the two in step).
+ *
+ *   jfr_fixture OUT.jfr
+ *
+ * Clock: start 2026-11-27T12:00:00Z (1795780800 s since the epoch), ticks of 1 µs from 5000000.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jfr.h"
+
+#define START_NS 1795780800000000000LL
+#define START_TICKS 5000000LL
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: jfr_fixture OUT.jfr\n");
+    return 2;
+  }
+  FILE *f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    return 1;
+  }
+  struct jfr_clock clock = {START_NS, START_TICKS, 1000000};
+  struct jfr_writer *w;
+  int rc = jfr_open(&w, f, &clock);
+  if (rc) {
+    fprintf(stderr, "jfr_open: %s\n", strerror(-rc));
+    return 1;
+  }
+  uint32_t main_t, odd_t, gc_t;
+  rc = jfr_thread(w, 4242, 1, "main", &main_t);
+  /* a quote and a newline in a thread name */
+  if (!rc) rc = jfr_thread(w, 4243, 17, "worker \"odd\"\nname", &odd_t);
+  if (!rc) rc = jfr_thread(w, 4250, 0, "GC Thread#0", &gc_t); /* not a Java thread */
+
+  /* the method name holds U+1F600, given in JVMTI's modified UTF-8 (two 3-byte surrogates) */
+  static const struct jfr_frame java_stack[] = {
+      {"com/example/Hot", "inner", "(I)I", JFR_FRAME_INLINED, 12, 3},
+      {"com/example/Hot", "run\xed\xa0\xbd\xed\xb8\x80", "()V", JFR_FRAME_JIT, 40, 17},
+      {"com/example/Main", "main", "([Ljava/lang/String;)V", JFR_FRAME_INTERPRETED, 7, 0},
+  };
+  static const struct jfr_frame native_stack[] = {
+      {"", "memcpy", "", JFR_FRAME_NATIVE, -1, -1},
+      {"java/lang/Object", "hashCode", "()I", JFR_FRAME_NATIVE, -1, -1},
+      {"com/example/Main", "main", "([Ljava/lang/String;)V", JFR_FRAME_INTERPRETED, 9, 4},
+  };
+  static const struct jfr_frame gc_stack[] = {
+      {"", "G1ParTask::work", "", JFR_FRAME_NATIVE, -1, -1},
+  };
+  uint32_t s_java, s_native, s_gc, again;
+  if (!rc) rc = jfr_stack(w, java_stack, 3, 0, &s_java);
+  if (!rc) rc = jfr_stack(w, native_stack, 3, 0, &s_native);
+  if (!rc) rc = jfr_stack(w, gc_stack, 1, 1, &s_gc);
+  if (!rc) rc = jfr_stack(w, java_stack, 3, 0, &again);
+  if (!rc && again != s_java) {
+    fprintf(stderr, "the same stack got ids %u and %u\n", s_java, again);
+    return 1;
+  }
+
+  if (!rc) rc = jfr_key_value(w, JFR_SETTING, START_TICKS, "interval", "1ms");
+  /* times in µs after the start: 1001, 2002, 3003 ... (not whole ms: the tick conversion shows) */
+  if (!rc)
+    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 1001, main_t, s_java, JFR_STATE_RUNNABLE,
+                    0);
+  if (!rc)
+    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 2002, odd_t, s_java, JFR_STATE_RUNNABLE,
+                    0);
+  if (!rc)
+    rc = jfr_sample(w, JFR_NATIVE_METHOD_SAMPLE, START_TICKS + 3003, main_t, s_native,
+                    JFR_STATE_RUNNABLE, 0);
+  if (!rc)
+    rc = jfr_sample(w, JFR_CPU_SAMPLE, START_TICKS + 4004, gc_t, s_gc, JFR_STATE_RUNNABLE, 2500000);
+  if (!rc)
+    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5005, main_t, s_java, JFR_STATE_SLEEPING,
+                    0);
+  if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "5");
+  if (rc) {
+    fprintf(stderr, "writing: %s\n", strerror(-rc));
+    jfr_abort(w);
+    return 1;
+  }
+  rc = jfr_close(w, START_TICKS + 2500000);
+  if (rc) {
+    fprintf(stderr, "jfr_close: %s\n", strerror(-rc));
+    return 1;
+  }
+  if (fclose(f) != 0) {
+    perror(argv[1]);
+    return 1;
+  }
+  return 0;
+}
