@@ -3,12 +3,17 @@
  * test_jfr_read.py, which reads it back with the JDK's `jfr` tool and checks every value
  * against its own copy of what is written here (keep the two in step).
  *
- *   jfr_fixture OUT.jfr
+ *   jfr_fixture OUT.jfr [MANY]
+ *
+ * With MANY, MANY more jdk.ExecutionSamples follow on "main" at 10000 + i µs, each with a stack
+ * of its own (com/example/Many.mNNNNNNN_..., a 64-byte name): enough to fill several
+ * checkpoint events, which the reader must follow back one from the other.
  *
  * Clock: start 2026-11-27T12:00:00Z (1795780800 s since the epoch), ticks of 1 µs from 5000000.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jfr.h"
@@ -17,8 +22,8 @@
 #define START_TICKS 5000000LL
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: jfr_fixture OUT.jfr\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: jfr_fixture OUT.jfr [MANY]\n");
     return 2;
   }
   FILE *f = fopen(argv[1], "wb");
@@ -80,6 +85,17 @@ int main(int argc, char **argv) {
     rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5005, main_t, s_java, JFR_STATE_SLEEPING,
                     0);
   if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "5");
+  long many = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
+  for (long i = 0; i < many && !rc; i++) {
+    char name[96]; /* 64 bytes while i < 10^7 */
+    snprintf(name, sizeof name, "m%07ld_%056d", i, 0);
+    struct jfr_frame fr[] = {{"com/example/Many", name, "()V", JFR_FRAME_JIT, 1, 0}};
+    uint32_t s;
+    rc = jfr_stack(w, fr, 1, 0, &s);
+    if (!rc)
+      rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 10000 + i, main_t, s,
+                      JFR_STATE_RUNNABLE, 0);
+  }
   if (rc) {
     fprintf(stderr, "writing: %s\n", strerror(-rc));
     jfr_abort(w);

@@ -190,3 +190,28 @@ Test(jfr, header) {
   at += k;
   cr_expect_eq(decode(all + at, &k), 1500);
 }
+
+/* A write that fails is reported, by jfr_close at the latest; a FILE that cannot seek back to
+ * its header is refused at once. */
+Test(jfr, write_errors) {
+  FILE *f = fopen("/dev/full", "wb");
+  cr_assert(f, "/dev/full");
+  struct jfr_writer *w;
+  cr_assert_eq(jfr_open(&w, f, &CLOCK), 0, "buffered: nothing reached the device yet");
+  uint32_t t, s;
+  struct jfr_frame fr[] = {{"A", "m", "()V", JFR_FRAME_JIT, 1, 0}};
+  cr_assert_eq(jfr_thread(w, 1, 1, "t", &t), 0);
+  cr_assert_eq(jfr_stack(w, fr, 1, 0, &s), 0);
+  for (int i = 0; i < 100000; i++) /* more than stdio buffers: a write fails on the way */
+    if (jfr_sample(w, JFR_EXECUTION_SAMPLE, 1000 + i, t, s, JFR_STATE_RUNNABLE, 0) != 0) break;
+  cr_expect_eq(jfr_close(w, 2000000), -EIO);
+  fclose(f);
+
+  int p[2];
+  cr_assert_eq(pipe(p), 0);
+  f = fdopen(p[1], "wb");
+  cr_assert(f);
+  cr_expect_eq(jfr_open(&w, f, &CLOCK), -ESPIPE);
+  fclose(f);
+  close(p[0]);
+}

@@ -4,11 +4,13 @@ own `jfr` tool (JFR_TOOL: the `jfr` of JDK 17, 21 or 25): `jfr summary` counts e
 type, `jfr print --json` gives each event's time, thread, state and stack (class, method,
 descriptor, line, bytecode index, frame type) as jfr_fixture.c wrote them — a thread name with a
 quote and a newline and a method name outside the BMP included — and `jfr print` prints them
-without error. What jfr_fixture.c writes is repeated here: keep the two in step."""
+without error; a recording of 20000 distinct stacks, whose pools span several checkpoint
+events, is read whole. What jfr_fixture.c writes is repeated here: keep the two in step."""
 import calendar
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -147,7 +149,26 @@ for line in ("com.example.Hot.run\U0001F600() line: 40", "com.example.Main.main(
              '"main" (javaThreadId = 1)', '"GC Thread#0" (osThreadId = 4250)'):
     check(line in text, f"print: no line {line!r}")
 
+# Many distinct stacks: the constant pools span several checkpoint events (each is cut after
+# 1 MiB), linked back one from the other; every sample still finds its stack.
+MANY = 20000
+many = os.path.join(tmp, "many.jfr")
+r = subprocess.run([FIXTURE, many, str(MANY)], capture_output=True, timeout=120)
+check(r.returncode == 0, f"jfr_fixture {MANY}: {r.returncode} {r.stderr.decode()}")
+summary = jfr("summary", many)
+counts = dict((m.group(1).lower(), int(m.group(2)))
+              for m in re.finditer(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", summary, re.M))
+# the precondition: more checkpoints than the small recording's one per pool type (8)
+check(counts.get("jdk.checkpoint", 0) > 8, f"many: {counts.get('jdk.checkpoint')} checkpoints, want > 8")
+check(counts.get("jdk.executionsample") == 3 + MANY,
+      f"many: {counts.get('jdk.executionsample')} samples, want {3 + MANY}")
+text = jfr("print", "--events", "jdk.ExecutionSample", many)
+names = re.findall(r"com\.example\.Many\.m(\d{7})_0{56}\(\) line: 1", text)
+check(sorted(int(n) for n in names) == list(range(MANY)),
+      f"many: {len(names)} samples name their own stack, want {MANY}")
+
 if failures:
-    print(f"{len(failures)} failure(s) with {JFR}; the recording is kept: {rec}")
+    print(f"{len(failures)} failure(s) with {JFR}; the recordings are kept in {tmp}")
     sys.exit(1)
-print(f"ok: {JFR} read {len(events)} events as written")
+shutil.rmtree(tmp)
+print(f"ok: {JFR} read {len(events)} events as written, and {MANY} distinct stacks whole")
