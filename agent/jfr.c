@@ -563,7 +563,7 @@ int jfr_sample(struct jfr_writer *w, enum jfr_sample_kind kind, int64_t ticks, u
   put_var(&w->ev, (uint64_t)ticks);
   put_var(&w->ev, thread);
   put_var(&w->ev, stack);
-  put_var(&w->ev, (uint64_t)state + 1);
+  put_var(&w->ev, (uint64_t)state);
   if (kind == JFR_CPU_SAMPLE) put_var(&w->ev, cpu_ns);
   return event_end(w);
 }
@@ -623,10 +623,12 @@ static struct buf *cp_entry(struct checkpoint *c, uint64_t type, uint64_t key) {
 
 static void write_pools(struct jfr_writer *w, struct checkpoint *c) {
   uint32_t len;
+  /* frame types keyed 0..3 as the JDK keys them (readers such as async-profiler's converter go
+   * by the key, not the name); thread states keyed by enum jfr_thread_state */
   for (int i = 0; i < JFR_FRAME_TYPES; i++)
-    put_str(cp_entry(c, T_FRAMETYPE, (uint64_t)i + 1), FRAME_TYPES[i], strlen(FRAME_TYPES[i]));
+    put_str(cp_entry(c, T_FRAMETYPE, (uint64_t)i), FRAME_TYPES[i], strlen(FRAME_TYPES[i]));
   for (int i = 0; i < JFR_STATE_COUNT; i++)
-    put_str(cp_entry(c, T_THREADSTATE, (uint64_t)i + 1), STATES[i], strlen(STATES[i]));
+    put_str(cp_entry(c, T_THREADSTATE, (uint64_t)i), STATES[i], strlen(STATES[i]));
   for (uint32_t id = 1; id <= w->symbols.n; id++) {
     const uint8_t *k = pool_key(&w->symbols, id, &len);
     put_str(cp_entry(c, T_SYMBOL, id), (const char *)k, len);
@@ -674,7 +676,7 @@ static void write_pools(struct jfr_writer *w, struct checkpoint *c) {
       put_var(b, m);
       put_var(b, line); /* an int: -1 as 32 bits, which readers cut back to an int */
       put_var(b, bci);
-      put_var(b, (uint64_t)at[12] + 1);
+      put_var(b, at[12]); /* the frame type's key */
     }
   }
   for (uint32_t id = 1; id <= w->threads.n; id++) {

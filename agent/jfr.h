@@ -41,12 +41,13 @@ struct jfr_clock {
   int64_t ticks_per_second; /* > 0; 1000000000 for a nanosecond clock */
 };
 
-/* Frame types, the four JFR knows (jdk.types.FrameType). */
+/* Frame types, the four JFR knows (jdk.types.FrameType); the values are the pool keys the JDK
+ * writes, which some readers go by instead of the names. */
 enum jfr_frame_type {
-  JFR_FRAME_INTERPRETED, /* "Interpreted" */
-  JFR_FRAME_JIT,         /* "JIT compiled" */
-  JFR_FRAME_INLINED,     /* "Inlined" */
-  JFR_FRAME_NATIVE,      /* "Native": a native method or a C/C++ function */
+  JFR_FRAME_INTERPRETED = 0, /* "Interpreted" */
+  JFR_FRAME_JIT,             /* "JIT compiled" */
+  JFR_FRAME_INLINED,         /* "Inlined" */
+  JFR_FRAME_NATIVE,          /* "Native": a native method or a C/C++ function */
   JFR_FRAME_TYPES
 };
 
