@@ -389,6 +389,9 @@ struct jfr_writer {
   int err;      /* the first failure: the file is no recording */
   struct buf ev;
   struct pool symbols, packages, classes, methods, stacks, threads;
+  struct pool tids;        /* the OS thread ids seen */
+  uint64_t *thread_key;    /* thread id i+1's key in the thread pool */
+  uint32_t thread_key_cap; /* capacity of thread_key */
 };
 
 static void fail(struct jfr_writer *w, int rc) {
@@ -499,9 +502,27 @@ int jfr_thread(struct jfr_writer *w, int64_t os_tid, int64_t java_id, const char
   memcpy(key, &os_tid, 8);
   memcpy(key + 8, &java_id, 8);
   size_t m = jfr_utf8(name, (char *)key + 16);
+  if (w->threads.n >= w->thread_key_cap) { /* room for a new thread's key first */
+    uint32_t nc = w->thread_key_cap ? w->thread_key_cap * 2 : 64;
+    uint64_t *k = realloc(w->thread_key, (size_t)nc * sizeof *k);
+    if (!k) {
+      free(key);
+      return -ENOMEM;
+    }
+    w->thread_key = k;
+    w->thread_key_cap = nc;
+  }
+  uint32_t before = w->threads.n;
   int rc = pool_intern(&w->threads, key, 16 + m, id);
   free(key);
-  return rc;
+  if (rc || w->threads.n == before) return rc;
+  /* The pool key is the OS thread id, as async-profiler keys it (its converter shows the key as
+   * "tid="); a tid the kernel reused for a later thread, or none, gets 2^32 + id instead. */
+  uint32_t tid_id, tids = w->tids.n;
+  rc = pool_intern(&w->tids, &os_tid, sizeof os_tid, &tid_id);
+  int first = !rc && w->tids.n > tids && os_tid > 0 && os_tid < (1LL << 32);
+  w->thread_key[*id - 1] = first ? (uint64_t)os_tid : (1ull << 32) + *id;
+  return 0;
 }
 
 /* The id of a frame's method, with its class and package. */
@@ -561,7 +582,7 @@ int jfr_sample(struct jfr_writer *w, enum jfr_sample_kind kind, int64_t ticks, u
   if (w->err) return w->err;
   event_begin(w, (uint64_t)SAMPLE_TYPE[kind]);
   put_var(&w->ev, (uint64_t)ticks);
-  put_var(&w->ev, thread);
+  put_var(&w->ev, w->thread_key[thread - 1]);
   put_var(&w->ev, stack);
   put_var(&w->ev, (uint64_t)state);
   if (kind == JFR_CPU_SAMPLE) put_var(&w->ev, cpu_ns);
@@ -684,7 +705,7 @@ static void write_pools(struct jfr_writer *w, struct checkpoint *c) {
     int64_t tid, jid;
     memcpy(&tid, k, 8);
     memcpy(&jid, k + 8, 8);
-    struct buf *b = cp_entry(c, T_THREAD, id);
+    struct buf *b = cp_entry(c, T_THREAD, w->thread_key[id - 1]);
     put_str(b, (const char *)k + 16, len - 16); /* osName */
     put_var(b, (uint64_t)tid);
     if (jid)
@@ -835,5 +856,7 @@ void jfr_abort(struct jfr_writer *w) {
   pool_free(&w->methods);
   pool_free(&w->stacks);
   pool_free(&w->threads);
+  pool_free(&w->tids);
+  free(w->thread_key);
   free(w);
 }

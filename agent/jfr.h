@@ -89,7 +89,9 @@ enum jfr_kv_kind {
 int jfr_open(struct jfr_writer **out, FILE *f, const struct jfr_clock *clock);
 
 /* Adds a thread (os_tid, Java thread id or 0 when it is not a Java thread, name) and gives its
- * id in *id; the same three values give the same id. 0, -ENOMEM or -E2BIG (too many). */
+ * id in *id; the same three values give the same id, and a tid the kernel reused for another
+ * thread another id. In the file a thread is keyed by its OS tid (as async-profiler keys it),
+ * a reused tid's later threads by 2^32 + id. 0, -ENOMEM or -E2BIG (too many). */
 int jfr_thread(struct jfr_writer *w, int64_t os_tid, int64_t java_id, const char *name,
                uint32_t *id);
 

@@ -38,11 +38,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "jfr_open: %s\n", strerror(-rc));
     return 1;
   }
-  uint32_t main_t, odd_t, gc_t;
+  uint32_t main_t, odd_t, gc_t, reborn_t;
   rc = jfr_thread(w, 4242, 1, "main", &main_t);
   /* a quote and a newline in a thread name */
   if (!rc) rc = jfr_thread(w, 4243, 17, "worker \"odd\"\nname", &odd_t);
   if (!rc) rc = jfr_thread(w, 4250, 0, "GC Thread#0", &gc_t); /* not a Java thread */
+  /* a later thread with main's OS tid (the kernel reuses them): another thread all the same */
+  if (!rc) rc = jfr_thread(w, 4242, 99, "reborn", &reborn_t);
 
   /* the method name holds U+1F600, given in JVMTI's modified UTF-8 (two 3-byte surrogates) */
   static const struct jfr_frame java_stack[] = {
@@ -84,7 +86,10 @@ int main(int argc, char **argv) {
   if (!rc)
     rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5005, main_t, s_java, JFR_STATE_SLEEPING,
                     0);
-  if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "5");
+  if (!rc)
+    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5505, reborn_t, s_java,
+                    JFR_STATE_RUNNABLE, 0);
+  if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "6");
   long many = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   for (long i = 0; i < many && !rc; i++) {
     char name[96]; /* 64 bytes while i < 10^7 */

@@ -32,6 +32,7 @@ THREADS = {
     "odd": {"osName": 'worker "odd"\nname', "osThreadId": 4243,
             "javaName": 'worker "odd"\nname', "javaThreadId": 17},
     "gc": {"osName": "GC Thread#0", "osThreadId": 4250, "javaName": None, "javaThreadId": 0},
+    "reborn": {"osName": "reborn", "osThreadId": 4242, "javaName": "reborn", "javaThreadId": 99},
 }
 MAIN = ("com/example/Main", "main", "([Ljava/lang/String;)V")
 STACKS = {  # (class, method, descriptor, line, bci, type), innermost first; truncated
@@ -49,8 +50,9 @@ SAMPLES = [  # type, µs after the start, thread, stack, state, CPU time (µs)
     ("jdk.NativeMethodSample", 3003, "main", "native", "STATE_RUNNABLE", None),
     ("sampler.CPUSample", 4004, "gc", "gc", "STATE_RUNNABLE", 2500),
     ("jdk.ExecutionSample", 5005, "main", "java", "STATE_SLEEPING", None),
+    ("jdk.ExecutionSample", 5505, "reborn", "java", "STATE_RUNNABLE", None),  # main's OS tid again
 ]
-KEY_VALUES = [("sampler.Setting", 0, "interval", "1ms"), ("sampler.Summary", 6006, "samples", "5")]
+KEY_VALUES = [("sampler.Setting", 0, "interval", "1ms"), ("sampler.Summary", 6006, "samples", "6")]
 
 
 def ns_of(text):
@@ -90,7 +92,7 @@ check(re.search(r"Version: 2\.0\b", summary), "summary: version 2.0")
 check(re.search(r"Start: 2026-11-27 12:00:00", summary), "summary: the start time")
 counts = dict((m.group(1), int(m.group(2)))
               for m in re.finditer(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", summary, re.M))
-want_counts = {"jdk.ExecutionSample": 3, "jdk.NativeMethodSample": 1, "sampler.CPUSample": 1,
+want_counts = {"jdk.ExecutionSample": 4, "jdk.NativeMethodSample": 1, "sampler.CPUSample": 1,
                "sampler.Setting": 1, "sampler.Summary": 1, "jdk.Metadata": 1}
 for name, n in want_counts.items():
     check(counts.get(name) == n, f"summary: {name} {counts.get(name)} events, want {n}")
@@ -160,8 +162,8 @@ counts = dict((m.group(1).lower(), int(m.group(2)))
               for m in re.finditer(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", summary, re.M))
 # the precondition: more checkpoints than the small recording's one per pool type (8)
 check(counts.get("jdk.checkpoint", 0) > 8, f"many: {counts.get('jdk.checkpoint')} checkpoints, want > 8")
-check(counts.get("jdk.executionsample") == 3 + MANY,
-      f"many: {counts.get('jdk.executionsample')} samples, want {3 + MANY}")
+check(counts.get("jdk.executionsample") == 4 + MANY,
+      f"many: {counts.get('jdk.executionsample')} samples, want {4 + MANY}")
 text = jfr("print", "--events", "jdk.ExecutionSample", many)
 names = re.findall(r"com\.example\.Many\.m(\d{7})_0{56}\(\) line: 1", text)
 check(sorted(int(n) for n in names) == list(range(MANY)),
