@@ -72,23 +72,23 @@ int main(int argc, char **argv) {
 
   if (!rc) rc = jfr_key_value(w, JFR_SETTING, START_TICKS, "interval", "1ms");
   /* times in µs after the start: 1001, 2002, 3003 ... (not whole ms: the tick conversion shows) */
-  if (!rc)
-    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 1001, main_t, s_java, JFR_STATE_RUNNABLE,
-                    0);
-  if (!rc)
-    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 2002, odd_t, s_java, JFR_STATE_RUNNABLE,
-                    0);
-  if (!rc)
-    rc = jfr_sample(w, JFR_NATIVE_METHOD_SAMPLE, START_TICKS + 3003, main_t, s_native,
-                    JFR_STATE_RUNNABLE, 0);
-  if (!rc)
-    rc = jfr_sample(w, JFR_CPU_SAMPLE, START_TICKS + 4004, gc_t, s_gc, JFR_STATE_RUNNABLE, 2500000);
-  if (!rc)
-    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5005, main_t, s_java, JFR_STATE_SLEEPING,
-                    0);
-  if (!rc)
-    rc = jfr_sample(w, JFR_EXECUTION_SAMPLE, START_TICKS + 5505, reborn_t, s_java,
-                    JFR_STATE_RUNNABLE, 0);
+  const struct {
+    enum jfr_sample_kind kind;
+    int64_t us;
+    const uint32_t *thread, *stack;
+    enum jfr_thread_state state;
+    uint64_t cpu_ns;
+  } samples[] = {
+      {JFR_EXECUTION_SAMPLE, 1001, &main_t, &s_java, JFR_STATE_RUNNABLE, 0},
+      {JFR_EXECUTION_SAMPLE, 2002, &odd_t, &s_java, JFR_STATE_RUNNABLE, 0},
+      {JFR_NATIVE_METHOD_SAMPLE, 3003, &main_t, &s_native, JFR_STATE_RUNNABLE, 0},
+      {JFR_CPU_SAMPLE, 4004, &gc_t, &s_gc, JFR_STATE_RUNNABLE, 2500000},
+      {JFR_EXECUTION_SAMPLE, 5005, &main_t, &s_java, JFR_STATE_SLEEPING, 0},
+      {JFR_EXECUTION_SAMPLE, 5505, &reborn_t, &s_java, JFR_STATE_RUNNABLE, 0},
+  };
+  for (size_t i = 0; i < sizeof samples / sizeof *samples && !rc; i++)
+    rc = jfr_sample(w, samples[i].kind, START_TICKS + samples[i].us, *samples[i].thread,
+                    *samples[i].stack, samples[i].state, samples[i].cpu_ns);
   if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "6");
   long many = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   for (long i = 0; i < many && !rc; i++) {
