@@ -1,7 +1,7 @@
 /*
  * sampler.c — the front door (see sampler.h): set-up, the registration of threads and code,
  * HotSpot's layout for the anchor walk, and the report. The sampler thread's rounds are in
- * loop.c; the signal handler in signal/.
+ * thread/loop.c; the signal handler in signal/handler_sig.c.
  */
 #include "sampler.h"
 
@@ -17,7 +17,7 @@
 #include "native.h"
 #include "objects.h"
 #include "registry.h"
-#include "sampler_thread.h"
+#include "round.h"
 #include "traces.h"
 
 /* Longest idle back-off between two looks at a thread's CPU clock. */

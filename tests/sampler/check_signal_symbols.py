@@ -3,7 +3,7 @@
 
     check_signal_symbols.py OBJECT...
 
-OBJECTs are the compiled files of sampler/signal/ and the platform's signal path
+OBJECTs are the compiled *_sig.c files of sampler/ (wherever they live) and the platform's signal path
 (platform/<arch>/regs.c, platform/linux_signal.c). Every symbol they leave undefined must be
 defined by one of them or appear in ALLOWED below: functions POSIX lists as async-signal-safe
 (or raw system calls), the compiler's own helpers, the data table the handler reads, and the
@@ -27,10 +27,10 @@ ALLOWED = {
     "registry_chunks",
 }
 # libunwind's walk through the "remote" interface: every memory read, register and unwind table
-# goes through the project's own accessors (signal/native_walk.c); with caching off it calls no
+# goes through the project's own accessors (native_walk_sig.c); with caching off it calls no
 # malloc (test_handler_nomalloc walks native frames too), but inside libunwind each step takes
 # one object from libunwind's own pool: a mutex held with every signal blocked, and an mmap when
-# the pool is empty (native_walk.c's top comment says what that means for the handler)
+# the pool is empty (native_walk_sig.c's top comment says what that means for the handler)
 ALLOWED_PATTERN = re.compile(r"^_U[a-z0-9_]+?_(init_remote|step|get_reg|dwarf_search_unwind_table)$")
 # instrumentation of sanitizer and coverage builds
 ALLOWED_PREFIXES = ("__asan_", "__ubsan_", "__sanitizer_", "__tsan_", "__gcov_")

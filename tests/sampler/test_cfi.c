@@ -1,5 +1,5 @@
 /*
- * Tests of the call-frame compiler (sampler/cfi.c) and its look-up (signal/cfi_lookup.c): a
+ * Tests of the call-frame compiler (sampler/native/cfi.c) and its look-up (cfi_lookup_sig.c): a
  * hand-assembled .eh_frame whose every row is known, the table of this test's own code, and
  * garbage that must give rows or nothing but never a read outside the range it was given
  * (the sanitizer build catches one).

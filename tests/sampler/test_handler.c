@@ -1,5 +1,5 @@
 /*
- * Tests of the sampling signal handler (sampler/signal/handler.c) on its own: real threads,
+ * Tests of the sampling signal handler (sampler/signal/handler_sig.c) on its own: real threads,
  * real signals, the handshake driven by hand (as loop.c drives it), the fake JVM's
  * AsyncGetCallTrace. What the handler answers for a capture, for "only if it moved", for a
  * thread with no JNIEnv, for signals that are not ours or not expected, that a failed walk

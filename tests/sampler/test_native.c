@@ -1,5 +1,5 @@
 /*
- * Tests of the native stack walk (sampler/signal/native_walk.c) on its own: a thread runs a C
+ * Tests of the native stack walk (sampler/native/native_walk_sig.c) on its own: a thread runs a C
  * call chain java_like -> native_outer -> native_inner; a signal handler installed here walks
  * it from the interrupted context. With a copy of java_like's code in anonymous memory and in
  * the code map (as code the JVM generated is), the walk gives native_inner, native_outer and

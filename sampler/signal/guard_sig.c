@@ -1,5 +1,5 @@
 /*
- * signal/guard.c — SIGNAL PATH: the fault handler and the guard table (see guard.h). The fault
+ * signal/guard_sig.c — SIGNAL PATH: the fault handler and the guard table (see guard.h). The fault
  * handler runs for every SIGSEGV/SIGBUS of the process — the JVM raises them on purpose (its
  * implicit null checks, its stack banging, SafeFetch) — so the common case costs one atomic
  * load before the JVM's handler is called with the same arguments. The table holds each
@@ -7,7 +7,7 @@
  * follows only its own thread's pointer (a guard lives on its thread's stack, which another
  * thread may leave or unmap at any time).
  */
-#include "../guard.h"
+#include "guard.h"
 
 #include <errno.h>
 #include <signal.h>

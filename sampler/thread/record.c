@@ -13,7 +13,7 @@
 #include "intern.h"
 #include "native.h"
 #include "platform.h"
-#include "sampler_thread.h"
+#include "round.h"
 #include "symbols.h"
 #include "traces.h"
 

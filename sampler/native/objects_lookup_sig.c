@@ -1,9 +1,9 @@
 /*
- * signal/objects_lookup.c — SIGNAL PATH: the lock-free read side of the loaded-objects table
+ * native/objects_lookup_sig.c — SIGNAL PATH: the lock-free read side of the loaded-objects table
  * (objects.h). Binary searches over an immutable snapshot that the writer frees only after a
  * grace period (epoch.h); no locks, no allocation, no calls.
  */
-#include "../objects_internal.h"
+#include "objects_internal.h"
 
 struct objects_published objects_published;
 

@@ -47,7 +47,7 @@ int objects_init(int tables);
  * was published, 0 when nothing changed, -ENOMEM. Not signal-safe. */
 int objects_refresh(void);
 
-/* Reader side (signal/objects_lookup.c). A walk enters once, looks up as often as it needs,
+/* Reader side (objects_lookup_sig.c). A walk enters once, looks up as often as it needs,
  * and leaves; the snapshot it sees is not freed meanwhile. All three are SIGNAL-SAFE. */
 unsigned objects_enter(void);
 void objects_exit(unsigned token);

@@ -1,7 +1,7 @@
 /*
  * objects.c — the loaded-objects table, writer side (see objects.h): dl_iterate_phdr on the
  * sampler thread, a sorted immutable snapshot published with one atomic store, the previous
- * one freed after a grace period. Readers: signal/objects_lookup.c.
+ * one freed after a grace period. Readers: objects_lookup_sig.c.
  */
 #include "objects.h"
 

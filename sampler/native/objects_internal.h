@@ -1,6 +1,6 @@
 /*
  * objects_internal.h — the snapshot of loaded objects, shared by its writer (objects.c) and its
- * signal-path reader (signal/objects_lookup.c). Not for use elsewhere.
+ * signal-path reader (objects_lookup_sig.c). Not for use elsewhere.
  */
 #ifndef SAMPLER_OBJECTS_INTERNAL_H
 #define SAMPLER_OBJECTS_INTERNAL_H

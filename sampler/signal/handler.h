@@ -1,5 +1,5 @@
 /*
- * handler.h — the sampling signal handler (signal/handler.c) and what the sampler thread sets
+ * handler.h — the sampling signal handler (handler_sig.c) and what the sampler thread sets
  * up for it. The handshake it answers is described in sample.h.
  *
  * The sampler asks a thread for a sample by setting its slot's handshake word to PENDING and

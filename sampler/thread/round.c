@@ -1,9 +1,9 @@
 /*
- * sampler_thread.c — the sampler thread's own state (sampler_thread.h) and its small
+ * round.c — the sampler thread's own state, the round state (round.h), and its small
  * operations: the per-slot bookkeeping arrays and the threads found to have ended. The rounds
  * are in loop.c, the decisions in schedule.c, the recording in record.c.
  */
-#include "sampler_thread.h"
+#include "round.h"
 
 #include <errno.h>
 #include <stdlib.h>

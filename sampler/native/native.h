@@ -8,7 +8,7 @@
  * table (objects.h, prepared off the signal path — the handler never takes the loader's lock),
  * every word read checked against the thread's stack or a mapped segment of a loaded object,
  * registers from the ucontext, no caching (no thread-local state), bounded depth. libunwind's
- * own object pool is still used, with a mutex taken with all signals blocked (native_walk.c
+ * own object pool is still used, with a mutex taken with all signals blocked (native_walk_sig.c
  * says exactly what holds).
  */
 #ifndef SAMPLER_NATIVE_H
@@ -69,7 +69,7 @@ struct native_end {
  * native_end_resolve(): the code map's look-up costs as much as a short walk. memo: the
  * thread's (read and updated), or NULL. SIGNAL-SAFE: no malloc; when it falls back to
  * libunwind, libunwind's pool lock (held only with all signals blocked) and perhaps an mmap
- * (native_walk.c); the caller has entered the objects table (objects_enter). */
+ * (native_walk_sig.c); the caller has entered the objects table (objects_enter). */
 int native_walk(const ucontext_t *uc, uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs,
                 int max, struct native_memo *memo, struct native_end *end);
 

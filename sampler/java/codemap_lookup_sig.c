@@ -1,10 +1,10 @@
 /*
- * codemap_lookup.c — SIGNAL PATH: the code map's read side (see codemap.c for the design). It
+ * java/codemap_lookup_sig.c — SIGNAL PATH: the code map's read side (see codemap.c for the design). It
  * runs in the sampling signal handler on any thread while JVMTI callbacks on other threads add
  * and remove code: lock-free and wait-free, no allocation; reads only immutable memory that
  * cannot be freed while the reader's epoch counter is up.
  */
-#include "../codemap_internal.h"
+#include "codemap_internal.h"
 
 struct codemap_published codemap_published;
 

@@ -1,12 +1,12 @@
 /*
- * sampler_thread.h — the sampler thread's own state (defined in sampler_thread.c), shared by
+ * round.h — the sampler thread's own state, the round state (defined in round.c), shared by
  * its files and nobody else: loop.c (the rounds), schedule.c (which threads to ask, from the
  * ThreadHasRun evidence) and record.c (turning answers into stacks). Everything here is
  * touched by the sampler thread only, except the statistics, which a dump reads under
  * traces_lock().
  */
-#ifndef SAMPLER_SAMPLER_THREAD_H
-#define SAMPLER_SAMPLER_THREAD_H
+#ifndef SAMPLER_ROUND_H
+#define SAMPLER_ROUND_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * signal/handler.c — SIGNAL PATH. Everything in sample_handler() runs in signal context on an
+ * signal/handler_sig.c — SIGNAL PATH. Everything in sample_handler() runs in signal context on an
  * arbitrary thread: only async-signal-safe work on preallocated memory — no malloc, no locks,
  * no stdio, no JVM calls (the thread's JNIEnv comes from its registration), no thread-local
  * variables (a dlopen'ed library's TLS can allocate on first touch). errno is preserved. A
@@ -8,21 +8,21 @@
  * own (code bytes, stacks, the JVM's structures) runs under the fault guard (guard.h). The build checks the undefined symbols of this folder's objects against
  * an allow-list (tests/sampler/check_signal_symbols.py).
  */
-#include "../handler.h"
+#include "handler.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../codemap.h"
-#include "../guard.h"
-#include "../hotspot.h"
-#include "../native.h"
-#include "../objects.h"
-#include "../registry.h"
-#include "../sample.h"
+#include "codemap.h"
+#include "guard.h"
+#include "hotspot.h"
+#include "native.h"
+#include "objects.h"
 #include "platform.h"
+#include "registry.h"
+#include "sample.h"
 
 /* Set up before sampling (handler_install, handler_set_hotspot); read-only in the handler. */
 static struct {

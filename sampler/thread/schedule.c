@@ -8,7 +8,7 @@
 #include "guard.h"
 #include "hotspot.h"
 #include "platform.h"
-#include "sampler_thread.h"
+#include "round.h"
 
 /* CPU deltas at most this large, right after we signalled a thread that was blocked, may be
  * our own doing (sigreturn, re-entering the system call); the checksum decides (auto). */

@@ -1,6 +1,6 @@
 /*
  * native.c — set-up of the native stack walk (see native.h): libunwind's address space with
- * this project's accessors (signal/native_walk.c), caching off. Not signal-safe.
+ * this project's accessors (native_walk_sig.c), caching off. Not signal-safe.
  */
 #include "native.h"
 

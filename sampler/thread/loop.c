@@ -24,7 +24,7 @@
 #include "handler.h"
 #include "objects.h"
 #include "platform.h"
-#include "sampler_thread.h"
+#include "round.h"
 #include "traces.h"
 
 /* An open request older than this is withdrawn (and the thread asked again later): its signal

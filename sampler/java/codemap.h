@@ -8,7 +8,7 @@
  *
  * Writers (JVMTI callbacks, any thread) serialize on a mutex and may allocate and wait.
  * codemap_lookup() is async-signal-safe and lock-free: no malloc, no locks, never waits; it
- * lives apart, with the rest of the signal path (signal/codemap_lookup.c). See codemap.c for
+ * lives apart, with the rest of the signal path (codemap_lookup_sig.c). See codemap.c for
  * the design (immutable snapshots, epoch-counted reclamation).
  */
 #ifndef SAMPLER_CODEMAP_H

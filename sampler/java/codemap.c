@@ -1,7 +1,7 @@
 /*
  * codemap.c — the compiled-code map, writer side: JVMTI callbacks add and remove code under
  * one mutex. The read side, codemap_lookup(), is signal-path code of its own
- * (signal/codemap_lookup.c); the inline records are read by codemap_cmlr.c and the frame-kind
+ * (codemap_lookup_sig.c); the inline records are read by codemap_cmlr.c and the frame-kind
  * index lives in codemap_kinds.c.
  *
  * Design

@@ -1,8 +1,8 @@
 /*
- * signal/cfi_lookup.c — SIGNAL PATH: the rule of a compiled call-frame table (cfi.h) that
+ * native/cfi_lookup_sig.c — SIGNAL PATH: the rule of a compiled call-frame table (cfi.h) that
  * covers a pc. A short binary search over an immutable table; no calls, no allocation.
  */
-#include "../cfi.h"
+#include "cfi.h"
 
 const struct cfi_rule *cfi_find(const struct cfi_table *t, uintptr_t pc) {
   if (!t || !t->n || pc < t->first) return NULL;

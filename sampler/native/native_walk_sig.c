@@ -1,5 +1,5 @@
 /*
- * signal/native_walk.c — SIGNAL PATH: the native stack walk (see native.h). First through the
+ * native/native_walk_sig.c — SIGNAL PATH: the native stack walk (see native.h). First through the
  * unwind tables compiled off the signal path (cfi.h): two binary searches and two stack reads a
  * frame. When a frame needs more than those tables say, the whole stack is walked again with
  * libunwind's "remote" interface, pointed at this process: libunwind calls back for everything
@@ -17,14 +17,14 @@
  * native_walk_cut() counts such cuts, and after NATIVE_CUT_LIMIT of them libunwind is no
  * longer used (the compiled tables still are), which bounds what is left behind.
  */
-#include "../native.h"
+#include "native.h"
 
 #include <errno.h>
 #include <libunwind.h>
 #include <stdatomic.h>
 
-#include "../cfi.h"
-#include "../objects.h"
+#include "cfi.h"
+#include "objects.h"
 #include "platform.h"
 
 /* libunwind exports the search of a binary-search unwind table (.eh_frame_hdr) for the
