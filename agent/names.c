@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "sampler.h"
 
 static const char *primitive(char c) {
   switch (c) {

@@ -25,7 +25,6 @@
 #include "platform.h"
 #include "pprof.h"
 #include "sampler.h"
-#include "utf8.h"
 
 static char program[512] = "java";
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sampler.h"
+#include "types.h"
 
 #define REG_CHUNK_SLOTS 256
 #define REG_MAX_CHUNKS 64 /* 16384 threads */

@@ -14,7 +14,8 @@
 #include "hist.h"
 #include "registry.h"
 #include "sample.h"
-#include "sampler.h"
+#include "sampler.h" /* struct sampler_counters, the round's statistics, only */
+#include "types.h"
 
 struct hotspot_layout;
 
