@@ -17,24 +17,9 @@
 #include "native.h"
 #include "objects.h"
 #include "registry.h"
-#include "round.h"
+#include "round.h" /* the round state's statistics, read by the report */
+#include "sthread.h"
 #include "traces.h"
-
-/* Longest idle back-off between two looks at a thread's CPU clock. */
-#define MAX_BACKOFF_NS 50000000u
-#define MAX_BACKOFF_TICKS 63u /* with few threads; see schedule.c */
-/* The longest a Java thread in one of the VM's waits goes unread while the rate of CPU its last
- * read measured owes it no sample (schedule.c): the CPU it uses meanwhile is counted late, not
- * lost, and a thread whose rate rose is read at the first look that finds it in Java code. */
-#define MAX_QUIET_NS 1000000000u
-
-/* The rounds of the idle back-off's and the quiet rule's caps, for interval c->interval_ns. */
-static void set_caps(const struct sampler_config *c) {
-  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
-  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
-  loop.max_quiet = MAX_QUIET_NS / c->interval_ns;
-  if (loop.max_quiet < loop.max_backoff) loop.max_quiet = loop.max_backoff;
-}
 
 static struct {
   struct hotspot_layout hotspot; /* read at init */
@@ -45,32 +30,15 @@ static struct {
 
 int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) {
   if (!c->interval_ns || c->depth <= 0 || !jvm->asgct || !jvm->method_name) return -EINVAL;
-  loop.cfg = *c;
-  loop.name_fn = jvm->method_name;
-  loop.name_ctx = jvm->method_name_ctx;
-  loop.alive_fn = jvm->method_alive;
-  loop.state_fn = jvm->thread_state;
-  loop.state_ctx = jvm->thread_state_ctx;
-  free(loop.fbuf); /* a second init (tests) replaces the first */
-  free(loop.namebuf);
-  free(loop.kinds);
-  /* a stack: root, Java frames (with the inline chain of a failed walk), stub and label
-   * frames, native frames (at most depth of each) */
-  loop.fbuf = malloc(((size_t)c->depth * 2 + CODEMAP_MAX_INLINE + 16) * sizeof *loop.fbuf);
-  loop.namebuf = malloc(NAMEBUF_LEN);
-  loop.kinds = malloc((size_t)c->depth);
-  if (!loop.fbuf || !loop.namebuf || !loop.kinds) return -ENOMEM;
   int err = registry_init(c->depth);
   if (!err) err = traces_init();
-  if (!err) err = record_init();
+  if (!err) err = sthread_init(c, jvm);
   if (!err && c->codemap) err = codemap_init();
   /* the unwind tables are compiled by the sampler thread's first round, not here: the JVM's
    * start does not wait for them */
   if (!err && c->native_frames) err = objects_init(0);
   if (!err && c->native_frames) err = native_init();
   if (err) return err;
-  set_caps(c);
-  atomic_store(&loop.stop, 0);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
   if (jvm->symbol &&
@@ -93,20 +61,16 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
 }
 
 int sampler_configure(const struct sampler_config *c) {
-  if (atomic_load(&loop.running)) return -EBUSY;
-  if (!c->interval_ns || c->depth != loop.cfg.depth || c->sig != loop.cfg.sig ||
-      c->codemap != loop.cfg.codemap)
-    return -EINVAL;
+  int err = sthread_check_config(c);
+  if (err) return err;
   /* native frames turned on: the objects now, their unwind tables at the first round */
-  if (c->native_frames && !loop.cfg.native_frames) {
-    int err = objects_init(0);
+  if (c->native_frames && !sthread_config()->native_frames) {
+    err = objects_init(0);
     if (!err) err = native_init();
     if (err) return err;
   }
-  loop.cfg = *c;
-  set_caps(c);
+  sthread_set_config(c);
   handler_set_native(c->native_frames);
-  atomic_store(&loop.stop, 0);
   return 0;
 }
 
@@ -115,6 +79,10 @@ void sampler_fini(void) {
   handler_uninstall();
   guard_uninstall();
 }
+
+int sampler_run(void) { return sthread_run(); }
+
+void sampler_stop(void) { sthread_stop(); }
 
 /* ---- threads ---- */
 
@@ -147,9 +115,9 @@ int sampler_setup_anchor_walk(JNIEnv *self_env, uintptr_t self_java_thread, pid_
     rc = hotspot_find_env(&jvm_layout.hotspot, self_env, self_java_thread, (int)self_tid, &why);
   if (!rc) {
     jvm_layout.env_known = 1;
-    atomic_store(&loop.hotspot, &jvm_layout.hotspot); /* the schedule's word on thread states */
+    sthread_set_hotspot(&jvm_layout.hotspot); /* the schedule's word on thread states */
   }
-  if (!rc && !loop.cfg.codemap) {
+  if (!rc && !sthread_config()->codemap) {
     why = "codemap=off: the return address is checked against the map";
     rc = -ENOENT;
   }
@@ -169,15 +137,15 @@ int sampler_java_thread_ids(uintptr_t java_thread, pid_t *tid, JNIEnv **env) {
 /* ---- code ---- */
 
 void sampler_method_loaded(jmethodID m, const void *code, jint size, const void *compile_info) {
-  if (loop.cfg.codemap) codemap_add_method(m, code, size, compile_info);
+  if (sthread_config()->codemap) codemap_add_method(m, code, size, compile_info);
 }
 
 void sampler_method_unloaded(jmethodID m, const void *code) {
-  if (loop.cfg.codemap) codemap_remove_method(m, code);
+  if (sthread_config()->codemap) codemap_remove_method(m, code);
 }
 
 void sampler_code_generated(const char *name, const void *code, jint size) {
-  if (!loop.cfg.codemap) return;
+  if (!sthread_config()->codemap) return;
   /* a runtime stub's frame size lets the handler walk past it (hotspot.h) */
   int frame_words = jvm_layout.hotspot_missing || size <= 0
                         ? 0
@@ -237,7 +205,7 @@ static void report_locked(struct sampler_report *r) {
   r->native_cut = native_walks_cut() - since.native_cut;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns;
   uint64_t process = r->n.process_cpu_ns;
-  if (process && loop.cfg.hasrun != SAMPLER_HASRUN_REGS) {
+  if (process && sthread_config()->hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
     r->lost_permille =
         (int)((r->n.lost_cpu_ns + r->n.unwalked_cpu_ns + r->n.sig_blocked_cpu_ns) * 1000 / process);
@@ -249,7 +217,7 @@ static void report_locked(struct sampler_report *r) {
 
 void sampler_report(struct sampler_report *r) {
   traces_lock();
-  if (atomic_load(&loop.running)) loop_measure_process();
+  if (sthread_running()) loop_measure_process();
   report_locked(r);
   traces_unlock();
 }
@@ -259,16 +227,7 @@ void sampler_report(struct sampler_report *r) {
  * sample is carried into the new profile). Names and the key cache stay. traces_lock held. */
 static void clear_locked(void) {
   traces_clear();
-  loop.base_wall += loop.st.wall_ns;
-  loop.base_cpu += loop.st.sampler_cpu_ns;
-  loop.base_process += loop.st.process_cpu_ns;
-  loop.self_cpu_recorded = loop.self_units_given = 0;
-  memset(&loop.st, 0, sizeof loop.st);
-  memset(&loop.not_kept, 0, sizeof loop.not_kept);
-  memset(&loop.cost, 0, sizeof loop.cost);
-  memset(&loop.latency, 0, sizeof loop.latency);
-  memset(&loop.tick_cost, 0, sizeof loop.tick_cost);
-  memset(&loop.native_cost, 0, sizeof loop.native_cost);
+  sthread_clear();
   const struct handler_counters *h = handler_counters();
   since.acks = atomic_load(&h->acks);
   since.stray = atomic_load(&h->stray);
@@ -330,7 +289,7 @@ int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   memset(s, 0, sizeof *s);
   struct copy_ctx c = {s, 0, 0};
   traces_lock();
-  if (atomic_load(&loop.running)) loop_measure_process();
+  if (sthread_running()) loop_measure_process();
   report_locked(&s->report);
   traces_foreach(copy_stack, &c);
   if (loop.not_kept.samples) /* the captures the stack table could not take */

@@ -1,5 +1,5 @@
 /*
- * loop.c — the sampler thread's rounds (see sampler.h for the ThreadHasRun evidence).
+ * loop.c — the sampler thread's rounds (see types.h for the ThreadHasRun evidence; sthread.h for what the front door calls).
  *
  * One round ("tick") is one pass over the registry. For each thread:
  *  1. record its answer to the previous request, if it has answered (record.c);
@@ -481,7 +481,7 @@ void loop_measure_process(void) {
   loop.st.process_cpu_ns = plat_process_cpu_ns() - loop.base_process;
 }
 
-int sampler_run(void) {
+int sthread_run(void) {
   atomic_store(&loop.running, 1);
   loop.self = plat_gettid();
   loop.self_mask = guard_mask_now(); /* this thread's guards run with it (schedule.c) */
@@ -578,7 +578,7 @@ int sampler_run(void) {
   return expired;
 }
 
-void sampler_stop(void) {
+void sthread_stop(void) {
   atomic_store(&loop.stop, 1);
   plat_futex_wake((const uint32_t *)&loop.stop, 1);
   uint64_t deadline = plat_mono_ns() + 1000000000ull;

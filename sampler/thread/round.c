@@ -1,6 +1,7 @@
 /*
  * round.c — the sampler thread's own state, the round state (round.h), and its small
- * operations: the per-slot bookkeeping arrays and the threads found to have ended. The rounds
+ * operations: set-up and configuration (sthread.h, for the front door), the per-slot
+ * bookkeeping arrays and the threads found to have ended. The rounds
  * are in loop.c, the decisions in schedule.c, the recording in record.c.
  */
 #include "round.h"
@@ -9,10 +10,83 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codemap.h"
 #include "platform.h"
 #include "traces.h"
 
 struct loop_state loop;
+
+/* Longest idle back-off between two looks at a thread's CPU clock. */
+#define MAX_BACKOFF_NS 50000000u
+#define MAX_BACKOFF_TICKS 63u /* with few threads; see schedule.c */
+/* The longest a Java thread in one of the VM's waits goes unread while the rate of CPU its last
+ * read measured owes it no sample (schedule.c): the CPU it uses meanwhile is counted late, not
+ * lost, and a thread whose rate rose is read at the first look that finds it in Java code. */
+#define MAX_QUIET_NS 1000000000u
+
+/* The rounds of the idle back-off's and the quiet rule's caps, for interval c->interval_ns. */
+static void set_caps(const struct sampler_config *c) {
+  loop.max_backoff = MAX_BACKOFF_NS / c->interval_ns;
+  if (loop.max_backoff > MAX_BACKOFF_TICKS) loop.max_backoff = MAX_BACKOFF_TICKS;
+  loop.max_quiet = MAX_QUIET_NS / c->interval_ns;
+  if (loop.max_quiet < loop.max_backoff) loop.max_quiet = loop.max_backoff;
+}
+
+int sthread_init(const struct sampler_config *c, const struct sampler_jvm *jvm) {
+  loop.cfg = *c;
+  loop.name_fn = jvm->method_name;
+  loop.name_ctx = jvm->method_name_ctx;
+  loop.alive_fn = jvm->method_alive;
+  loop.state_fn = jvm->thread_state;
+  loop.state_ctx = jvm->thread_state_ctx;
+  free(loop.fbuf); /* a second init (tests) replaces the first */
+  free(loop.namebuf);
+  free(loop.kinds);
+  /* a stack: root, Java frames (with the inline chain of a failed walk), stub and label
+   * frames, native frames (at most depth of each) */
+  loop.fbuf = malloc(((size_t)c->depth * 2 + CODEMAP_MAX_INLINE + 16) * sizeof *loop.fbuf);
+  loop.namebuf = malloc(NAMEBUF_LEN);
+  loop.kinds = malloc((size_t)c->depth);
+  if (!loop.fbuf || !loop.namebuf || !loop.kinds) return -ENOMEM;
+  int err = record_init();
+  if (err) return err;
+  set_caps(c);
+  atomic_store(&loop.stop, 0);
+  return 0;
+}
+
+int sthread_check_config(const struct sampler_config *c) {
+  if (atomic_load(&loop.running)) return -EBUSY;
+  if (!c->interval_ns || c->depth != loop.cfg.depth || c->sig != loop.cfg.sig ||
+      c->codemap != loop.cfg.codemap)
+    return -EINVAL;
+  return 0;
+}
+
+void sthread_set_config(const struct sampler_config *c) {
+  loop.cfg = *c;
+  set_caps(c);
+  atomic_store(&loop.stop, 0);
+}
+
+const struct sampler_config *sthread_config(void) { return &loop.cfg; }
+
+void sthread_set_hotspot(const struct hotspot_layout *h) { atomic_store(&loop.hotspot, h); }
+
+int sthread_running(void) { return atomic_load(&loop.running); }
+
+void sthread_clear(void) {
+  loop.base_wall += loop.st.wall_ns;
+  loop.base_cpu += loop.st.sampler_cpu_ns;
+  loop.base_process += loop.st.process_cpu_ns;
+  loop.self_cpu_recorded = loop.self_units_given = 0;
+  memset(&loop.st, 0, sizeof loop.st);
+  memset(&loop.not_kept, 0, sizeof loop.not_kept);
+  memset(&loop.cost, 0, sizeof loop.cost);
+  memset(&loop.latency, 0, sizeof loop.latency);
+  memset(&loop.tick_cost, 0, sizeof loop.tick_cost);
+  memset(&loop.native_cost, 0, sizeof loop.native_cost);
+}
 
 int loop_reserve(int limit) {
   if (limit <= loop.cap) return 0;

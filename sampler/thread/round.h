@@ -15,6 +15,7 @@
 #include "registry.h"
 #include "sample.h"
 #include "sampler.h" /* struct sampler_counters, the round's statistics, only */
+#include "sthread.h"
 #include "types.h"
 
 struct hotspot_layout;
@@ -186,9 +187,6 @@ void record_withheld(const struct thread_slot *s, struct thread_book *b);
 /* Notes that the thread of slot i (generation gen) has ended: its registration is dropped
  * after the round. */
 void loop_note_gone(int i, uint32_t gen);
-
-/* Brings the report's wall and process CPU times up to now. traces_lock held. */
-void loop_measure_process(void);
 
 /* Puts the sampler thread's own CPU since the last call into the profile, as a stack of its
  * own ([sampler thread (this profiler)]). traces_lock held. */

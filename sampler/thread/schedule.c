@@ -1,5 +1,5 @@
 /*
- * schedule.c — which threads the sampler asks for a sample each round (see sampler.h for the
+ * schedule.c — which threads the sampler asks for a sample each round (see types.h for the
  * ThreadHasRun evidence): CPU clocks, idle back-off, and the wait for a blocked thread to run.
  * Sampler thread only.
  */

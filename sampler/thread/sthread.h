@@ -1,0 +1,53 @@
+/*
+ * sthread.h — the sampler thread's API: what the front door (sampler.c) calls to set the
+ * sampler thread up, configure it, run it, stop it and start its next profile. The round state
+ * behind it (round.h) is written only by this folder's files (round.c, loop.c, schedule.c,
+ * record.c). Not signal-safe; each function says which thread may call it.
+ */
+#ifndef SAMPLER_STHREAD_H
+#define SAMPLER_STHREAD_H
+
+#include "types.h"
+
+struct hotspot_layout;
+
+/* Sets the sampler thread up for cfg (kept as the configuration) and the JVM's callbacks: its
+ * buffers for stacks of cfg->depth frames and the frames it interns for itself (the trace table
+ * must be initialized). A second call (tests) replaces the first's buffers. Returns 0 or
+ * -ENOMEM. Not with sthread_run running. */
+int sthread_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
+
+/* Whether c may become the configuration of the next run: -EBUSY while a run is on, -EINVAL
+ * when c has no interval or changes what sthread_init fixed (depth, signal, codemap); else 0. */
+int sthread_check_config(const struct sampler_config *c);
+
+/* Makes c (sthread_check_config said 0) the configuration of the next run. */
+void sthread_set_config(const struct sampler_config *c);
+
+/* The configuration of the current (or next) run. Read-only for the caller. */
+const struct sampler_config *sthread_config(void);
+
+/* HotSpot's layout, once the JNIEnv's place in a JavaThread is known: the schedule reads Java
+ * threads' states from it from the next round on. Thread-safe (published atomically). */
+void sthread_set_hotspot(const struct hotspot_layout *h);
+
+/* 1 while sthread_run runs. Thread-safe. */
+int sthread_running(void);
+
+/* The sampler thread's body (sampler_run): rounds until sthread_stop() or until the
+ * configured duration has elapsed. Returns 1 when the duration ended it, 0 when stopped. */
+int sthread_run(void);
+
+/* Asks sthread_run to return and waits (at most ~1 s) until it has. Thread-safe; no-op when
+ * not running. */
+void sthread_stop(void);
+
+/* Brings the report's wall and process CPU times up to now. traces_lock held. */
+void loop_measure_process(void);
+
+/* Starts the next profile's statistics from zero (counters, histograms, the stack the table
+ * could not keep), the times measured from now on; the threads' bookkeeping goes on.
+ * traces_lock held (the caller clears the trace table with it). */
+void sthread_clear(void);
+
+#endif
