@@ -12,6 +12,7 @@
 
 #include "platform.h"
 #include "sample.h"
+#include "sample_walk.h"
 #include "utf8.h"
 
 struct thread_slot *_Atomic registry_chunks[REG_MAX_CHUNKS];
@@ -41,11 +42,13 @@ int registry_init(int depth) {
 static int alloc_chunk(int c) {
   struct thread_slot *chunk = calloc(REG_CHUNK_SLOTS, sizeof *chunk);
   struct sample_record *records = calloc(REG_CHUNK_SLOTS, sizeof *records);
+  struct sample_walk *walks = calloc(REG_CHUNK_SLOTS, sizeof *walks);
   asgct_frame *frames = calloc((size_t)REG_CHUNK_SLOTS * (size_t)registry.depth, sizeof *frames);
   uintptr_t *pcs = calloc((size_t)REG_CHUNK_SLOTS * (size_t)registry.depth, sizeof *pcs);
-  if (!chunk || !records || !frames || !pcs) {
+  if (!chunk || !records || !walks || !frames || !pcs) {
     free(chunk);
     free(records);
+    free(walks);
     free(frames);
     free(pcs);
     return -ENOMEM;
@@ -53,7 +56,8 @@ static int alloc_chunk(int c) {
   for (int i = 0; i < REG_CHUNK_SLOTS; i++) {
     pthread_mutex_init(&chunk[i].lock, NULL);
     chunk[i].record = &records[i];
-    records[i].frames = frames + (size_t)i * (size_t)registry.depth;
+    records[i].walk = &walks[i];
+    walks[i].frames = frames + (size_t)i * (size_t)registry.depth;
     records[i].native_pcs = pcs + (size_t)i * (size_t)registry.depth;
   }
   atomic_store_explicit(&registry_chunks[c], chunk, memory_order_release);

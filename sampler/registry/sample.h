@@ -23,9 +23,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "asgct.h"
-#include "codemap.h"
-#include "native.h"
+struct sample_walk;
 
 enum sample_state { SAMPLE_IDLE = 0, SAMPLE_PENDING = 1, SAMPLE_BUSY = 2, SAMPLE_DONE = 3 };
 
@@ -63,32 +61,29 @@ enum sample_recovery {
 /* The handler's answer; valid once the handshake word says DONE. Owned by the handler while
  * BUSY, by the sampler thread otherwise. */
 struct sample_record {
-  int32_t num_frames;     /* > 0 frames, <= 0 an asgct_code */
-  int32_t fail_code;      /* AsyncGetCallTrace's first answer when the walk was recovered */
-  int32_t recovered;      /* enum sample_recovery */
-  uint8_t walked;         /* the handler walked the stack (else: registers unchanged) */
-  uint8_t moved;          /* the register checksum differed from the previous request's */
-  uint8_t in_syscall;     /* the thread was blocked in (or restarting) a system call */
-  uint8_t dropped;        /* not walked after all: every fault guard was taken (guard.h) */
-  uint8_t by_timer;       /* delivered by the thread's CPU-time timer, not the sampler's signal */
-  uint64_t checksum;      /* register checksum at the last request (the handler's own state) */
-  uint64_t start_ns;      /* handler entry, CLOCK_MONOTONIC */
-  uint64_t end_ns;        /* handler exit */
-  uint64_t cpu_exit;      /* the thread's CPU clock at handler exit (SAMPLE_CAPTURE only, else 0) */
-  uintptr_t sp;           /* the interrupted sp */
-  uintptr_t pc;           /* where the walk started: the interrupted pc, a stub's caller's, or
+  int32_t num_frames; /* > 0 frames, <= 0 an asgct_code (asgct.h) */
+  int32_t fail_code;  /* AsyncGetCallTrace's first answer when the walk was recovered */
+  int32_t recovered;  /* enum sample_recovery */
+  uint8_t walked;     /* the handler walked the stack (else: registers unchanged) */
+  uint8_t moved;      /* the register checksum differed from the previous request's */
+  uint8_t in_syscall; /* the thread was blocked in (or restarting) a system call */
+  uint8_t dropped;    /* not walked after all: every fault guard was taken (guard.h) */
+  uint8_t by_timer;   /* delivered by the thread's CPU-time timer, not the sampler's signal */
+  uint64_t checksum;  /* register checksum at the last request (the handler's own state) */
+  uint64_t start_ns;  /* handler entry, CLOCK_MONOTONIC */
+  uint64_t end_ns;    /* handler exit */
+  uint64_t cpu_exit;  /* the thread's CPU clock at handler exit (SAMPLE_CAPTURE only, else 0) */
+  uintptr_t sp;       /* the interrupted sp */
+  uintptr_t pc;       /* where the walk started: the interrupted pc, a stub's caller's, or
                              the return address of a VM call's frame anchor */
-  struct codemap_hit hit; /* when AsyncGetCallTrace failed: where the PC was (for
-                             RECOVERY_ANCHOR: where the VM call returns to) */
-  asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
-  int32_t nnative;        /* native frames walked (native.h), 0 when none or off */
-  int32_t native_stop;    /* why the native walk ended: enum native_stop */
-  int32_t native_general; /* libunwind walked it (struct native_end in native.h) */
-  uintptr_t native_end_pc;        /* the pc in no loaded object the walk stopped at, else 0 */
-  struct native_memo native_memo; /* the handler's own state: the thread's last walk */
+  struct sample_walk *walk; /* the frames and what else the walk leaves (sample_walk.h) */
+  int32_t nnative;          /* native frames walked (native.h), 0 when none or off */
+  int32_t native_stop;      /* why the native walk ended: enum native_stop */
+  int32_t native_general;   /* libunwind walked it (struct native_end in native.h) */
+  uintptr_t native_end_pc;  /* the pc in no loaded object the walk stopped at, else 0 */
   /* the handler's own state: the thread's last walk that ended in frames while it was in a call
    * out of Java (its frame anchor set: last Java sp, and the return address below it), kept in
-   * `frames` until a later walk writes there; call_frames 0 when there is none */
+   * walk->frames until a later walk writes there; call_frames 0 when there is none */
   uintptr_t call_sp, call_ret, call_pc;
   int32_t call_frames;
   uint64_t native_ns;    /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */

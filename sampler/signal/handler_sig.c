@@ -23,6 +23,7 @@
 #include "platform.h"
 #include "registry.h"
 #include "sample.h"
+#include "sample_walk.h"
 
 /* Set up before sampling (handler_install, handler_set_hotspot); read-only in the handler. */
 static struct {
@@ -95,7 +96,7 @@ static int current_call(const char *thread, uintptr_t usp, uintptr_t hi, size_t 
  * and a safepoint or handshake counts such a thread as running and waits for it).
  * The anchor is touched only when `env` is this very thread's (own_java_thread: else the
  * handler would write into another thread's anchor while that thread runs); a refusal is
- * counted. Returns 1 when the walk gave frames; r->hit is then where the VM call returns to. */
+ * counted. Returns 1 when the walk gave frames; r->walk->hit is then where the VM call returns to. */
 static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, pid_t tid,
                             volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
@@ -117,11 +118,11 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   /* an older frame than the interrupted one, on this thread's stack */
   if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= usp || sp > hi || hi - sp > size) return 0;
   uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
-  if (!codemap_lookup(pc, &r->hit)) return 0;
+  if (!codemap_lookup(pc, &r->walk->hit)) return 0;
   uintptr_t walk_sp = sp, walk_pc = pc, walk_fp = fp;
-  if (r->hit.kind == CODEMAP_STUB && r->hit.frame_words > 0) {
+  if (r->walk->hit.kind == CODEMAP_STUB && r->walk->hit.frame_words > 0) {
     struct codemap_hit caller;
-    walk_sp = sp + (uintptr_t)r->hit.frame_words * sizeof(uintptr_t);
+    walk_sp = sp + (uintptr_t)r->walk->hit.frame_words * sizeof(uintptr_t);
     if (!last_fp || walk_sp > hi) return 0;
     walk_pc = ((const uintptr_t *)walk_sp)[-1];
     walk_fp = ((const uintptr_t *)walk_sp)[-2];
@@ -138,7 +139,7 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   *last_sp = walk_sp;
   *last_pc = walk_pc;
   atomic_signal_fence(memory_order_seq_cst);
-  asgct_trace trace = {env, 0, r->frames};
+  asgct_trace trace = {env, 0, r->walk->frames};
   handler.asgct(&trace, handler.depth, (void *)uc);
   atomic_signal_fence(memory_order_seq_cst);
   *last_pc = 0;
@@ -167,9 +168,9 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   r->fail_code = r->num_frames;
   if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
     if (walk_from_anchor(r, uc, env, s->tid, u)) return;
-    r->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
+    r->walk->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
   }
-  if (!codemap_lookup(plat_uc_pc(uc), &r->hit) || r->hit.kind != CODEMAP_STUB) return;
+  if (!codemap_lookup(plat_uc_pc(uc), &r->walk->hit) || r->walk->hit.kind != CODEMAP_STUB) return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
   uintptr_t hi =
       s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
@@ -181,7 +182,7 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   cand[n].fp = fp;
   n++;
   uintptr_t rec[2] = {fp, sp}; /* frame records: at fp; at sp in the prologue */
-  uintptr_t into = plat_uc_pc(uc) - r->hit.start;
+  uintptr_t into = plat_uc_pc(uc) - r->walk->hit.start;
   int nrec = into > 0 && into <= STUB_PROLOGUE_BYTES ? 2 : 1;
   for (int k = 0; k < nrec; k++) {
     uintptr_t at = rec[k];
@@ -205,7 +206,7 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
     struct codemap_hit caller;
     if (!codemap_lookup(cand[i].pc, &caller)) continue; /* not code the VM generated */
     plat_uc_set_frame(&copy, cand[i].pc, cand[i].sp, cand[i].fp);
-    asgct_trace trace = {env, 0, r->frames};
+    asgct_trace trace = {env, 0, r->walk->frames};
     handler.asgct(&trace, handler.depth, &copy);
     if (trace.num_frames > 0) {
       r->num_frames = trace.num_frames;
@@ -226,7 +227,7 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
  * (end): when that is compiled code whose method is not the walk's first frame, or the
  * interpreter and the walk failed, walk again from it. A failed second walk after a first
  * that gave frames may have written over them: the sample is then attributed to the compiled
- * code (r->hit) like any failed walk there; after a failed first walk it stays as it was.
+ * code (r->walk->hit) like any failed walk there; after a failed first walk it stays as it was.
  * Reads the thread (state, stack bounds) only. */
 static void walk_from_native_caller(struct sample_record *r, const struct thread_slot *s,
                                     const ucontext_t *uc, const struct native_end *end) {
@@ -243,25 +244,25 @@ static void walk_from_native_caller(struct sample_record *r, const struct thread
   int before = r->num_frames;
   if (hit.kind == CODEMAP_NMETHOD) {
     jmethodID at = hit.ninline > 0 ? hit.inl_method[0] : hit.method;
-    if (before > 0 && r->frames[0].method_id == at) return; /* it found the caller */
+    if (before > 0 && r->walk->frames[0].method_id == at) return; /* it found the caller */
   } else if (hit.kind != CODEMAP_STUB || !hit.interpreter || before > 0) {
     return;
   }
   ucontext_t copy = *uc;
   plat_uc_set_frame(&copy, end->pc, end->sp, end->fp);
-  asgct_trace trace = {s->env, 0, r->frames};
+  asgct_trace trace = {s->env, 0, r->walk->frames};
   handler.asgct(&trace, handler.depth, &copy);
   if (trace.num_frames <= 0 && before <= 0) return;
   r->fail_code = before;
   r->num_frames = trace.num_frames;
   r->pc = end->pc;
-  r->hit = hit;
+  r->walk->hit = hit;
   r->recovered = trace.num_frames > 0 ? RECOVERY_NATIVE_CALLER : RECOVERY_NONE;
 }
 
 /* Keeps the walk just taken as the one of the call out of Java the thread is in (its frames
- * stay in r->frames until a later walk writes there), or forgets the last one: a walk that
- * failed may have written part of r->frames. */
+ * stay in r->walk->frames until a later walk writes there), or forgets the last one: a walk that
+ * failed may have written part of r->walk->frames. */
 static void remember_call(struct sample_record *r, const struct thread_slot *s,
                           const ucontext_t *uc) {
   uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
@@ -281,7 +282,7 @@ static void remember_call(struct sample_record *r, const struct thread_slot *s,
  * (not walkable not Java: a thread blocked in a runtime stub's VM call, whose frame it deems
  * never complete). A thread still in the call out of Java its last walk was taken in — the
  * same frame anchor: last Java sp and the return address below it, so the same Java frame at
- * the same place — has the same Java frames above it, and they are still in r->frames (these
+ * the same place — has the same Java frames above it, and they are still in r->walk->frames (these
  * answers write no frame before they give up, or — a -2 for a method found invalid mid-walk —
  * the same frames). Only reads. 1 when they are given again. */
 static int same_call(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc) {
@@ -335,7 +336,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       u.token = objects_enter();
       u.objects = 1;
       int n = native_walk(uc, s->stack_lo, s->stack_hi, r->native_pcs, handler.depth,
-                          &r->native_memo, &end);
+                          &r->walk->memo, &end);
       r->native_stop = end.stop;
       r->native_general = end.general;
       r->native_end_pc = end.pc;
@@ -348,7 +349,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       r->num_frames = ASGCT_NOT_JAVA_THREAD;
     } else {
       /* AsyncGetCallTrace and its retries in recover(): the JVM's probes fault there */
-      asgct_trace trace = {s->env, 0, r->frames};
+      asgct_trace trace = {s->env, 0, r->walk->frames};
       g.vm_first = 1;
       handler.asgct(&trace, handler.depth, (void *)uc);
       r->num_frames = trace.num_frames;
@@ -375,7 +376,7 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
     r->num_frames = ASGCT_SAMPLE_FAULT;
     r->call_frames = 0; /* the frames may be half written */
     r->recovered = RECOVERY_NONE;
-    r->hit.kind = CODEMAP_NONE;
+    r->walk->hit.kind = CODEMAP_NONE;
   }
   guard_leave(&g);
 }
@@ -416,7 +417,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   r->checksum = sum;
   r->walked = r->moved || s->mode == SAMPLE_CAPTURE;
   r->dropped = 0;
-  r->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
+  r->walk->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
   r->recovered = RECOVERY_NONE;
   r->pc = plat_uc_pc(uc);
   r->sp = plat_uc_sp(uc);

@@ -14,6 +14,7 @@
 #include "native.h"
 #include "platform.h"
 #include "round.h"
+#include "sample_walk.h"
 #include "symbols.h"
 #include "traces.h"
 
@@ -311,19 +312,20 @@ void record_withheld(const struct thread_slot *s, struct thread_book *b) {
 static int walked_frames(const struct sample_record *r, int n, int code) {
   struct sampler_counters *st = &loop.st;
   if (r->num_frames > 0) {
-    if (loop.cfg.ann) codemap_frame_kinds(r->pc, r->frames, r->num_frames, loop.kinds);
+    if (loop.cfg.ann) codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, loop.kinds);
     for (int i = r->num_frames - 1; i >= 0; i--)
-      loop.fbuf[n++] = method_frame(r->frames[i].method_id, r->frames[i].lineno,
+      loop.fbuf[n++] = method_frame(r->walk->frames[i].method_id, r->walk->frames[i].lineno,
                                     loop.cfg.ann ? loop.kinds[i] : 0);
     if (r->recovered ==
         RECOVERY_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
       st->recovered_stub++;
-      loop.fbuf[n++] = r->hit.name_id;
+      loop.fbuf[n++] = r->walk->hit.name_id;
     } else if (r->recovered ==
                RECOVERY_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
       st->recovered_anchor++;
-      if (r->hit.kind == CODEMAP_STUB && !r->hit.interpreter) /* its frame is the _[0] one */
-        loop.fbuf[n++] = r->hit.name_id;
+      if (r->walk->hit.kind == CODEMAP_STUB &&
+          !r->walk->hit.interpreter) /* its frame is the _[0] one */
+        loop.fbuf[n++] = r->walk->hit.name_id;
       if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm; /* else the native frames say where */
     } else if (r->recovered == RECOVERY_SAME_CALL) {     /* still in the call it was walked in */
       st->recovered_same_call++;
@@ -334,14 +336,16 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
       else
         st->recovered_native++;
     }
-  } else if (r->hit.kind == CODEMAP_NMETHOD) {
+  } else if (r->walk->hit.kind == CODEMAP_NMETHOD) {
     /* in compiled code it could not walk: the method, with the inline chain at the PC */
     st->attributed_code++;
     loop.fbuf[n++] = loop.id_truncated; /* the callers are missing below it, not above */
-    if (r->hit.ninline == 0) loop.fbuf[n++] = method_frame(r->hit.method, -1, CODEMAP_FRAME_JIT);
-    for (int i = r->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
-      int owner = i == r->hit.ninline - 1 && r->hit.inl_method[i] == r->hit.method;
-      loop.fbuf[n++] = method_frame(r->hit.inl_method[i], r->hit.inl_bci[i],
+    if (r->walk->hit.ninline == 0)
+      loop.fbuf[n++] = method_frame(r->walk->hit.method, -1, CODEMAP_FRAME_JIT);
+    for (int i = r->walk->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
+      int owner =
+          i == r->walk->hit.ninline - 1 && r->walk->hit.inl_method[i] == r->walk->hit.method;
+      loop.fbuf[n++] = method_frame(r->walk->hit.inl_method[i], r->walk->hit.inl_bci[i],
                                     owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
     }
   } else if (code == ASGCT_NOT_JAVA_THREAD && r->nnative > 0) {
@@ -349,9 +353,9 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
   } else {
     const char *f = asgct_code_frame(code);
     loop.fbuf[n++] = intern_string(f, strlen(f));
-    if (r->hit.kind == CODEMAP_STUB) { /* at least which stub */
+    if (r->walk->hit.kind == CODEMAP_STUB) { /* at least which stub */
       st->named_stub++;
-      loop.fbuf[n++] = r->hit.name_id;
+      loop.fbuf[n++] = r->walk->hit.name_id;
     }
   }
   return native_frames(r, n, loop.cfg.depth * 2 + 8);
@@ -429,7 +433,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
       loop.fbuf[n++] = loop.id_blocked;
       st->blocked++;
     }
-    if (r->num_frames <= 0 && r->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
+    if (r->num_frames <= 0 && r->walk->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
       st->unwalked_cpu_ns += b->req_cpu; /* its CPU is in the profile, but nowhere in particular */
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
     store(n, units, b->req_cpu);

@@ -26,6 +26,7 @@
 #include "platform.h"
 #include "registry.h"
 #include "sample.h"
+#include "sample_walk.h"
 
 #define SIG (SIGRTMIN + 4)
 
@@ -107,7 +108,7 @@ Test(handler, a_capture_walks_the_stack_and_reads_the_cpu_clock) {
   const struct sample_record *r = ask(SAMPLE_CAPTURE);
   cr_expect_eq(r->walked, 1);
   cr_expect_eq(r->num_frames, 1);
-  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_BUSY);
+  cr_expect_eq(r->walk->frames[0].method_id, FAKE_ROLE_BUSY);
   cr_expect_eq(r->recovered, RECOVERY_NONE);
   cr_expect_eq(r->dropped, 0);
   cr_expect_eq(r->in_syscall, 0, "a spinning thread is not in a system call");
@@ -179,8 +180,8 @@ Test(handler, a_failed_walk_in_a_stub_is_named_through_the_code_map) {
   usleep(20000);
   const struct sample_record *r = ask(SAMPLE_CAPTURE);
   cr_expect_eq(r->num_frames, ASGCT_UNKNOWN_JAVA);
-  cr_expect_eq(r->hit.kind, CODEMAP_STUB, "the PC was found in the stub");
-  cr_expect_str_eq(r->hit.name, "StubRoutines::test");
+  cr_expect_eq(r->walk->hit.kind, CODEMAP_STUB, "the PC was found in the stub");
+  cr_expect_str_eq(r->walk->hit.name, "StubRoutines::test");
   stop_worker(th);
 }
 
@@ -325,7 +326,7 @@ Test(handler, a_fault_of_a_nested_handler_goes_to_the_jvm) {
   cr_expect_eq(atomic_load(&nested_faults), 1, "its fault reached the previous handler");
   cr_expect_eq(guard_faults(), faults, "the guard did not take it");
   cr_expect_eq(r->num_frames, 1, "the walk went on and finished");
-  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_NESTED);
+  cr_expect_eq(r->walk->frames[0].method_id, FAKE_ROLE_NESTED);
   stop_worker(th);
   guard_uninstall();
 }
@@ -340,7 +341,7 @@ Test(handler, a_fault_the_jvm_handles_inside_the_walk_is_left_to_it) {
   uint64_t faults = guard_faults();
   const struct sample_record *r = ask(SAMPLE_CAPTURE);
   cr_expect_eq(r->num_frames, 1, "the probe's walk finished");
-  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_PROBE);
+  cr_expect_eq(r->walk->frames[0].method_id, FAKE_ROLE_PROBE);
   cr_expect_eq(guard_faults(), faults, "not contained: the JVM handled it");
   stop_worker(th);
   guard_set_vm_handler(NULL);
@@ -516,7 +517,7 @@ Test(handler, in_the_same_vm_call_a_walk_refused_for_gc_gives_the_last_walks_fra
   cr_expect_eq(r->fail_code, ASGCT_GC_ACTIVE);
   cr_expect_eq(r->recovered, RECOVERY_SAME_CALL);
   cr_expect_eq(r->num_frames, 1);
-  cr_expect_eq(r->frames[0].method_id, FAKE_ROLE_IN_VM);
+  cr_expect_eq(r->walk->frames[0].method_id, FAKE_ROLE_IN_VM);
   /* another call: its anchor one word higher, above a different return address */
   *jt_word(fake_layout.anchor + fake_layout.last_sp) += sizeof(uintptr_t);
   r = ask(SAMPLE_CAPTURE);

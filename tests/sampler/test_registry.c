@@ -4,6 +4,7 @@
 
 #include "registry.h"
 #include "sample.h"
+#include "sample_walk.h"
 
 static int add(pid_t tid, const char *name) {
   struct sampler_thread t = {.tid = tid, .name = name};
@@ -117,8 +118,8 @@ Test(registry, full) {
   cr_expect_eq(add(999999, "one too many"), -ENOSPC);
   registry_remove(10 + 77, 0);
   cr_expect_eq(add(999999, "fits again"), 77);
-  for (int i = 0; i < max; i++) cr_assert_not_null(registry_slot(i)->record->frames);
-  cr_expect_neq(registry_slot(0)->record->frames, registry_slot(1)->record->frames);
+  for (int i = 0; i < max; i++) cr_assert_not_null(registry_slot(i)->record->walk->frames);
+  cr_expect_neq(registry_slot(0)->record->walk->frames, registry_slot(1)->record->walk->frames);
   cr_expect_neq(registry_slot(0)->record, registry_slot(1)->record);
 }
 
