@@ -57,7 +57,7 @@ void plat_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, uintptr_t fp)
  * `syscall` 0f 05 at pc with the syscall number restored in rax, or at pc-2 with rax holding
  * -EINTR/-ERESTART*; aarch64: `svc #0` d4000001 at pc or pc-4), never across a page boundary
  * it was not interrupted in. Signal-safe, but the read faults on execute-only code: call it
- * under the fault guard (the handler does, sampler/guard.h). */
+ * under the fault guard (the handler does, sampler/signal/guard.h). */
 int plat_uc_in_syscall(const ucontext_t *uc);
 
 /* ---- Linux primitives, signal path (platform/linux_signal.c) ---- */

@@ -13,8 +13,8 @@
 #include "native.h"
 
 struct sample_walk {
-  asgct_frame *frames;    /* `depth` entries, leaf first (preallocated with the record) */
-  struct codemap_hit hit; /* when AsyncGetCallTrace failed: where the PC was (for
+  asgct_frame *frames;     /* `depth` entries, leaf first (preallocated with the record) */
+  struct codemap_hit hit;  /* when AsyncGetCallTrace failed: where the PC was (for
                              RECOVERY_ANCHOR: where the VM call returns to) */
   struct native_memo memo; /* the handler's own state: the thread's last native walk */
 };

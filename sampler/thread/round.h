@@ -1,9 +1,10 @@
 /*
- * round.h — the sampler thread's own state, the round state (defined in round.c), shared by
- * its files and nobody else: loop.c (the rounds), schedule.c (which threads to ask, from the
- * ThreadHasRun evidence) and record.c (turning answers into stacks). Everything here is
- * touched by the sampler thread only, except the statistics, which a dump reads under
- * traces_lock().
+ * round.h — the sampler thread's own state, the round state (defined in round.c), written by
+ * this folder's files only: round.c (set-up, configuration: sthread.h), loop.c (the rounds),
+ * schedule.c (which threads to ask, from the ThreadHasRun evidence) and record.c (turning
+ * answers into stacks). Everything here is touched by the sampler thread only, except the
+ * statistics, which a dump reads under traces_lock() — the front door's report reads them
+ * here (sampler.c), and writes nothing.
  */
 #ifndef SAMPLER_ROUND_H
 #define SAMPLER_ROUND_H
