@@ -3,7 +3,8 @@
 # packages-test.txt, then builds every build type with warnings
 # as errors (SAMPLER_WERROR=ON) and runs ctest:
 #   build-san/     Debug + ASan/UBSan (gcc): the unit tests
-#   build-rel/     Release (-O3): everything built, the unit tests
+#   build-rel/     Release (-O3): everything built, the unit tests (with tests/tsan: the code map
+#                  read while written, under ThreadSanitizer)
 #   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
 #                  proving they need no test framework (and building them with clang too)
 #   build/         RelWithDebInfo, the plain build: every test but the unit tests (the two
