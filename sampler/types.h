@@ -1,6 +1,7 @@
 /*
  * types.h — the vocabulary the front door (sampler.h) and the folders behind it share: the
- * configuration, what the sampler needs of the JVM, and a thread to be sampled. Below the API:
+ * configuration, what the sampler needs of the JVM, a thread to be sampled and the sampler
+ * thread's counters. Below the API:
  * registry/ and thread/ include this, never sampler.h, for these types. Declarations only.
  */
 #ifndef SAMPLER_TYPES_H
@@ -99,6 +100,89 @@ struct sampler_thread {
   int at_start;                 /* registered by the thread itself as it starts (its ThreadStart) */
   uint64_t start_cpu_ns; /* with at_start: its own CPU clock then (a thread attached again, like
                             DestroyJavaVM on the main thread, carries its earlier CPU) */
+};
+
+/* The sampler thread's counters. */
+struct sampler_counters {
+  uint64_t ticks;           /* sampling rounds */
+  uint64_t overruns;        /* rounds skipped because the previous one ran past their deadline */
+  uint64_t looks;           /* per-thread CPU clock reads */
+  uint64_t skipped_idle;    /* thread-rounds not looked at: idle back-off */
+  uint64_t skipped_cpu;     /* thread-rounds judged not run by the CPU clock */
+  uint64_t skipped_waiting; /* thread-rounds a Java thread in a VM wait was not looked at */
+  uint64_t skipped_regs;    /* requests whose register checksum said not run */
+  uint64_t deferred;        /* thread-rounds a due sample waited for its blocked thread to run */
+  uint64_t running_asked;   /* times the schedule asked whether a thread with a due sample runs */
+  uint64_t running_jvm;     /* of those, answered by its JavaThread's state (no /proc read) */
+  uint64_t requests;        /* signals sent */
+  uint64_t timer_requests;  /* requests left to the thread's CPU-time timer instead */
+  uint64_t timer_samples;   /* answers the timer delivered */
+  uint64_t timer_fallbacks; /* timer requests signalled after two ticks without an answer */
+  uint64_t timer_ended;     /* timer requests whose thread ended first (units to its last stack) */
+  uint64_t timers_refused;  /* threads whose timer could not be made (signals for them) */
+  uint64_t lost_send;       /* signals that could not be sent (thread gone, queue full) */
+  uint64_t outstanding;     /* thread-rounds skipped because an earlier request was still open */
+  uint64_t late;            /* requests not answered by the round after them */
+  uint64_t unanswered;      /* requests withdrawn unanswered (units kept as lost) */
+  uint64_t timed_out;    /* of those, withdrawn after 1 s while sampling (signal lost, blocked) */
+  uint64_t sig_withheld; /* requests not sent: the thread blocks the sampling signal, or
+                                   one is pending for it (each sent would stay queued) */
+  uint64_t sig_blocked_units;   /* their units: kept under [not sampled: signal blocked] */
+  uint64_t sig_blocked_cpu_ns;  /* their CPU time */
+  uint64_t sig_blocked_threads; /* times a thread was found blocking it or with one pending */
+  uint64_t sig_checks;          /* reads of a thread's /proc status to know that */
+  uint64_t sig_check_ns;        /* their time */
+  uint64_t samples;             /* stacks captured and stored */
+  uint64_t units;               /* cost units written */
+  uint64_t cpu_ns;              /* CPU time attributed (ns) */
+  uint64_t lost_units;          /* units kept under [sample lost] */
+  uint64_t lost_cpu_ns;         /* their CPU time */
+  uint64_t unwalked_cpu_ns;   /* CPU of stacks left under a failure frame: no frame walked at all */
+  uint64_t store_failed;      /* captures whose stack could not be stored (no memory, or the
+                               stack table full): kept under [stack not kept: table full] */
+  uint64_t stacks_refused;    /* of those, refused by the stack table's limits (traces.h) */
+  uint64_t keys_refused;      /* times the frame key cache was full and emptied (names are then
+                               looked up again) */
+  uint64_t keys_unloaded;     /* cached frame keys dropped as their methods' classes were
+                               unloaded (checked once a minute) */
+  uint64_t names_refused;     /* names not kept: the name table was full ([name not kept: ...]) */
+  uint64_t blocked;           /* captures that found the thread blocked in a system call */
+  uint64_t wall_reused;       /* wall clock: samples of a thread that had not run, given again
+                               without a signal */
+  uint64_t ended_units;       /* units due to a thread that ended before it was caught running:
+                               given to the last stack it was caught in */
+  uint64_t unsampled_units;   /* units of threads that ended before any capture: kept under
+                                 [thread ended before it was sampled] */
+  uint64_t unsampled_threads; /* those threads */
+  uint64_t asgct[ASGCT_NCODES + 1]; /* [0]: ok (num_frames > 0); [1 + -code]: failures */
+  uint64_t recovered_stub; /* failures walked from the Java caller of the stub the PC was in */
+  uint64_t
+      recovered_anchor;     /* failures in VM code called from Java, walked from its frame anchor */
+  uint64_t attributed_code; /* failures attributed through the map to a compiled method */
+  uint64_t recovered_same_call; /* GC active / not walkable, in the call out of Java of the
+                                   last walk: its frames */
+  uint64_t named_stub;       /* failures in a stub whose caller could not be walked: stub named */
+  uint64_t recovered_native; /* failures in native code Java called without leaving Java (a
+                                leaf call), walked from the Java caller the native walk found */
+  uint64_t rewalked_native;  /* the same, where AsyncGetCallTrace had walked but skipped that
+                                caller (a stale frame pointer): walked again from it */
+  uint64_t ambiguous_kept_ns, ambiguous_dropped_ns;
+  uint64_t clock_errors;       /* CPU clock reads that failed for a live thread */
+  uint64_t native_frames;      /* native frames recorded */
+  uint64_t native_stops[9];    /* native walks by how they ended (enum native_stop in native.h) */
+  uint64_t native_general;     /* native walks libunwind did (a frame the compiled tables could
+                                  not follow: cfi.h) */
+  uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
+  uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
+  uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
+                                  than the registry: ~1 us a thread) */
+  uint64_t threads_refused;    /* of those, not registered: the registry was full */
+  uint64_t threads_gone;       /* registrations dropped because their thread had ended */
+  uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */
+  uint64_t handler_ns;         /* the signal handler's time in the captures answered, entry to
+                                  exit (its wall time: the thread's CPU unless preempted in it) */
+  uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */
+  uint64_t wall_ns;            /* sampling time */
 };
 
 #endif

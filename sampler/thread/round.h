@@ -15,7 +15,6 @@
 #include "hist.h"
 #include "registry.h"
 #include "sample.h"
-#include "sampler.h" /* struct sampler_counters, the round's statistics, only */
 #include "sthread.h"
 #include "types.h"
 
