@@ -1,5 +1,5 @@
 /*
- * agent.c — the JVMTI entry points and event callbacks: loads the options, finds
+ * lifecycle.c — the JVMTI entry points and event callbacks: loads the options, finds
  * AsyncGetCallTrace, keeps the thread registry current (ThreadStart/ThreadEnd), creates
  * jmethodIDs ahead of time (ClassPrepare, and a sweep at VMInit), runs the sampler thread, and
  * writes the profile at VM death, on kill -3 (DataDumpRequest) and when `duration` ends.
