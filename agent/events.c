@@ -1,0 +1,325 @@
+/*
+ * events.c — the JVMTI event callbacks and thread discovery: keeps the thread registry current
+ * (ThreadStart/ThreadEnd, and the threads that ran before: register_existing), creates
+ * jmethodIDs ahead of time (ClassPrepare, and a sweep when the VM is live), feeds the code map
+ * (CompiledMethodLoad/Unload, DynamicCodeGenerated), starts the run at VMInit, ends it at
+ * VMDeath and writes the profile so far on kill -3 (DataDumpRequest).
+ *
+ * Hazards: callbacks run concurrently on any thread, also after VMDeath has begun:
+ * ClassPrepare, ThreadStart and DataDumpRequest check `dead` first, ThreadEnd unregisters even
+ * then (no stale tid behind). Those that start, end or write a run take ctl, then cut_lock, as
+ * commands do.
+ */
+#include <errno.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_internal.h"
+#include "options.h"
+#include "output.h"
+#include "platform.h"
+#include "sampler.h"
+
+/* ---- jmethodIDs ahead of time: ASGCT cannot create them in a signal handler ---- */
+
+static void create_method_ids(jvmtiEnv *jvmti, jclass cls) {
+  jint n = 0;
+  jmethodID *methods = NULL;
+  if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) == JVMTI_ERROR_NONE)
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+}
+
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass cls) {
+  (void)jvmti, (void)jni, (void)t, (void)cls; /* enabled because ASGCT requires it */
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass cls) {
+  (void)jni, (void)t;
+  if (!atomic_load(&agent.dead)) create_method_ids(jvmti, cls);
+}
+
+static void sweep_loaded_classes(jvmtiEnv *jvmti) {
+  jint n = 0;
+  jclass *classes = NULL;
+  if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) != JVMTI_ERROR_NONE) return;
+  for (jint i = 0; i < n; i++) create_method_ids(jvmti, classes[i]);
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+}
+
+/* ---- the compiled-code map: where a PC that AsyncGetCallTrace cannot walk belongs ---- */
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID m, jint size,
+                                            const void *addr, jint map_length,
+                                            const jvmtiAddrLocationMap *map, const void *info) {
+  (void)jvmti, (void)map_length, (void)map;
+  sampler_method_loaded(m, addr, size, info);
+}
+
+static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID m, const void *addr) {
+  (void)jvmti;
+  sampler_method_unloaded(m, addr);
+}
+
+static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr,
+                                    jint length) {
+  (void)jvmti;
+  sampler_code_generated(name, addr, length);
+}
+
+/* ---- threads ---- */
+
+static int is_sampler_thread(JNIEnv *jni, jthread t) {
+  return agent.sampler_thread && (*jni)->IsSameObject(jni, t, agent.sampler_thread);
+}
+
+/* The JavaThread address of t (java.lang.Thread.eetop), or 0. */
+static uintptr_t java_thread_of(JNIEnv *jni, jthread t) {
+  return agent.eetop ? (uintptr_t)(*jni)->GetLongField(jni, t, agent.eetop) : 0;
+}
+
+/* Bytes of a thread's name handed to the registry, which converts JVMTI's modified UTF-8 and
+ * keeps 127 bytes of it (sampler_thread.name): enough that only what it drops is cut here. */
+#define THREAD_NAME_IN 512
+
+/* The name JVMTI gives thread t into buf ("?" when it gives none), as JVMTI gives it. */
+static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size_t len) {
+  jvmtiThreadInfo info;
+  memset(&info, 0, sizeof info);
+  if ((*jvmti)->GetThreadInfo(jvmti, t, &info) != JVMTI_ERROR_NONE) info.name = NULL;
+  snprintf(buf, len, "%s", info.name ? info.name : "?");
+  if (info.name) (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+  if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
+  if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+}
+
+static void register_thread(JNIEnv *jni, const struct sampler_thread *t) {
+  int rc = sampler_thread_started(t);
+  if (rc < 0) {
+    say("thread %s not sampled: %s", t->name, strerror(-rc));
+    if (t->handle && jni) (*jni)->DeleteGlobalRef(jni, (jobject)t->handle);
+  }
+}
+
+/* A Java thread's handle in the registry: a global reference to it (for its state). */
+static void *thread_handle(JNIEnv *jni, jthread t) {
+  return jni ? (void *)(*jni)->NewGlobalRef(jni, t) : NULL;
+}
+
+/* The enum sampler_thread_state of the thread whose handle (a global reference) is h. */
+int events_thread_state(void *ctx, void *h) {
+  (void)ctx;
+  jint st = 0;
+  if (!agent.jvmti ||
+      (*agent.jvmti)->GetThreadState(agent.jvmti, (jthread)h, &st) != JVMTI_ERROR_NONE)
+    return SAMPLER_STATE_UNKNOWN;
+  if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) return SAMPLER_STATE_BLOCKED;
+  if (st & JVMTI_THREAD_STATE_SLEEPING) return SAMPLER_STATE_SLEEPING;
+  if (st & JVMTI_THREAD_STATE_PARKED) return SAMPLER_STATE_PARKED;
+  if (st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) return SAMPLER_STATE_WAITING;
+  if (st & JVMTI_THREAD_STATE_RUNNABLE) return SAMPLER_STATE_RUNNABLE;
+  return SAMPLER_STATE_UNKNOWN;
+}
+
+/* Registers the calling thread t: its JNIEnv is jni, its stack its own. */
+static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int at_start) {
+  char name[THREAD_NAME_IN];
+  thread_name(jvmti, jni, t, name, sizeof name);
+  struct sampler_thread th = {.tid = plat_gettid(),
+                              .name = name,
+                              .env = jni,
+                              .handle = thread_handle(jni, t),
+                              .at_start = at_start,
+                              .start_cpu_ns = at_start ? plat_self_cpu_ns() : 0};
+  plat_self_stack(&th.stack_lo, &th.stack_hi); /* for walking from a stub's frame record */
+  register_thread(jni, &th);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  if (atomic_load(&agent.dead) || is_sampler_thread(jni, t)) return;
+  register_current(jvmti, jni, t, 1);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  (void)jvmti, (void)t;
+  /* also after death: no stale tid behind */
+  void *h = sampler_thread_ended(plat_gettid(), plat_self_cpu_ns());
+  if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
+}
+
+/* Without the JavaThread layout: Java threads are matched by the name the kernel keeps for
+ * them (the first 15 bytes of the Java name); they get no JNIEnv, so their samples say
+ * "[not a Java thread]". */
+struct by_comm {
+  char (*names)[THREAD_NAME_IN];
+  jint n;
+  pid_t self;
+};
+
+static int register_by_comm(void *vctx, pid_t tid) {
+  const struct by_comm *c = vctx;
+  char comm[32];
+  if (tid == c->self || plat_thread_name(tid, comm, sizeof comm) != 0) return 0;
+  for (jint i = 0; i < c->n; i++) {
+    if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 &&
+        strlen(comm) == strnlen(c->names[i], 15)) {
+      struct sampler_thread th = {.tid = tid, .name = c->names[i]};
+      register_thread(NULL, &th);
+      break;
+    }
+  }
+  return 0;
+}
+
+/* Java threads that started before our ThreadStart events (at VMInit: Reference Handler,
+ * Finalizer, Signal Dispatcher...; at attach: all of them). Each one's kernel tid and JNIEnv
+ * come from its JavaThread (java.lang.Thread.eetop -> OSThread), so the main thread and
+ * JNI-attached threads are found too. A thread that ended meanwhile is skipped, and one that
+ * ends right after its registration is removed again (its ThreadEnd may have run before). */
+static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
+  jint n = 0;
+  jthread *threads = NULL;
+  if (check((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads")) return;
+  char(*names)[THREAD_NAME_IN] = calloc((size_t)n + 1, sizeof *names);
+  int by_eetop = 1;
+  for (jint i = 0; i < n; i++) {
+    jthread t = threads[i];
+    if ((*jni)->IsSameObject(jni, t, current) || is_sampler_thread(jni, t)) {
+      (*jni)->DeleteLocalRef(jni, t);
+      continue;
+    }
+    char name[THREAD_NAME_IN];
+    thread_name(jvmti, jni, t, name, sizeof name);
+    struct sampler_thread th = {.name = name};
+    int rc = sampler_java_thread_ids(java_thread_of(jni, t), &th.tid, &th.env);
+    if (rc == -EINVAL) by_eetop = 0; /* no layout: fall back on names below */
+    if (rc == -EINVAL && names) snprintf(names[i], sizeof names[i], "%s", name);
+    if (rc == 0) {
+      th.handle = thread_handle(jni, t);
+      register_thread(jni, &th);
+      jint state = 0;
+      if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE ||
+          !(state & JVMTI_THREAD_STATE_ALIVE)) {
+        void *h = sampler_thread_ended(th.tid, 0);
+        if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
+      }
+    }
+    (*jni)->DeleteLocalRef(jni, t);
+  }
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+  if (!by_eetop && names) {
+    struct by_comm c = {names, n, plat_gettid()};
+    plat_foreach_thread(register_by_comm, &c);
+  }
+  free(names);
+}
+
+/* The anchor walk of samples in VM code called from Java (sampler.h) needs the JavaThread
+ * layout, checked here on the current thread through java.lang.Thread.eetop; the same field
+ * then gives the other threads' tids and JNIEnvs (register_existing). */
+static void setup_anchor_walk(JNIEnv *jni, jthread t) {
+  jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+  agent.eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+  if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+  if (tc) (*jni)->DeleteLocalRef(jni, tc);
+  if (sampler_setup_anchor_walk(jni, java_thread_of(jni, t), plat_gettid()) != 0) {
+    struct sampler_report r;
+    sampler_report(&r);
+    say("samples in VM code called from Java stay unwalked on this JVM: %s", r.anchor_walk_off);
+  }
+}
+
+/* Everything that needs a live VM: names of the program, jmethodIDs of the classes loaded so
+ * far, the threads running already, and the sampler thread. At VMInit, or at attach; ctl held.
+ * Returns 0 or agent_begin_run's negative errno-style code (said why): the run did not start. */
+int events_start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  char *cmd = NULL;
+  if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &cmd) == JVMTI_ERROR_NONE && cmd) {
+    cmd[strcspn(cmd, " ")] = '\0';
+    output_set_program(cmd);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)cmd);
+  }
+  sweep_loaded_classes(jvmti);
+  /* code that was generated before our events were on (the interpreter, early stubs, and at
+   * attach every nmethod): replayed into the map */
+  if (agent.opt.codemap) {
+    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
+    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+  }
+  register_current(jvmti, jni, t, 0);
+  setup_anchor_walk(jni, t);
+  register_existing(jvmti, jni, t);
+  return agent_begin_run(jvmti, jni);
+}
+
+/* A JVM started with the agent whose sampler thread cannot start (too many threads, a full
+ * heap): the program runs unprofiled, with nothing of ours installed. */
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
+  pthread_mutex_lock(&agent.ctl);
+  if (events_start_live(jvmti, jni, t) != 0) {
+    say("%s", "not profiling: the program runs without the agent");
+    agent_abandon();
+  }
+  pthread_mutex_unlock(&agent.ctl);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
+  (void)jvmti, (void)jni;
+  pthread_mutex_lock(&agent.ctl);
+  atomic_store(&agent.dead, 1);
+  if (agent.state == RUNNING) agent_finish_run("exit");
+  pthread_mutex_unlock(&agent.ctl);
+}
+
+static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
+  (void)jvmti;
+  if (atomic_load(&agent.dead)) return;
+  pthread_mutex_lock(&agent.ctl);
+  if (agent.state == RUNNING) {
+    char path[OPT_FILE_MAX];
+    pthread_mutex_lock(&agent.cut_lock);
+    chunks_current_file(path, sizeof path);
+    if (chunks_write(path, 0, 0, "kill -3") == 0) say("profile so far written to %s", path);
+    pthread_mutex_unlock(&agent.cut_lock);
+  }
+  pthread_mutex_unlock(&agent.ctl);
+}
+
+static const jvmtiEvent EVENTS[] = {
+    JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+    JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
+    /* the code map's, last */
+    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
+
+/* Sets our callbacks and enables their events (agent_internal.h). */
+int events_install(jvmtiEnv *jvmti, int codemap) {
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  cb.VMDeath = on_vm_death;
+  cb.ThreadStart = on_thread_start;
+  cb.ThreadEnd = on_thread_end;
+  cb.ClassLoad = on_class_load;
+  cb.ClassPrepare = on_class_prepare;
+  cb.DataDumpRequest = on_data_dump;
+  cb.CompiledMethodLoad = on_compiled_method_load;
+  cb.CompiledMethodUnload = on_compiled_method_unload;
+  cb.DynamicCodeGenerated = on_dynamic_code;
+  size_t nevents = sizeof EVENTS / sizeof *EVENTS - (codemap ? 0 : 3);
+  int rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
+  for (size_t i = 0; i < nevents && !rc; i++)
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL),
+               "SetEventNotificationMode");
+  return rc;
+}
+
+/* Takes our events and callbacks out (agent_internal.h). */
+void events_remove(jvmtiEnv *jvmti) {
+  for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
+  (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);
+}
