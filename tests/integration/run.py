@@ -1091,11 +1091,25 @@ def case_torture_lifetimes():
     check_samples_follow_cpu("the lifetime threads", sum(mine.values()), [got / started] * started, interval)
     # a thread that got less than an interval of CPU from the look that could have caught it
     # to its end is kept under [thread ended before it was sampled] (on a busy machine, half
-    # of them); those the sampler caught are in computeFor, their open requests included
+    # of them); those the sampler caught are in the thread's own life — its start and exit in
+    # the JVM (thread_native_entry, Thread.exit), its Runnable (the scenario's lambda: computeFor
+    # and the CPU-time reads around it), their open requests included — and mostly in
+    # computeFor: at load 9 on two cores its start, exit and CPU reads took 11-12% of its
+    # samples (lock hand-offs spin longer there), quiet 2-4%
     caught = sum(n for k, n in mine.items() if not k.endswith(";[thread ended before it was sampled]"))
     in_compute = sum(n for k, n in mine.items() if "computeFor" in k)
-    print(f"lifetime threads: {sum(mine.values())} samples, {caught} with their stack, {in_compute} in computeFor")
-    check(in_compute >= 0.9 * caught, f"computeFor holds {in_compute} of the {caught} samples with a stack")
+    own_life = ("Scenarios.lambda$spawnBusyThreads", "thread_native_entry", "java/lang/Thread.exit",
+                "java/lang/Thread.run")
+    elsewhere = sorted(((n, k) for k, n in mine.items()
+                        if not k.endswith(";[thread ended before it was sampled]")
+                        and not any(f in k for f in own_life)), reverse=True)
+    print(f"lifetime threads: {sum(mine.values())} samples, {caught} with their stack, {in_compute} in computeFor, "
+          f"{sum(n for n, _ in elsewhere)} outside their own life")
+    for n, k in elsewhere[:5]:
+        print(f"  outside: {n} {k[-300:]}")
+    check(sum(n for n, _ in elsewhere) <= 0.03 * caught,
+          f"{sum(n for n, _ in elsewhere)} of the {caught} samples with a stack are outside the thread's own life")
+    check(in_compute >= 0.8 * caught, f"computeFor holds {in_compute} of the {caught} samples with a stack")
     check_timer_share("lifetimes", s, got / max(asked, 1), want=0.5, threads_end=True)
     check(int(s["timers_refused"]) == 0, f"{s['timers_refused']} timers could not be made")
     # a signalled request still open when its thread ends is lost (counted): none when the
