@@ -1886,12 +1886,13 @@ def case_attach_full_heap():
 
 def live_then_attach(proc, out, since, end):
     """After a failed attach: the JVM lives 8 s (checked each second), then an attach into it
-    succeeds; 2 s later the file `end` tells the program (aftergo, fullheap) to end. Returns its
+    succeeds (its stats file beside `out`, where the JVM's user — another, in attach_thread_limit
+    — can write); 2 s later the file `end` tells the program (aftergo, fullheap) to end. Returns its
     (stdout, stderr) once it has ended."""
     for i in range(8):
         time.sleep(1)
         check(proc.poll() is None, f"the JVM died {i + 1} s after {since} (status {proc.returncode})")
-    p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+    p = jcmd_load(proc.pid, f"interval=1ms,file={out},stats={out}.stats.json")
     check("return code: 0" in p.stdout, f"the attach after {since} failed: {p.stdout} {p.stderr}")
     time.sleep(2)
     open(end, "w").close()
@@ -1942,7 +1943,7 @@ def case_attach_thread_limit():
             if threads_of(proc.pid) == n:
                 break
         print(f"uid {uid}: {n} threads with the Attach Listener, ulimit -u {n}")
-        p = jcmd_load(proc.pid, f"interval=1ms,file={out}")
+        p = jcmd_load(proc.pid, f"interval=1ms,file={out},stats={out}.stats.json")
         print("the attach under the limit:", " ".join(p.stdout.split())[-200:])
         check("return code: 0" not in p.stdout, f"the attach succeeded under the thread limit: {p.stdout}")
         limit_threads(uid, proc.pid, unlimited)
