@@ -5,8 +5,9 @@
  * variables (a dlopen'ed library's TLS can allocate on first touch). errno is preserved. A
  * signal that arrives late, for a thread that has ended, or after shutdown finds its slot not
  * PENDING, or not its thread's, and returns. Everything that reads memory the thread does not
- * own (code bytes, stacks, the JVM's structures) runs under the fault guard (guard.h). The build checks the undefined symbols of this folder's objects against
- * an allow-list (tests/sampler/check_signal_symbols.py).
+ * own (code bytes, stacks, the JVM's structures) runs under the fault guard (guard.h). The
+ * build checks the undefined symbols of every *_sig.c object, wherever it lives, against an
+ * allow-list (tests/sampler/check_signal_symbols.py).
  */
 #include "handler.h"
 
