@@ -83,3 +83,27 @@ Test(counters, keys_are_unique_and_plain) {
   }
   cr_expect_gt(n, 50);
 }
+
+/* The stats file stays JSON (UTF-8) whatever bytes the profile's path holds: quotes, a
+ * backslash and a newline escaped, a character outside the BMP kept, bytes that form no
+ * character written as U+FFFD. */
+Test(counters, the_json_carries_any_path) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert_not_null(f);
+  struct agent_options o;
+  struct sampler_report r;
+  memset(&o, 0, sizeof o);
+  memset(&r, 0, sizeof r);
+  cr_assert_eq(
+      counters_json(f, &o, "/tmp/a\"b\\c\nd\xF0\x9F\x9A\x80\xFF\xC3(\xED\xA0\x80.html", &r), 0);
+  fclose(f);
+  cr_expect(
+      strstr(
+          buf,
+          "\"/tmp/a\\\"b\\\\c\\u000ad\xF0\x9F\x9A\x80\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffd.html\"") !=
+          NULL,
+      "%s", buf);
+  free(buf);
+}
