@@ -9,6 +9,7 @@
  * Pure: reads a report it is given; no JVM, no state. Not signal-safe (stdio).
  */
 #include "counters.h"
+#include "flamegraph.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -343,49 +344,13 @@ static int counter_zero(const struct counter_spec *c, const struct sampler_repor
   return strspn(v, "0.") == strlen(v);
 }
 
-/* Length of the well-formed UTF-8 character at p (1..4), or 0 when the bytes there form none
- * (a stray continuation byte, a sequence cut short, an overlong form, a surrogate, > U+10FFFF). */
-static int utf8_char_len(const unsigned char *p) {
-  if (p[0] < 0x80) return 1;
-  int n = p[0] >= 0xC2 && p[0] <= 0xDF   ? 2
-          : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-          : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
-                                         : 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
-  if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||
-      (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))
-    return 0;
-  return n;
-}
-
-/* Writes s as a JSON string: quoted; ", \ and control characters escaped; a byte that is not
- * part of a UTF-8 character (a file name is any bytes) written as U+FFFD, so that the file
- * stays JSON, which is UTF-8. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p;) {
-    int n = utf8_char_len(p);
-    if (n == 0) {
-      fputs("\\ufffd", f);
-      p++;
-    } else if (*p == '"' || *p == '\\') {
-      fprintf(f, "\\%c", *p++);
-    } else if (*p < 0x20) {
-      fprintf(f, "\\u%04x", *p++);
-    } else {
-      fwrite(p, 1, (size_t)n, f);
-      p += n;
-    }
-  }
-  fputc('"', f);
-}
-
-/* The stats as JSON (counters.h). Returns 0 or -EIO. */
+/* The stats as JSON (counters.h). Returns 0, -EIO or -ENOMEM. */
 int counters_json(FILE *f, const struct agent_options *o, const char *path,
                   const struct sampler_report *r) {
   fputs("{\n  \"file\": ", f);
-  json_string(f, path);
+  /* the path is any bytes; JSON is UTF-8: flamegraph.h's writer makes it so */
+  int rc = fg_write_json_string(f, path, strlen(path));
+  if (rc) return rc;
   fprintf(f, ",\n  \"format\": \"%s\",\n  \"event\": \"%s\"", opt_format_name(o->format),
           o->wall ? "wall" : "cpu");
   for (size_t i = 0; i < COUNTER_COUNT; i++) {

@@ -15,8 +15,8 @@
 #include "sampler.h"
 
 /* Writes the stats of report r as one JSON object: "file" (path), "format", "event", then
- * every counter in the table's order, key: number. Returns 0 or -EIO. Thread-safe as stdio
- * is; not signal-safe. */
+ * every counter in the table's order, key: number. Returns 0, -EIO or -ENOMEM. Thread-safe as
+ * stdio is; not signal-safe. */
 int counters_json(FILE *f, const struct agent_options *o, const char *path,
                   const struct sampler_report *r);
 

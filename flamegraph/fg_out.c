@@ -188,6 +188,15 @@ void fg_buf_xml(fg_buf *b, const char *s, size_t n) {
   fg_buf_put(b, s + run, n - run);
 }
 
+/* See flamegraph.h. */
+int fg_write_json_string(FILE *out, const char *s, size_t n) {
+  fg_buf b;
+  int rc = fg_buf_init(&b, out);
+  if (rc) return rc;
+  fg_buf_json(&b, s, n);
+  return fg_buf_finish(&b);
+}
+
 /* See fg_internal.h. */
 void fg_buf_json(fg_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";

@@ -159,4 +159,9 @@ int fg_write_folded(FILE *out, const fg_profile *p);
 int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *o);
 int fg_write_html(FILE *out, const fg_profile *p, const fg_options *o);
 
+/* Writes the n bytes at s to out as one JSON string, as the page's data carries names: quoted;
+ * '"', '\\', control characters and <>& escaped; a byte that forms no UTF-8 character written
+ * as U+FFFD, so the result is JSON (UTF-8) whatever the bytes. Returns 0, -EIO or -ENOMEM. */
+int fg_write_json_string(FILE *out, const char *s, size_t n);
+
 #endif

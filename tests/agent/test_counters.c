@@ -87,6 +87,7 @@ Test(counters, keys_are_unique_and_plain) {
 /* The stats file stays JSON (UTF-8) whatever bytes the profile's path holds: quotes, a
  * backslash and a newline escaped, a character outside the BMP kept, bytes that form no
  * character written as U+FFFD. */
+#define R "\xEF\xBF\xBD" /* U+FFFD */
 Test(counters, the_json_carries_any_path) {
   char *buf = NULL;
   size_t len = 0;
@@ -99,11 +100,8 @@ Test(counters, the_json_carries_any_path) {
   cr_assert_eq(
       counters_json(f, &o, "/tmp/a\"b\\c\nd\xF0\x9F\x9A\x80\xFF\xC3(\xED\xA0\x80.html", &r), 0);
   fclose(f);
-  cr_expect(
-      strstr(
-          buf,
-          "\"/tmp/a\\\"b\\\\c\\u000ad\xF0\x9F\x9A\x80\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffd.html\"") !=
-          NULL,
-      "%s", buf);
+  cr_expect(strstr(buf, "\"/tmp/a\\\"b\\\\c\\u000ad\xF0\x9F\x9A\x80" R R "(" R R R ".html\"") !=
+                NULL,
+            "%s", buf);
   free(buf);
 }
