@@ -132,8 +132,8 @@ void chunks_cutter_stop(void);
 
 /* ---- commands.c ---- */
 
-/* Says something to the user: on the JVM's stderr, and in the reply file of the command being
- * answered. Any thread; not signal-safe. */
+/* Says something to the user: on the JVM's stderr — or, from the thread answering a command that
+ * named a reply= file, in that file alone. Any thread; not signal-safe. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

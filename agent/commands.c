@@ -6,15 +6,20 @@
  * command's reply= file (say()).
  *
  * Hazards: the JVM's exit waits for ctl, so nothing done under it may block on the outside
- * world (the reply file is opened without blocking, and only a regular file is written).
+ * world: the reply file is opened without blocking, and only a regular file is written; what a
+ * command says on stderr is kept in memory and written after ctl is let go, and no write on
+ * stderr waits long for room (a pipe that nobody reads; stderr_write).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jvmti.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +34,62 @@
 #include "platform.h"
 #include "sampler.h"
 
-/* Says something to the user: on the JVM's stderr, and in the reply file of the command being
- * answered. */
+/* What the command being answered on this thread says on stderr, kept until ctl is let go
+ * (Agent_OnAttach), or NULL; and whether it says nothing there (a status with a reply file: a
+ * query changes nothing the program's log should record, and the answer is long). */
+static __thread FILE *held;
+static __thread bool reply_only;
+
+/* Writes n bytes on the JVM's stderr without ever blocking for long: a pipe that nobody reads
+ * (a parent that reads only after the exit) would hold the writer for good — at the JVM's exit
+ * too. Each piece of at most PIPE_BUF bytes waits up to a second for room, and what finds none
+ * is dropped. */
+static void stderr_write(const char *p, size_t n) {
+  while (n) {
+    struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
+    int r = poll(&pfd, 1, 1000);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || !(pfd.revents & POLLOUT)) return; /* no room, closed or an error */
+    ssize_t w = write(STDERR_FILENO, p, n < PIPE_BUF ? n : PIPE_BUF);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+/* Says something to the user: on the JVM's stderr (for a command, once ctl is let go), and in
+ * the reply file of the command being answered. */
 void say(const char *fmt, ...) {
   va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "sampler: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  fflush(stderr);
-  va_end(ap);
-  if (agent.reply) {
+  if (!(reply_only && agent.reply)) {
+    if (held) {
+      va_start(ap, fmt);
+      fprintf(held, "sampler: ");
+      vfprintf(held, fmt, ap);
+      fputc('\n', held);
+      va_end(ap);
+    } else {
+      char line[1024], *text = line;
+      va_start(ap, fmt);
+      int n = vsnprintf(line + 9, sizeof line - 10, fmt, ap); /* after "sampler: " */
+      va_end(ap);
+      if (n < 0) n = 0;
+      if ((size_t)n >= sizeof line - 10) { /* longer: a buffer of its size */
+        text = malloc((size_t)n + 11);
+        va_start(ap, fmt);
+        if (text) vsnprintf(text + 9, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+      }
+      if (text) {
+        memcpy(text, "sampler: ", 9);
+        text[9 + n] = '\n';
+        stderr_write(text, (size_t)n + 10);
+        if (text != line) free(text);
+      }
+    }
+  }
+  if (agent.reply && held) {
     va_start(ap, fmt);
     vfprintf(agent.reply, fmt, ap);
     fputc('\n', agent.reply);
@@ -265,7 +315,11 @@ static int command(int cmd, const char *rest) {
       say("profile %s written to %s", agent.state == RUNNING ? "so far" : "of the last run", path);
     return rc;
   }
-  case OPT_CMD_STATUS: status(); return 0;
+  case OPT_CMD_STATUS:
+    reply_only = true;
+    status();
+    reply_only = false;
+    return 0;
   }
   return -EINVAL;
 }
@@ -277,6 +331,9 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
   (void)reserved;
   const char *rest = NULL;
   int cmd = opt_command(options, &rest);
+  char *text = NULL; /* what is said on stderr meanwhile */
+  size_t text_len = 0;
+  held = open_memstream(&text, &text_len); /* NULL (no memory): said on stderr at once */
   pthread_mutex_lock(&agent.ctl);
   open_reply(rest);
   int rc;
@@ -290,5 +347,11 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
   }
   close_reply();
   pthread_mutex_unlock(&agent.ctl);
+  if (held) {
+    FILE *f = held;
+    held = NULL;
+    if (fclose(f) == 0 && text_len) stderr_write(text, text_len);
+    free(text);
+  }
   return rc == 0 ? JNI_OK : JNI_ERR;
 }

@@ -2054,6 +2054,46 @@ def case_reply_file():
     check(sum(stacks.values()) > 0, "the start with a refused reply= did not profile")
 
 
+def case_stderr_unread():
+    """A JVM whose stderr nobody reads (a parent that reads it only after the exit) is never held
+    by what the agent says there: `status` answers without reply= (~11 KB each, every counter)
+    overfill the pipe, and each attach still returns, and the JVM still ends at SIGTERM with its
+    profile whole. (The agent wrote them on stderr under the lock the JVM's exit waits for: the
+    sixth status blocked for good, and the exit with it.)"""
+    out = tmpfile(".folded")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    hung = None
+    try:
+        time.sleep(1.5)
+        cmd = [ARGS.jcmd, str(proc.pid), "JVMTI.agent_load", ARGS.agent, '"status"']
+        for i in range(8):  # 8 x ~11 KB: more than the pipe's 64 KiB
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=40)
+            except subprocess.TimeoutExpired:
+                hung = i + 1
+                break
+            check("return code: 0" in p.stdout, f"status {i + 1}: {p.stdout} {p.stderr}")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=40)  # stderr still unread
+        except subprocess.TimeoutExpired:
+            raise Fail(f"the JVM did not end at SIGTERM with its stderr unread (status {hung} hung)"
+                       if hung else "the JVM did not end at SIGTERM with its stderr unread")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        err = proc.stderr.read().decode(errors="replace")
+        proc.wait()
+    check(hung is None, f"status {hung} hung (its answer waited on the unread stderr)")
+    no_crash(proc.returncode, 143, err)
+    stacks = parse_folded(out)
+    print(f"8 status answers on an unread stderr; {len(err)} bytes of it kept; the profile has "
+          f"{sum(stacks.values())} samples")
+    check(sum(stacks.values()) > 0, "an empty profile")
+    check(err.count("sampler: running since") >= 4, f"the pipe did not fill with answers: {err[:300]!r}")
+
+
 def case_squatted_names():
     """Whoever can write the profile's directory cannot stop the JVM from writing its profile by
     making the names the agent would use first: the probe at start and the link through which an
@@ -2281,7 +2321,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # case's, run on every JDK), which run on the default JDK only to keep the suite under 25
 # minutes. The arm64_* cases run in the arm64 JVM under qemu (tests/integration/arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
-                    "launcher_reply_root", "reply_file", "squatted_names"}
+                    "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread"}
 
 
 def list_cases():
