@@ -142,6 +142,10 @@ def main():
                     help="which churn the scenario keeps: thread starts, class loaders, or both (default)")
     ap.add_argument("--every", type=float, default=None, help="seconds between readings (default: run/60, 1..30)")
     ap.add_argument("--check", type=float, default=None, help="fail when the agent's growth after warm-up exceeds this many MB")
+    ap.add_argument("--check-malloc", type=float, default=None,
+                    help="with --nmt: fail when the agented process's malloc in use grew by more than this many MB "
+                         "beyond what NMT saw HotSpot's grow (the agent's own live allocations; allocator retention "
+                         "and the JVM's own growth, which make the resident memory noisy, are not in it)")
     ap.add_argument("--nmt", action="store_true",
                     help="run both JVMs with Native Memory Tracking and report, per category, how much more the "
                          "agented JVM's own malloc grew after warm-up (HotSpot's jmethodID blocks: Class, Internal)")
@@ -149,6 +153,8 @@ def main():
                     help="seconds between readings of the agent's tables (`sampler status`; default with --nmt: "
                          "run/12, else none)")
     args = ap.parse_args()
+    if args.check_malloc is not None and not args.nmt:
+        ap.error("--check-malloc needs --nmt (HotSpot's own malloc growth, to leave out)")
     global JCMD
     beside = os.path.join(os.path.dirname(shutil.which(args.java) or args.java), "jcmd")
     JCMD = beside if os.path.exists(beside) else "jcmd"
@@ -217,7 +223,7 @@ def main():
         if str(held) != said.get("samples"):
             print(f"FAIL: the profile holds {held} samples, the summary says {said.get('samples')}")
             return 1
-    growth = {}
+    growth, own_malloc = {}, None
     for k in procs:
         # readings while the workload runs: after it, the agent writes its profile (and reads
         # symbol tables for it), which is a one-time cost, not growth
@@ -261,6 +267,7 @@ def main():
         if len(marks) == 2 and all(t in MALLOC for t in marks):
             (u0, f0), (u1, f1) = MALLOC[marks[0]], MALLOC[marks[1]]
             tracked = sum(nmt_growth["agent"].values()) / 1024  # kB of malloc, not blocks
+            own_malloc = u1 - u0 - tracked
             print(f"the agented process's malloc from {marks[0]:.0f} to {marks[1]:.0f} s (`sampler status`): in use "
                   f"{u0:.1f} -> {u1:.1f} MB ({u1 - u0:+.1f}), of it HotSpot's (NMT) {tracked:+.1f} MB, the rest "
                   f"(the agent's own, and what NMT does not see) {u1 - u0 - tracked:+.1f} MB; kept free "
@@ -275,6 +282,14 @@ def main():
     if args.check is not None and own > args.check:
         print(f"FAIL: more than {args.check} MB")
         return 1
+    if args.check_malloc is not None:
+        if own_malloc is None:
+            print("FAIL: --check-malloc: no malloc readings to compare (needs --nmt, and `sampler status` and "
+                  "jcmd VM.native_memory answering at both marks)")
+            return 1
+        if own_malloc > args.check_malloc:
+            print(f"FAIL: the agent's own malloc grew {own_malloc:+.1f} MB, more than {args.check_malloc} MB")
+            return 1
     return 0
 
 
