@@ -76,6 +76,8 @@ static double get_tables_kb(const struct sampler_report *r) {
   return (double)(r->table_bytes / 1024);
 }
 
+static double get_time_kb(const struct sampler_report *r) { return (double)(r->time_bytes / 1024); }
+
 /* ---- the table: the one place a counter is defined ---- */
 
 #define U64(field) CT_U64, offsetof(struct sampler_report, field), NULL
@@ -274,6 +276,19 @@ static const struct counter_spec COUNTERS[] = {
     {"keys_unloaded", SEC_TABLES, U64(n.keys_unloaded), COUNT, "keys", 0,
      "frame keys dropped because their methods' classes were unloaded (looked for whenever the "
      "cache has doubled)"},
+    {"time_cell_ms", SEC_TABLES, U64(time_cell_ns), NS_AS(1e6, 0), "ms", 0,
+     "the time axis's cells: when each capture was taken, to within one (20 ms; coarser — 100 "
+     "ms, 1 s, 10 s, 1 min, 10 min, 1 h — once the axis reached its 32 MB limit)"},
+    {"time_coarsened", SEC_TABLES, U64(time_coarsened), COUNT, "times", 0,
+     "times the time axis's cells were made coarser to stay within its limit (no capture "
+     "dropped: those of one coarser cell merged)"},
+    {"time_entries", SEC_TABLES, SIZE(time_entries), COUNT, "entries", 0,
+     "the time axis's entries: one per stack, thread and cell"},
+    {"time_kb", SEC_TABLES, GET(get_time_kb), COUNT, "kB", 0,
+     "what the time axis holds (as allocated; its entries at most 32 MB while the cells can "
+     "coarsen, and the threads)"},
+    {"time_lost", SEC_TABLES, U64(n.time_lost), COUNT, "captures", 1,
+     "captures whose time could not be kept (no memory): in the profile, not on its time axis"},
 
     /* Cost */
     {"cost_median_us", SEC_COST, U64(cost_median_ns), NS_AS(1e3, 1), "us", 0,

@@ -16,9 +16,11 @@
 #include "intern.h"
 #include "native.h"
 #include "objects.h"
+#include "platform.h"
 #include "registry.h"
 #include "round.h" /* the round state's statistics, read by the report */
 #include "sthread.h"
+#include "timeline.h"
 #include "traces.h"
 
 static struct {
@@ -176,6 +178,12 @@ static void report_locked(struct sampler_report *r) {
   r->names = intern_count();
   r->keys = traces_keys();
   r->table_bytes = traces_bytes() + intern_bytes();
+  struct timeline_info ti;
+  timeline_get_info(&ti);
+  r->time_cell_ns = ti.cell_ns;
+  r->time_coarsened = ti.coarsenings;
+  r->time_entries = ti.entries;
+  r->time_bytes = ti.bytes;
   r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
   r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
   r->cost_max_ns = loop.cost.max;
@@ -285,6 +293,41 @@ static void copy_stack(void *vctx, const struct trace_view *t) {
   snapshot_add(vctx, t->frames, t->n, t->samples, t->units, t->cpu_ns);
 }
 
+/* Copies the time axis into s->time; not_kept: the index of the stack that stands for the
+ * captures the stack table could not take. 0 or -ENOMEM. traces_lock held. */
+static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
+  struct sampler_time *t = &s->time;
+  struct timeline_info ti;
+  timeline_get_info(&ti);
+  t->start_wall_ns = ti.start_wall_ns;
+  uint64_t now = plat_mono_ns();
+  t->duration_ns = now > ti.start_ns ? now - ti.start_ns : 0;
+  t->cell_ns = ti.cell_ns;
+  size_t n, nt, name_bytes = 0;
+  const struct timeline_entry *e = timeline_entries(&n);
+  const struct timeline_thread *th = timeline_threads(&nt);
+  for (size_t i = 0; i < nt; i++) name_bytes += strlen(th[i].name) + 1;
+  t->entries = malloc((n ? n : 1) * sizeof *t->entries);
+  t->threads = malloc((nt ? nt : 1) * sizeof *t->threads);
+  t->names = malloc(name_bytes ? name_bytes : 1);
+  if (!t->entries || !t->threads || !t->names) return -ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    t->entries[i] = (struct sampler_time_entry){
+        e[i].cell,   e[i].stack == TIMELINE_NO_STACK ? not_kept : e[i].stack,
+        e[i].thread, e[i].samples,
+        e[i].units,  e[i].cpu_ns};
+  char *p = t->names;
+  for (size_t i = 0; i < nt; i++) {
+    size_t len = strlen(th[i].name) + 1;
+    memcpy(p, th[i].name, len);
+    t->threads[i] = (struct sampler_time_thread){th[i].tid, p};
+    p += len;
+  }
+  t->n = n;
+  t->nthreads = nt;
+  return 0;
+}
+
 int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   memset(s, 0, sizeof *s);
   struct copy_ctx c = {s, 0, 0};
@@ -292,6 +335,7 @@ int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   if (sthread_running()) loop_measure_process();
   report_locked(&s->report);
   traces_foreach(copy_stack, &c);
+  if (!c.err) c.err = copy_time(s, (uint32_t)s->n);
   if (loop.not_kept.samples) /* the captures the stack table could not take */
     snapshot_add(&c, &loop.id_stack_full, 1, loop.not_kept.samples, loop.not_kept.units,
                  loop.not_kept.cpu_ns);
@@ -314,6 +358,9 @@ void sampler_snapshot_foreach(const struct sampler_snapshot *s,
 void sampler_snapshot_free(struct sampler_snapshot *s) {
   free(s->stacks);
   free(s->frames);
+  free(s->time.entries);
+  free(s->time.threads);
+  free(s->time.names);
   memset(s, 0, sizeof *s);
 }
 

@@ -94,14 +94,18 @@ void sampler_code_generated(const char *name, const void *code, jint size);
 /* One consistent snapshot of what the sampler did, for reports. */
 struct sampler_report {
   struct sampler_counters n;
-  uint64_t asgct_failed;  /* n.asgct[1..]: walks AsyncGetCallTrace failed */
-  uint64_t failed_kept;   /* of those, kept under their failure frame (not recovered) */
-  uint64_t recovered;     /* of those, recovered or attributed through the code map */
-  int threads_registered; /* threads seen */
-  int threads_live;       /* threads registered now */
-  size_t stacks;          /* distinct stacks */
-  size_t names, keys;     /* frame names kept; cached frame keys (method or pc -> name) */
-  size_t table_bytes;     /* what the stack table, the key cache and the names take */
+  uint64_t asgct_failed;   /* n.asgct[1..]: walks AsyncGetCallTrace failed */
+  uint64_t failed_kept;    /* of those, kept under their failure frame (not recovered) */
+  uint64_t recovered;      /* of those, recovered or attributed through the code map */
+  int threads_registered;  /* threads seen */
+  int threads_live;        /* threads registered now */
+  size_t stacks;           /* distinct stacks */
+  size_t names, keys;      /* frame names kept; cached frame keys (method or pc -> name) */
+  size_t table_bytes;      /* what the stack table, the key cache and the names take */
+  uint64_t time_cell_ns;   /* the time axis's cells now (20 ms, coarser past its limit) */
+  uint64_t time_coarsened; /* times its cells were made coarser */
+  size_t time_entries;     /* its entries (one per stack, thread and cell) */
+  size_t time_bytes;       /* what it holds allocated */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
   uint64_t anchor_refused; /* anchor walks refused: the JNIEnv named another thread's JavaThread */
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
@@ -142,14 +146,42 @@ void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s),
 /* Forgets what was recorded: the next profile starts from zero (stacks, counters, times).
  * Frame names stay. Thread-safe. */
 void sampler_clear(void);
-/* A copy of what was recorded (stacks and report) taken at one moment, for writing without
- * holding up the sampler. */
+/* When the captures were taken: the weights of one stack of one thread in one cell of time. */
+struct sampler_time_entry {
+  uint32_t cell;    /* cells of cell_ns since the profile began */
+  uint32_t stack;   /* index into the snapshot's stacks */
+  uint32_t thread;  /* index into its time threads */
+  uint32_t samples; /* captures */
+  uint64_t units, cpu_ns;
+};
+
+struct sampler_time_thread {
+  int32_t tid;      /* the OS thread id */
+  const char *name; /* UTF-8 */
+};
+
+/* The profile's time axis: its entries in time order (cell ascending). Every capture of the
+ * profile is in it but those time_lost counts. */
+struct sampler_time {
+  int64_t start_wall_ns; /* when the profile began, ns since the epoch */
+  uint64_t duration_ns;  /* from then to the snapshot */
+  uint64_t cell_ns;      /* 20 ms, or coarser when the axis reached its memory limit */
+  struct sampler_time_entry *entries;
+  size_t n;
+  struct sampler_time_thread *threads;
+  size_t nthreads;
+  char *names; /* the threads' names */
+};
+
+/* A copy of what was recorded (stacks, time and report) taken at one moment, for writing
+ * without holding up the sampler. */
 struct sampler_snapshot {
   struct sampler_report report;
   struct sampler_stack *stacks; /* in the order first seen */
   size_t n;
   uint32_t *frames;
   size_t cap_stacks, cap_frames;
+  struct sampler_time time;
 };
 /* Takes a snapshot into *s; with `cut`, in the same moment starts the next profile from zero
  * (as sampler_clear), so that consecutive snapshots split the run without a gap or an overlap.

@@ -141,6 +141,8 @@ struct sampler_counters {
   uint64_t store_failed;      /* captures whose stack could not be stored (no memory, or the
                                stack table full): kept under [stack not kept: table full] */
   uint64_t stacks_refused;    /* of those, refused by the stack table's limits (traces.h) */
+  uint64_t time_lost;         /* captures whose time could not be kept (no memory): in the
+                                 profile's weights, not on its time axis (timeline.h) */
   uint64_t keys_refused;      /* times the frame key cache was full and emptied (names are then
                                looked up again) */
   uint64_t keys_unloaded;     /* cached frame keys dropped as their methods' classes were

@@ -148,7 +148,7 @@ static bool trace_eq(const void *ctx, uint32_t idx) {
          memcmp(frame_pool + t->off, p->frames, (size_t)p->n * sizeof *p->frames) == 0;
 }
 
-int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns) {
+int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, uint32_t *id) {
   struct trace_probe probe = {frames, n};
   uint64_t h = itab_hash_bytes(frames, (size_t)n * sizeof *frames);
   uint32_t i = itab_find(&trace_tab, h, trace_eq, &probe);
@@ -169,6 +169,7 @@ int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns) {
   traces[i].samples++;
   traces[i].units += units;
   traces[i].cpu_ns += cpu_ns;
+  if (id) *id = i;
   return 0;
 }
 

@@ -57,9 +57,10 @@ int traces_key_put(struct traces_key key, uint32_t id);
 size_t traces_key_sweep(int (*keep)(void *ctx, struct traces_key key), void *ctx);
 
 /* Adds one capture of the stack frames[0..n) (root first) with its weights: cost units and
- * CPU nanoseconds. Returns 0, or -ENOMEM or -ENOSPC (a new stack past the limits: counted) —
- * then the capture is not stored and the caller stores it elsewhere. */
-int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns);
+ * CPU nanoseconds; with id, gives the stack's id there (0, 1, ... in the order stacks were
+ * first added: traces_foreach's). Returns 0, or -ENOMEM or -ENOSPC (a new stack past the
+ * limits: counted) — then the capture is not stored and the caller stores it elsewhere. */
+int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, uint32_t *id);
 
 struct trace_view {
   const uint32_t *frames; /* root first */

@@ -370,6 +370,7 @@ static void flush_deferred(void) {
   if (limit > loop.cap) limit = loop.cap;
   traces_lock();
   loop.flushing = 1;
+  loop.round_ns = plat_mono_ns();
   for (int i = 0; i < limit; i++) {
     struct thread_slot *s = registry_slot(i);
     struct thread_book *b = &loop.books[i];
@@ -512,6 +513,8 @@ int sthread_run(void) {
   traces_lock();
   uint64_t start = plat_mono_ns();
   loop.base_wall = start;
+  loop.round_ns = start;
+  loop_time_begin(start);
   loop.base_cpu = plat_self_cpu_ns();
   loop.base_process = plat_process_cpu_ns();
   loop.self_cpu_recorded = loop.self_units_given = 0;
@@ -537,6 +540,7 @@ int sthread_run(void) {
       expired = 1;
       break;
     }
+    loop.round_ns = now;
     tick();
     traces_lock();
     int refresh = housekeeping();

@@ -16,6 +16,7 @@
 #include "round.h"
 #include "sample_walk.h"
 #include "symbols.h"
+#include "timeline.h"
 #include "traces.h"
 
 _Static_assert(NATIVE_STOPS ==
@@ -144,26 +145,34 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   return 1;
 }
 
-/* Stores the stack in loop.fbuf[0..n). A frame whose name the full name table refused stands
- * as [name not kept: table full]; a stack the stack table cannot take (its limits, or no
- * memory) is kept, weights and all, under [stack not kept: table full]: nothing is dropped. */
-static void store(int n, uint64_t units, uint64_t cpu_ns) {
+/* Stores the stack in loop.fbuf[0..n), a capture of thread s (NULL: the sampler thread), and
+ * when it was taken (this round) on the time axis. A frame whose name the full name table
+ * refused stands as [name not kept: table full]; a stack the stack table cannot take (its
+ * limits, or no memory) is kept, weights and all, under [stack not kept: table full]: nothing
+ * is dropped. */
+static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns) {
   for (int i = 0; i < n; i++)
     if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
-  if (traces_add(loop.fbuf, n, units, cpu_ns) != 0) {
+  uint32_t stack = TIMELINE_NO_STACK;
+  if (traces_add(loop.fbuf, n, units, cpu_ns, &stack) != 0) {
     loop.st.store_failed++;
     loop.not_kept.samples++;
     loop.not_kept.units += units;
     loop.not_kept.cpu_ns += cpu_ns;
   }
+  int64_t th = s ? timeline_thread(s->tid, s->name, sizeof s->name)
+                 : timeline_thread((int32_t)loop.self, "sampler", 7);
+  if (th < 0 || timeline_add(loop.round_ns, stack, (uint32_t)th, units, cpu_ns) != 0)
+    loop.st.time_lost++;
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;
 }
 
-/* Stores the thread's last captured stack again, with these weights. */
-static void store_last(const struct thread_book *b, uint64_t units, uint64_t cpu_ns) {
+/* Stores thread s's last captured stack again, with these weights. */
+static void store_last(const struct thread_slot *s, const struct thread_book *b, uint64_t units,
+                       uint64_t cpu_ns) {
   memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(b->nlast, units, cpu_ns);
+  store(s, b->nlast, units, cpu_ns);
 }
 
 /* Stores the thread's root (when enabled) and one marker frame (id) under it: CPU that has no
@@ -172,7 +181,7 @@ static void store_marker(const struct thread_slot *s, struct thread_book *b, uin
                          uint64_t units, uint64_t cpu_ns) {
   int n = begin_stack(s, b);
   loop.fbuf[n++] = id;
-  store(n, units, cpu_ns);
+  store(s, n, units, cpu_ns);
 }
 
 void record_self(uint64_t sampler_cpu_ns) {
@@ -187,7 +196,7 @@ void record_self(uint64_t sampler_cpu_ns) {
   }
   loop.fbuf[n++] = loop.id_self;
   uint64_t cpu = sampler_cpu_ns - loop.self_cpu_recorded;
-  store(n, units, cpu);
+  store(NULL, n, units, cpu);
   loop.self_units_given += units;
   loop.self_cpu_recorded = sampler_cpu_ns;
 }
@@ -208,8 +217,7 @@ static void keep_last(struct thread_book *b, int n) {
 }
 
 void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units) {
-  (void)s;
-  store_last(b, units, 0);
+  store_last(s, b, units, 0);
   loop.st.wall_reused += units;
 }
 
@@ -271,14 +279,14 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
     return;
   }
   if (!due) return;
-  store_last(b, due, b->cum - b->cum_captured + before);
+  store_last(s, b, due, b->cum - b->cum_captured + before);
   b->cum_captured = b->cum;
   loop.st.ended_units += due;
 }
 
 void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
   if (b->nlast > 0) {
-    store_last(b, b->req_units, b->req_cpu);
+    store_last(s, b, b->req_units, b->req_cpu);
     loop.st.ended_units += b->req_units;
   } else { /* its first capture was still to come */
     store_marker(s, b, loop.id_unsampled, b->req_units, b->req_cpu);
@@ -436,7 +444,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     if (r->num_frames <= 0 && r->walk->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
       st->unwalked_cpu_ns += b->req_cpu; /* its CPU is in the profile, but nowhere in particular */
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
-    store(n, units, b->req_cpu);
+    store(s, n, units, b->req_cpu);
     st->samples++;
     keep_last(b, n); /* wall clock: given again; cpu: the stack a thread that ends keeps */
   }

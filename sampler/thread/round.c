@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codemap.h"
 #include "platform.h"
+#include "timeline.h"
 #include "traces.h"
 
 struct loop_state loop;
@@ -75,7 +77,14 @@ void sthread_set_hotspot(const struct hotspot_layout *h) { atomic_store(&loop.ho
 
 int sthread_running(void) { return atomic_load(&loop.running); }
 
+void loop_time_begin(uint64_t mono_ns) {
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  timeline_clear(mono_ns, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
+}
+
 void sthread_clear(void) {
+  loop_time_begin(plat_mono_ns());
   loop.base_wall += loop.st.wall_ns;
   loop.base_cpu += loop.st.sampler_cpu_ns;
   loop.base_process += loop.st.process_cpu_ns;

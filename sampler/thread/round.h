@@ -122,9 +122,11 @@ struct loop_state {
     uint32_t gen;
   } gone[64]; /* registrations whose thread has ended, dropped after the round */
   int ngone;
-  uint64_t round; /* rounds since the agent loaded: the schedule's clock (st.ticks, the
+  uint64_t round_ns; /* plat_mono_ns() as this round began: the time the captures it records
+                       are given on the time axis (timeline.h) */
+  uint64_t round;    /* rounds since the agent loaded: the schedule's clock (st.ticks, the
                      report's, starts again with each profile) */
-  uint64_t slots; /* intervals since the agent loaded, the rounds skipped by overruns too: the
+  uint64_t slots;    /* intervals since the agent loaded, the rounds skipped by overruns too: the
                       wall clock's (sampler thread only) */
   uint64_t base_wall, base_cpu, base_process; /* where the profile's wall time, the sampler
                                                  thread's CPU and the process's CPU start */
@@ -146,6 +148,9 @@ void loop_timer_drop(struct thread_book *b);
 
 /* Sizes the per-slot arrays for `limit` slots. Returns 0 or -ENOMEM (then the old size stays). */
 int loop_reserve(int limit);
+
+/* Starts the time axis again (timeline.h) at mono_ns: a new profile. traces_lock held. */
+void loop_time_begin(uint64_t mono_ns);
 
 /* The bookkeeping of slot i, reset when the slot has a new owner. Slot lock held. */
 struct thread_book *loop_book(int i, const struct thread_slot *s);

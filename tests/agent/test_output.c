@@ -37,8 +37,8 @@ static void setup_profile(void) {
   uint32_t root = intern_string("main", 4), a = intern_string("A.run", 5),
            b = intern_string("B c.run", 7);
   uint32_t s1[] = {root, a}, s2[] = {root, b};
-  cr_assert_eq(traces_add(s1, 2, 3, 3000000), 0);
-  cr_assert_eq(traces_add(s2, 2, 2, 2000000), 0);
+  cr_assert_eq(traces_add(s1, 2, 3, 3000000, NULL), 0);
+  cr_assert_eq(traces_add(s2, 2, 2, 2000000, NULL), 0);
 }
 
 static char *slurp(const char *path) {
@@ -106,7 +106,7 @@ Test(output, a_flame_graph_past_its_frame_limit_keeps_the_heaviest_whole_and_eve
   uint32_t root = intern_string("main", 4), c = intern_string("C.run", 5),
            d = intern_string("D.run", 5);
   uint32_t s3[] = {root, c, d};
-  cr_assert_eq(traces_add(s3, 3, 1, 1000000), 0);
+  cr_assert_eq(traces_add(s3, 3, 1, 1000000, NULL), 0);
   output_set_graph_limit(4); /* the root, main, A.run and B c.run */
   struct agent_options o;
   char err[512];
@@ -156,7 +156,7 @@ Test(output, svg_html_and_text_are_complete) {
  * with thousands separators like the page's numbers. */
 Test(output, flame_graph_subtitles_count_with_thousands_separators) {
   uint32_t s3[] = {intern_string("main", 4), intern_string("C.run", 5)};
-  cr_assert_eq(traces_add(s3, 2, 1234560, 1234560000000ull), 0);
+  cr_assert_eq(traces_add(s3, 2, 1234560, 1234560000000ull, NULL), 0);
   struct agent_options o;
   char err[512];
   options_for(&o, "p.svg", NULL);
@@ -297,7 +297,7 @@ Test(output, a_writer_killed_at_any_moment_leaves_the_whole_profile_or_nothing) 
     int km = snprintf(m, sizeof m, "Work.m%d", i),
         kc = snprintf(c, sizeof c, "Caller.c%d", i % 101);
     uint32_t s[] = {root, intern_string(c, (size_t)kc), intern_string(m, (size_t)km)};
-    cr_assert_eq(traces_add(s, 3, 1, 1000), 0);
+    cr_assert_eq(traces_add(s, 3, 1, 1000, NULL), 0);
   }
   struct agent_options o;
   options_for(&o, "p.html", NULL);
@@ -363,7 +363,7 @@ Test(output, pprof_reads_back_as_the_same_stacks_in_both_sample_types) {
   uint32_t root = intern_string("[worker 1 tid=42]", 17), m = intern_string("p/C.m:152", 9),
            odd = intern_string("weird:name", 10);
   uint32_t s3[] = {root, m, odd};
-  cr_assert_eq(traces_add(s3, 3, 4, 4000000), 0);
+  cr_assert_eq(traces_add(s3, 3, 4, 4000000, NULL), 0);
   struct agent_options o;
   options_for(&o, "p.pb.gz", "threads");
   cr_assert_eq(o.format, FORMAT_PPROF, "the format from .pb.gz");
@@ -409,7 +409,7 @@ static size_t gunzip(const unsigned char *data, size_t len, unsigned char *out, 
 Test(output, a_damaged_pprof_file_is_an_error_not_a_crash) {
   uint32_t root = intern_string("[worker 1 tid=42]", 17), m = intern_string("p/C.m:152", 9);
   uint32_t s3[] = {root, m};
-  cr_assert_eq(traces_add(s3, 2, 4, 4000000), 0);
+  cr_assert_eq(traces_add(s3, 2, 4, 4000000, NULL), 0);
   struct agent_options o;
   options_for(&o, "d.pprof", "threads");
   char err[512];

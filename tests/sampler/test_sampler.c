@@ -297,6 +297,48 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
   }
 }
 
+/* Every capture of every stack is on the time axis, at the time it was taken: the entries of
+ * a stack add up to its weights, they run in time order over the run, and their threads are
+ * the workers by name. */
+Test(sampler, the_time_axis_holds_every_capture_of_every_stack) {
+  struct sampler_counters st;
+  run(SAMPLER_HASRUN_AUTO, 2, 0, 1, 400, &st);
+  struct sampler_snapshot s;
+  cr_assert_eq(sampler_snapshot(&s, 0), 0);
+  const struct sampler_time *t = &s.time;
+  cr_assert_gt(s.n, 0u);
+  cr_assert_eq(t->cell_ns, 20000000u);
+  uint64_t units[256] = {0}, samples[256] = {0}, cpu[256] = {0};
+  cr_assert_lt(s.n, 256u);
+  uint32_t last_cell = 0, cells = 0;
+  int busy_thread = 0, burst_thread = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    const struct sampler_time_entry *e = &t->entries[i];
+    cr_assert_lt(e->stack, s.n);
+    cr_assert_lt(e->thread, t->nthreads);
+    cr_assert_geq(e->cell, last_cell, "time order at %zu", i);
+    cells += i == 0 || e->cell != last_cell;
+    last_cell = e->cell;
+    units[e->stack] += e->units;
+    samples[e->stack] += e->samples;
+    cpu[e->stack] += e->cpu_ns;
+    const char *name = t->threads[e->thread].name;
+    busy_thread |= !strcmp(name, "busy");
+    burst_thread |= !strcmp(name, "burst");
+  }
+  for (size_t k = 0; k < s.n; k++)
+    cr_expect(units[k] == s.stacks[k].units && samples[k] == s.stacks[k].samples &&
+                  cpu[k] == s.stacks[k].cpu_ns,
+              "stack %zu: %lu units on the time axis, %lu in the table", k, (unsigned long)units[k],
+              (unsigned long)s.stacks[k].units);
+  cr_expect(busy_thread && burst_thread, "the workers' captures are theirs by name");
+  cr_expect_leq((uint64_t)last_cell * t->cell_ns, t->duration_ns, "no cell after the snapshot");
+  /* 400 ms of two busy threads sampled each ms: most of its 20 cells hold captures */
+  cr_expect_geq(cells, 8u, "the captures are spread over the run: %u cells", cells);
+  cr_expect_gt(t->start_wall_ns, 1600000000ll * 1000000000ll, "a wall-clock start");
+  sampler_snapshot_free(&s);
+}
+
 Test(sampler, auto_samples_the_busy_thread_and_never_signals_idle_ones) {
   struct sampler_counters st;
   struct tally t = run(SAMPLER_HASRUN_AUTO, 1, 20, 0, 600, &st);

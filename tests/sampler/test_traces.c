@@ -58,9 +58,9 @@ static void collect(void *ctx, const struct trace_view *t) {
 Test(traces, stacks_aggregate_by_exact_frames) {
   cr_assert_eq(traces_init(), 0);
   uint32_t s1[] = {1, 2, 3}, s2[] = {1, 2}, s3[] = {1, 2, 3};
-  cr_assert_eq(traces_add(s1, 3, 2, 100), 0);
-  cr_assert_eq(traces_add(s2, 2, 1, 10), 0);
-  cr_assert_eq(traces_add(s3, 3, 5, 1000), 0);
+  cr_assert_eq(traces_add(s1, 3, 2, 100, NULL), 0);
+  cr_assert_eq(traces_add(s2, 2, 1, 10, NULL), 0);
+  cr_assert_eq(traces_add(s3, 3, 5, 1000, NULL), 0);
   struct seen s = {0};
   traces_foreach(collect, &s);
   cr_assert_eq(s.n, 2);
@@ -77,10 +77,10 @@ Test(traces, the_stack_table_stops_at_its_limits_and_the_key_cache_starts_again_
   traces_lock();
   traces_set_limits(2, 1000, 1);
   uint32_t a[] = {1, 2}, b[] = {1, 3}, c[] = {1, 4};
-  cr_expect_eq(traces_add(a, 2, 1, 10), 0);
-  cr_expect_eq(traces_add(b, 2, 1, 10), 0);
-  cr_expect_eq(traces_add(c, 2, 1, 10), -ENOSPC, "a third distinct stack is refused");
-  cr_expect_eq(traces_add(a, 2, 5, 50), 0, "a stack already kept still takes captures");
+  cr_expect_eq(traces_add(a, 2, 1, 10, NULL), 0);
+  cr_expect_eq(traces_add(b, 2, 1, 10, NULL), 0);
+  cr_expect_eq(traces_add(c, 2, 1, 10, NULL), -ENOSPC, "a third distinct stack is refused");
+  cr_expect_eq(traces_add(a, 2, 5, 50, NULL), 0, "a stack already kept still takes captures");
   cr_expect_eq(traces_count(), 2);
   cr_expect_eq(traces_key_put((struct traces_key){1, 1}, 7), 0);
   cr_expect_eq(traces_key_put((struct traces_key){2, 1}, 8), 0, "a full key cache starts again");
@@ -88,7 +88,7 @@ Test(traces, the_stack_table_stops_at_its_limits_and_the_key_cache_starts_again_
   cr_expect_eq(traces_key_get((struct traces_key){1, 1}), TRACES_NO_ID, "and without the old ones");
   cr_expect_eq(traces_keys(), 1u, "its size stays at the limit");
   traces_set_limits(100, 5, 100); /* frames: 4 stored, one more stack of 2 would pass 5 */
-  cr_expect_eq(traces_add(c, 2, 1, 10), -ENOSPC, "the frame pool is full");
+  cr_expect_eq(traces_add(c, 2, 1, 10, NULL), -ENOSPC, "the frame pool is full");
   struct traces_refusals r;
   traces_refused(&r);
   cr_expect_eq(r.stacks, 2u);
@@ -104,15 +104,15 @@ Test(traces, clearing_empties_the_table_in_place_and_it_works_again) {
   for (int round = 0; round < 50; round++) {
     for (uint32_t i = 0; i < 3000; i++) {
       uint32_t st[] = {1, i + 2, (uint32_t)round + 7};
-      cr_assert_eq(traces_add(st, 3, 1, 10), 0);
-      cr_assert_eq(traces_add(st, 3, 2, 20), 0);
+      cr_assert_eq(traces_add(st, 3, 1, 10, NULL), 0);
+      cr_assert_eq(traces_add(st, 3, 2, 20, NULL), 0);
     }
     cr_assert_eq(traces_count(), 3000u, "round %d", round);
     traces_clear();
     cr_assert_eq(traces_count(), 0u);
   }
   uint32_t st[] = {1, 2, 3};
-  cr_assert_eq(traces_add(st, 3, 4, 40), 0);
+  cr_assert_eq(traces_add(st, 3, 4, 40, NULL), 0);
   struct seen s = {0};
   traces_foreach(collect, &s);
   cr_expect_eq(s.n, 1);
@@ -129,7 +129,7 @@ Test(traces, their_memory_is_counted) {
   uint32_t st[64];
   for (uint32_t i = 0; i < 20000; i++) {
     for (int k = 0; k < 64; k++) st[k] = i * 64 + (uint32_t)k;
-    cr_assert_eq(traces_add(st, 64, 1, 1), 0);
+    cr_assert_eq(traces_add(st, 64, 1, 1, NULL), 0);
   }
   size_t held = traces_bytes();
   cr_expect_geq(held - before, 20000u * 64u * sizeof(uint32_t), "the frames alone: %zu bytes",
