@@ -352,6 +352,18 @@ static void counter_value(const struct counter_spec *c, const struct sampler_rep
   snprintf(buf, len, "%.*f", c->decimals, v / c->scale);
 }
 
+/* Every counter of r, key and value as shown (counters.h). */
+int counters_each(const struct sampler_report *r,
+                  int (*fn)(void *ctx, const char *key, const char *value), void *ctx) {
+  for (size_t i = 0; i < COUNTER_COUNT; i++) {
+    char v[64];
+    counter_value(&COUNTERS[i], r, v, sizeof v);
+    int rc = fn(ctx, COUNTERS[i].key, v);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 /* Whether c's value in r is 0 (as shown). */
 static int counter_zero(const struct counter_spec *c, const struct sampler_report *r) {
   char v[64];

@@ -36,6 +36,11 @@ void counters_exit_line(char *buf, size_t len, const struct agent_options *o, co
  * its rule, one row per counter in the table's order. Returns 0 or -EIO. */
 int counters_markdown_table(FILE *f);
 
+/* Calls fn with the key and the value (as the stats file shows it) of every counter of r, in
+ * the table's order, until fn returns non-zero; returns that, or 0. Thread-safe. */
+int counters_each(const struct sampler_report *r,
+                  int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
+
 /* The key of the i-th counter in the table's order, NULL past the last. Thread-safe,
  * signal-safe. */
 const char *counter_name(size_t i);

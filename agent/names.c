@@ -121,3 +121,26 @@ int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf,
   if (cls && jni) (*jni)->DeleteLocalRef(jni, cls);
   return rc;
 }
+
+/* A frame name's line (names.h). */
+size_t names_split_line(const char *name, size_t len, int64_t *line) {
+  size_t i = len;
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') i--;
+  *line = 0;
+  if (i == len || i < 2 || name[i - 1] != ':' || len - i > 9) return len;
+  *line = strtoll(name + i, NULL, 10);
+  return i - 1;
+}
+
+/* A thread's root frame (names.h). */
+int names_thread_root(const char *name, const char **tname, size_t *tlen, int64_t *tid) {
+  size_t len = strlen(name);
+  if (len < 8 || name[0] != '[' || name[len - 1] != ']') return 0;
+  size_t i = len - 1;
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') i--;
+  if (i == len - 1 || i < 6 || memcmp(name + i - 5, " tid=", 5) != 0) return 0;
+  *tname = name + 1;
+  *tlen = i - 5 - 1;
+  *tid = strtoll(name + i, NULL, 10);
+  return 1;
+}

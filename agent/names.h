@@ -7,6 +7,7 @@
 
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Writes the class name of a JVM type signature into buf: "Ljava/lang/String;" ->
  * "java/lang/String", "[I" -> "int[]", "[[Ljava/lang/Object;" -> "java/lang/Object[][]".
@@ -29,5 +30,13 @@ jint names_line(const jvmtiLineNumberEntry *table, jint n, jint bci);
  * class was unloaded; -ENOMEM) with buf untouched. Any thread with a JNIEnv; jni may be NULL when the caller has no local
  * references to release (they are then released when its native frame ends). */
 int names_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID m, jint bci, char *buf, size_t len);
+
+/* The length of a frame name's first len bytes without a final ":<digits>" (the `lines`
+ * option's), and that line in *line (0 when none). Thread-safe. */
+size_t names_split_line(const char *name, size_t len, int64_t *line);
+
+/* Whether name is a thread's root frame "[NAME tid=N]" (the `threads` option's): then its
+ * NAME (*tname, *tlen bytes) and N. Thread-safe. */
+int names_thread_root(const char *name, const char **tname, size_t *tlen, int64_t *tid);
 
 #endif

@@ -224,6 +224,7 @@ static int format_from_name(const char *f) {
   if (!strcmp(dot, ".pprof") || !strcmp(dot, ".pb") ||
       (!strcmp(dot, ".gz") && strlen(f) > 6 && !strcmp(f + strlen(f) - 6, ".pb.gz")))
     return FORMAT_PPROF;
+  if (!strcmp(dot, ".jfr")) return FORMAT_JFR;
   return -1;
 }
 
@@ -284,8 +285,10 @@ static int parse_format(const struct opt_spec *opt, const char *v, struct agent_
     o->format = FORMAT_HTML;
   else if (!strcmp(v, "pprof"))
     o->format = FORMAT_PPROF;
+  else if (!strcmp(v, "jfr"))
+    o->format = FORMAT_JFR;
   else
-    return fail(err, errlen, "format=%s: accepted: folded, text, svg, html, pprof", v);
+    return fail(err, errlen, "format=%s: accepted: folded, text, svg, html, pprof, jfr", v);
   return 0;
 }
 
@@ -430,9 +433,10 @@ static const struct opt_spec OPTIONS[] = {
      "output path; `%p` is the pid, `%t` the start time (`YYYYmmdd-HHMMSS`), `%%` a `%`"},
     {"format", "FMT", OPT_TAKES_VALUE, parse_format, 0, NULL,
      "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`, "
-     "`.pb.gz`/`.pprof`), else `folded`",
+     "`.pb.gz`/`.pprof`, `.jfr`), else `folded`",
      "`folded`, `text`, `svg`, `html`, `pprof` (gzipped profile.proto: `go tool pprof`, "
-     "Pyroscope, speedscope)"},
+     "Pyroscope, speedscope), `jfr` (a JFR recording: the JDK's `jfr`, JDK Mission Control, "
+     "IntelliJ)"},
     {"depth", "N", OPT_TAKES_VALUE, parse_depth, 0, "1024", NULL,
      "most frames per stack, 1 to 8192; above 1365, fewer threads can be sampled at once "
      "(16,384 at most; 2,560 at 8192: 24 bytes a frame a thread, 512 MB at most)"},
@@ -478,8 +482,8 @@ static const struct opt_spec OPTIONS[] = {
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},
     {"reply", "PATH", OPT_TAKES_VALUE, parse_path, offsetof(struct agent_options, reply), NULL,
      "(none)",
-     "also write the agent's answers (errors, `status`, where the profile went) to this file; the "
-     "`sampler` launcher uses it to show them"},
+     "also write the agent's answers (errors, where the profile went) to this file, and `status` "
+     "to it alone; the `sampler` launcher uses it to show them"},
     {"stats", "PATH", OPT_TAKES_VALUE, parse_path, offsetof(struct agent_options, stats), NULL,
      "(none)",
      "write every counter of the run (samples, coverage, losses, costs: "
@@ -503,8 +507,8 @@ const char *opt_name(size_t i) { return i < OPTION_COUNT ? OPTIONS[i].name : NUL
 
 /* The format's name, "?" if none (options.h). Thread-safe, signal-safe. */
 const char *opt_format_name(int f) {
-  static const char *const n[] = {"folded", "text", "svg", "html", "pprof"};
-  return f >= 0 && f < 5 ? n[f] : "?";
+  static const char *const n[] = {"folded", "text", "svg", "html", "pprof", "jfr"};
+  return f >= 0 && f < (int)(sizeof n / sizeof *n) ? n[f] : "?";
 }
 
 /* ns as "10ms", "2s", ... into buf (options.h). Thread-safe; not signal-safe. */

@@ -14,7 +14,14 @@
 
 #define OPT_FILE_MAX 4096 /* bytes of a file= path, its end included */
 
-enum opt_format { FORMAT_FOLDED = 0, FORMAT_TEXT, FORMAT_SVG, FORMAT_HTML, FORMAT_PPROF };
+enum opt_format {
+  FORMAT_FOLDED = 0,
+  FORMAT_TEXT,
+  FORMAT_SVG,
+  FORMAT_HTML,
+  FORMAT_PPROF,
+  FORMAT_JFR
+};
 enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU };
 
 struct agent_options {

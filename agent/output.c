@@ -22,6 +22,7 @@
 #include "commit.h"
 #include "counters.h"
 #include "flamegraph.h"
+#include "jfr_profile.h"
 #include "platform.h"
 #include "pprof.h"
 #include "sampler.h"
@@ -348,6 +349,11 @@ int output_write(const struct agent_options *o, const char *path, const struct s
              ival, hasrun_name(o->hasrun));
     struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment, program};
     rc = pprof_write(f, &info, s);
+  } else if (o->format == FORMAT_JFR) {
+    char ival[32];
+    opt_format_duration(o->interval_ns, ival, sizeof ival);
+    struct jfr_profile_info info = {o->wall, ival, hasrun_name(o->hasrun), program};
+    rc = jfr_profile_write(f, &info, s);
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);
   } else {

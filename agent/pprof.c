@@ -18,6 +18,8 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "names.h"
+
 /* ---- a protobuf writer ---- */
 
 struct pb {
@@ -146,29 +148,6 @@ static void strtab_free(struct strtab *t) {
 
 /* ---- frames ---- */
 
-/* The length of name without a final ":<digits>", and that line in *line (0 when none). */
-static size_t split_line(const char *name, int64_t *line) {
-  size_t len = strlen(name), i = len;
-  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') i--;
-  *line = 0;
-  if (i == len || i < 2 || name[i - 1] != ':' || len - i > 9) return len;
-  *line = strtoll(name + i, NULL, 10);
-  return i - 1;
-}
-
-/* Whether name is a thread's root frame "[NAME tid=N]": then its NAME and N. */
-static int thread_root(const char *name, const char **tname, size_t *tlen, int64_t *tid) {
-  size_t len = strlen(name);
-  if (len < 8 || name[0] != '[' || name[len - 1] != ']') return 0;
-  size_t i = len - 1;
-  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') i--;
-  if (i == len - 1 || i < 6 || memcmp(name + i - 5, " tid=", 5) != 0) return 0;
-  *tname = name + 1;
-  *tlen = i - 5 - 1;
-  *tid = strtoll(name + i, NULL, 10);
-  return 1;
-}
-
 struct encoder {
   struct pb prof, msg, sub, packed;
   struct strtab str;
@@ -185,7 +164,7 @@ static uint64_t location(struct encoder *e, uint32_t frame) {
   if (frame < e->nframes && e->location_of[frame]) return e->location_of[frame];
   const char *name = sampler_frame_name(frame);
   int64_t line;
-  size_t len = split_line(name, &line);
+  size_t len = names_split_line(name, strlen(name), &line);
   uint64_t id = ++e->nlocations;
   int64_t fname = str_id(&e->str, name, len);
   pb_uint(&e->msg, 1, id);   /* Function.id: one per location, named by its frame */
@@ -209,7 +188,8 @@ static void sample(void *ctx, const struct sampler_stack *s) {
   const char *tname = NULL;
   size_t tlen = 0;
   int64_t tid = 0;
-  if (e->threads && s->n > 1 && thread_root(sampler_frame_name(s->frames[0]), &tname, &tlen, &tid))
+  if (e->threads && s->n > 1 &&
+      names_thread_root(sampler_frame_name(s->frames[0]), &tname, &tlen, &tid))
     first = 1;
   for (int i = s->n - 1; i >= first; i--) pb_varint(&e->packed, location(e, s->frames[i]));
   pb_message(&e->msg, 1, &e->packed); /* Sample.location_id, packed, leaf first */

@@ -117,3 +117,8 @@ fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
     return FG_KIND_JAVA; /* com.example.Main.run, or Main.run in the default package */
   return FG_KIND_NATIVE;
 }
+
+/* A frame's kind by its id (flamegraph.h). */
+const char *fg_frame_kind(const char *s, size_t n, size_t *display_len) {
+  return fg_kinds[fg_kind_of(s, n, display_len)].id;
+}

@@ -164,4 +164,10 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *o);
  * as U+FFFD, so the result is JSON (UTF-8) whatever the bytes. Returns 0, -EIO or -ENOMEM. */
 int fg_write_json_string(FILE *out, const char *s, size_t n);
 
+/* The kind of frame name s (n bytes) by the flame graphs' rule (flamegraph/README.md), as the
+ * page names it: "jit", "inlined", "interpreted", "java" (a Java name with no kind recorded),
+ * "native", "cpp", "kernel", "pseudo" or "thread"; *display_len gets the name's length without
+ * its kind suffix ("_[j]" ...). Thread-safe. */
+const char *fg_frame_kind(const char *s, size_t n, size_t *display_len);
+
 #endif

@@ -7,6 +7,7 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 --java picks the JVM (default: `java` from PATH); jcmd is the one beside it (--jcmd to override).
 """
 import argparse
+import calendar
 import glob
 import json
 import math
@@ -1402,6 +1403,63 @@ def case_pprof():
     roots = by_thread(stacks)
     check("main" in roots, f"thread roots from the labels: {sorted(roots)}")
     check(any(re.search(r"Scenarios\.spinOnFlag:\d+$", st) for st in stacks), "lines back on the frames")
+
+
+def case_jfr():
+    """format=jfr: a recording that the JDK's own `jfr` reads (each JDK's: jvm_jfr_jdkNN) holds one
+    jdk.ExecutionSample per sample of the profile, each in the thread it was taken in (OS tid and
+    name), its Java frames split into class, method and line, at times inside the run that cover
+    it; CPU weights in sampler.CPUSample add up to the profile's CPU; the counters as
+    sampler.Summary."""
+    out = tmpfile(".jfr")
+    t0 = time.time()
+    p = run(f"interval=1ms,lines,file={out}", "spin", 3)
+    t1 = time.time()
+    check(p.returncode == 0, p.stderr[-1500:])
+    s = summary(p.stderr)
+    check(s["format"] == "jfr", f"format {s['format']} from .jfr")
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    check(os.path.exists(jfr), f"no jfr tool beside {ARGS.java}")
+
+    def events(kind, depth):
+        r = subprocess.run([jfr, "print", "--json", "--stack-depth", str(depth), "--events", kind, out],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"jfr print {kind}: {r.stderr[-1500:]}")
+        return json.loads(r.stdout)["recording"]["events"]
+
+    ex = events("jdk.ExecutionSample", 2)
+    want = int(s["samples"]) - int(s["time_lost"])
+    print(f"jfr: {len(ex)} execution samples; the profile: {s['samples']} samples, {s['time_lost']} without a time")
+    check(len(ex) == want, f"{len(ex)} jdk.ExecutionSample events, want {want}")
+    spinner = [e["values"] for e in ex if (e["values"]["sampledThread"] or {}).get("osName") == "spinner"]
+    check(len(spinner) > len(ex) // 4, f"the spinner's samples: {len(spinner)} of {len(ex)}")
+    check(all(v["sampledThread"]["osThreadId"] > 0 for v in spinner), "a thread without its OS tid")
+    tops = [v["stackTrace"]["frames"][0] for v in spinner if v["stackTrace"] and v["stackTrace"]["frames"]]
+    hot = [f for f in tops if f["method"]["name"] == "spinOnFlag" and f["method"]["type"]["name"] == "Scenarios"]
+    check(len(hot) > len(tops) // 2, f"Scenarios.spinOnFlag on top of {len(hot)} of the spinner's {len(tops)}")
+    check(sum(f["lineNumber"] > 0 for f in hot) > len(hot) // 2, "lines= gave no line numbers")
+    check(any(f["type"] in ("JIT compiled", "Interpreted", "Inlined") for f in hot), "no Java frame type")
+
+    def when(v):
+        t = v["startTime"]  # 2026-11-27T23:39:38.176719068Z
+        whole, frac = t.rstrip("Z").split(".") if "." in t else (t.rstrip("Z"), "0")
+        return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + float("0." + frac)
+
+    times = sorted(when(e["values"]) for e in ex)
+    print(f"jfr: samples from {times[0] - t0:+.2f} s to {times[-1] - t0:+.2f} s of the run's start "
+          f"({t1 - t0:.2f} s long)")
+    check(t0 - 1 <= times[0] and times[-1] <= t1 + 1, "samples timed outside the run")
+    check(times[-1] - times[0] >= 2.0, "the samples do not cover the 3 s the program ran")
+    def seconds(d):  # an ISO-8601 duration as `jfr print --json` gives it: "PT0.134027203S", "PT1M2.5S"
+        m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?", d)
+        check(m is not None, f"not a duration: {d!r}")
+        return int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60 + float(m.group(3) or 0)
+
+    cpu = sum(seconds(e["values"]["cpuTime"]) for e in events("sampler.CPUSample", 0)) * 1e9
+    check(abs(cpu / 1e6 - float(s["cpu_ms"])) <= 0.1,
+          f"sampler.CPUSample: {cpu / 1e6:.1f} ms of CPU, the profile {s['cpu_ms']}")
+    keys = {e["values"]["name"]: e["values"]["value"] for e in events("sampler.Summary", 0)}
+    check(keys.get("samples") == s["samples"], f"sampler.Summary samples={keys.get('samples')}")
 
 
 def case_wall():

@@ -1,0 +1,34 @@
+/*
+ * jfr_profile.h — the profile as a JFR recording (`format=jfr`), as the JDK's `jfr` tool, JDK
+ * Mission Control and IntelliJ read it: the snapshot's time axis made into events through the
+ * recording writer of jfr.h.
+ */
+#ifndef SAMPLER_JFR_PROFILE_H
+#define SAMPLER_JFR_PROFILE_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sampler.h"
+
+struct jfr_profile_info {
+  int wall;             /* event=wall: a sample's thread state comes from its state leaf */
+  const char *interval; /* the sampling interval ("1ms"), or NULL */
+  const char *hasrun;   /* how running threads were told apart, or NULL */
+  const char *program;  /* the program's name, or NULL */
+};
+
+/* Writes snapshot s to f (seekable, at its start) as one JFR chunk:
+ * - one jdk.ExecutionSample per sample (the profile's cost units, so that the recording holds
+ *   as many as the folded profile counts), at the time the sampler recorded it, to within the
+ *   time axis's cell (20 ms, coarser in long runs; a cell's samples are spread evenly over it),
+ *   in the thread it was taken in (OS tid and name), with its stack leaf first and frame types
+ *   from the frames' kinds (interpreted, JIT compiled, inlined; native for the rest); a thread
+ *   root frame [NAME tid=N] is not a frame there, and a ":<line>" becomes the frame's line;
+ * - one sampler.CPUSample per stack, thread and cell with the CPU time it stands for;
+ * - sampler.Setting events at the start (event, interval, hasrun, program) and one
+ *   sampler.Summary per counter (the stats file's keys and values) at the end.
+ * Returns 0, -ENOMEM, -EIO or -EINVAL (a snapshot the writer refused). */
+int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
+                      const struct sampler_snapshot *s);
+
+#endif
