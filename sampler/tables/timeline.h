@@ -62,9 +62,10 @@ void timeline_set_limit(size_t bytes);
  * or -ENOMEM. */
 int64_t timeline_thread(int32_t tid, const char *name, size_t len);
 
-/* Adds a capture's weights at mono_ns (not before the last one added: the sampler thread's
- * clock) for stack and thread (timeline_thread's index). A time before the start counts in the
- * first cell. Returns 0, or -ENOMEM (then the capture's time is lost, not its weights: the
+/* Adds a capture's weights at mono_ns for stack and thread (timeline_thread's index). A time
+ * in a cell before the last one added counts in that last cell (the entries stay in time order;
+ * the captures one round records were taken less than a round apart), one before the start in
+ * the first. Returns 0, or -ENOMEM (then the capture's time is lost, not its weights: the
  * stack table has them; counted by the caller). */
 int timeline_add(uint64_t mono_ns, uint32_t stack, uint32_t thread, uint64_t units,
                  uint64_t cpu_ns);

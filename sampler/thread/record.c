@@ -146,11 +146,13 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
 }
 
 /* Stores the stack in loop.fbuf[0..n), a capture of thread s (NULL: the sampler thread), and
- * when it was taken (this round) on the time axis. A frame whose name the full name table
+ * when it was taken (`when`, CLOCK_MONOTONIC: the handler's clock as it began, or this round's
+ * for weights that no capture of their own carries) on the time axis. A frame whose name the full name table
  * refused stands as [name not kept: table full]; a stack the stack table cannot take (its
  * limits, or no memory) is kept, weights and all, under [stack not kept: table full]: nothing
  * is dropped. */
-static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns) {
+static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+                  uint64_t when) {
   for (int i = 0; i < n; i++)
     if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
   uint32_t stack = TIMELINE_NO_STACK;
@@ -162,8 +164,7 @@ static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t c
   }
   int64_t th = s ? timeline_thread(s->tid, s->name, sizeof s->name)
                  : timeline_thread((int32_t)loop.self, "sampler", 7);
-  if (th < 0 || timeline_add(loop.round_ns, stack, (uint32_t)th, units, cpu_ns) != 0)
-    loop.st.time_lost++;
+  if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) loop.st.time_lost++;
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;
 }
@@ -172,7 +173,7 @@ static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t c
 static void store_last(const struct thread_slot *s, const struct thread_book *b, uint64_t units,
                        uint64_t cpu_ns) {
   memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(s, b->nlast, units, cpu_ns);
+  store(s, b->nlast, units, cpu_ns, loop.round_ns);
 }
 
 /* Stores the thread's root (when enabled) and one marker frame (id) under it: CPU that has no
@@ -181,7 +182,7 @@ static void store_marker(const struct thread_slot *s, struct thread_book *b, uin
                          uint64_t units, uint64_t cpu_ns) {
   int n = begin_stack(s, b);
   loop.fbuf[n++] = id;
-  store(s, n, units, cpu_ns);
+  store(s, n, units, cpu_ns, loop.round_ns);
 }
 
 void record_self(uint64_t sampler_cpu_ns) {
@@ -196,7 +197,7 @@ void record_self(uint64_t sampler_cpu_ns) {
   }
   loop.fbuf[n++] = loop.id_self;
   uint64_t cpu = sampler_cpu_ns - loop.self_cpu_recorded;
-  store(NULL, n, units, cpu);
+  store(NULL, n, units, cpu, loop.round_ns);
   loop.self_units_given += units;
   loop.self_cpu_recorded = sampler_cpu_ns;
 }
@@ -444,7 +445,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
     if (r->num_frames <= 0 && r->walk->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
       st->unwalked_cpu_ns += b->req_cpu; /* its CPU is in the profile, but nowhere in particular */
     uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
-    store(s, n, units, b->req_cpu);
+    store(s, n, units, b->req_cpu, r->start_ns ? r->start_ns : loop.round_ns);
     st->samples++;
     keep_last(b, n); /* wall clock: given again; cpu: the stack a thread that ends keeps */
   }
