@@ -10,7 +10,7 @@
  *   jvmti, vm, sampler_thread, run, started, state — lifecycle.c (state also when a run
  *     ends: agent_finish_run); opt — lifecycle.c at load, commands.c for a new start, and
  *     for a stop's or a dump's file=; sampler_jni — the sampler thread (lifecycle.c);
- *   eetop, dead — events.c (dead once, at VMDeath; read without ctl by every callback);
+ *   eetop, tid, dead — events.c (dead once, at VMDeath; read without ctl by every callback);
  *   last_file, chunk_seq, chunk_start, cutter, cutter_on, cutter_stop — chunks.c
  *     (chunk_seq/chunk_start and cutter_stop under cut_lock);
  *   reply — commands.c, for the length of one command.
@@ -43,6 +43,7 @@ struct agent {
   jobject sampler_thread;   /* global ref */
   JNIEnv *sampler_jni;
   jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
+  jfieldID tid;   /* java.lang.Thread.tid: what Thread.getId() returns, or NULL */
   _Atomic int dead;
   pthread_mutex_t ctl; /* commands, the end of a run, the JVM's death */
   enum agent_state state;

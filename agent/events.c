@@ -81,6 +81,11 @@ static uintptr_t java_thread_of(JNIEnv *jni, jthread t) {
   return agent.eetop ? (uintptr_t)(*jni)->GetLongField(jni, t, agent.eetop) : 0;
 }
 
+/* The Java id of t (Thread.getId(), read from its field), or 0. */
+static int64_t java_id_of(JNIEnv *jni, jthread t) {
+  return agent.tid ? (int64_t)(*jni)->GetLongField(jni, t, agent.tid) : 0;
+}
+
 /* Bytes of a thread's name handed to the registry, which converts JVMTI's modified UTF-8 and
  * keeps 127 bytes of it (sampler_thread.name): enough that only what it drops is cut here. */
 #define THREAD_NAME_IN 512
@@ -129,6 +134,7 @@ static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int at_sta
   char name[THREAD_NAME_IN];
   thread_name(jvmti, jni, t, name, sizeof name);
   struct sampler_thread th = {.tid = plat_gettid(),
+                              .java_id = java_id_of(jni, t),
                               .name = name,
                               .env = jni,
                               .handle = thread_handle(jni, t),
@@ -193,7 +199,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
     }
     char name[THREAD_NAME_IN];
     thread_name(jvmti, jni, t, name, sizeof name);
-    struct sampler_thread th = {.name = name};
+    struct sampler_thread th = {.name = name, .java_id = java_id_of(jni, t)};
     int rc = sampler_java_thread_ids(java_thread_of(jni, t), &th.tid, &th.env);
     if (rc == -EINVAL) by_eetop = 0; /* no layout: fall back on names below */
     if (rc == -EINVAL && names) snprintf(names[i], sizeof names[i], "%s", name);
@@ -223,6 +229,8 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
 static void setup_anchor_walk(JNIEnv *jni, jthread t) {
   jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
   agent.eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+  if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+  agent.tid = tc ? (*jni)->GetFieldID(jni, tc, "tid", "J") : NULL; /* JDK 17-25; else ids 0 */
   if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
   if (tc) (*jni)->DeleteLocalRef(jni, tc);
   if (sampler_setup_anchor_walk(jni, java_thread_of(jni, t), plat_gettid()) != 0) {

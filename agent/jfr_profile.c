@@ -183,7 +183,8 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   if (!stack_ids || !thread_ids) rc = -ENOMEM;
   for (size_t i = 0; !rc && i < s->n; i++) stack_ids[i] = UINT32_MAX; /* written when used */
   for (size_t i = 0; !rc && i < tm->nthreads; i++)
-    rc = jfr_thread(w, tm->threads[i].tid, 0, tm->threads[i].name, &thread_ids[i]);
+    rc = jfr_thread(w, tm->threads[i].tid, tm->threads[i].java_id, tm->threads[i].name,
+                    &thread_ids[i]);
   const char *const settings[][2] = {{"event", info->wall ? "wall" : "cpu"},
                                      {"interval", info->interval},
                                      {"hasrun", info->hasrun},

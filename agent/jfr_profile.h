@@ -21,7 +21,7 @@ struct jfr_profile_info {
  * - one jdk.ExecutionSample per sample (the profile's cost units, so that the recording holds
  *   as many as the folded profile counts), at the time it was taken, to within the
  *   time axis's cell (20 ms, coarser in long runs; a cell's samples are spread evenly over it),
- *   in the thread it was taken in (OS tid and name), with its stack leaf first and frame types
+ *   in the thread it was taken in (OS tid, Java id, name), with its stack leaf first and frame types
  *   from the frames' kinds (interpreted, JIT compiled, inlined; native for the rest); a thread
  *   root frame [NAME tid=N] is not a frame there, and a ":<line>" becomes the frame's line;
  * - one sampler.CPUSample per stack, thread and cell with the CPU time it stands for;

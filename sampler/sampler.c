@@ -320,7 +320,7 @@ static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
   for (size_t i = 0; i < nt; i++) {
     size_t len = strlen(th[i].name) + 1;
     memcpy(p, th[i].name, len);
-    t->threads[i] = (struct sampler_time_thread){th[i].tid, p};
+    t->threads[i] = (struct sampler_time_thread){th[i].tid, th[i].java_id, p};
     p += len;
   }
   t->n = n;

@@ -157,6 +157,7 @@ struct sampler_time_entry {
 
 struct sampler_time_thread {
   int32_t tid;      /* the OS thread id */
+  int64_t java_id;  /* java.lang.Thread's id, 0 when not a Java thread (or not known) */
   const char *name; /* UTF-8 */
 };
 

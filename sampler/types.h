@@ -88,7 +88,8 @@ struct sampler_jvm {
 /* A thread to be sampled (the host's view of it; the registry keeps a slot per such thread).
  * Not the sampler's own thread: that is thread/. */
 struct sampler_thread {
-  pid_t tid; /* kernel thread id */
+  pid_t tid;       /* kernel thread id */
+  int64_t java_id; /* java.lang.Thread's id (getId()), 0: not a Java thread, or not known */
   /* its name as the host has it (JVMTI's modified UTF-8, the kernel's comm, any bytes): the
    * registry keeps at most 127 bytes of it as UTF-8, cut between characters (utf8.h), which
    * take at most 2 bytes of input each: a host that cuts a long name at 511 bytes cuts only

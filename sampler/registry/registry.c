@@ -94,6 +94,7 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
     s->name_seq++;
   }
   if (t->env) s->env = t->env;
+  if (t->java_id) s->java_id = t->java_id;
   if (t->handle) s->handle = t->handle;
   if (t->stack_hi) {
     s->stack_lo = t->stack_lo;
@@ -145,6 +146,7 @@ int registry_add(const struct sampler_thread *t) {
   s->tid = t->tid;
   s->gen++;
   s->env = NULL;
+  s->java_id = 0;
   s->handle = NULL;
   s->stack_lo = s->stack_hi = 0;
   atomic_store(&s->end_cpu, 0);

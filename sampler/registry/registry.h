@@ -45,8 +45,9 @@ struct thread_slot {
    * registration renames the thread (found by its kernel name, then its ThreadStart) */
   char name[REG_NAME_MAX];
   uint32_t name_seq;
-  JNIEnv *env;  /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
-  void *handle; /* the host's handle of the thread (sampler_thread.handle), or NULL */
+  JNIEnv *env;     /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
+  int64_t java_id; /* java.lang.Thread's id, 0 when none is known */
+  void *handle;    /* the host's handle of the thread (sampler_thread.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;

@@ -190,14 +190,16 @@ static uint32_t tid_hash(int32_t tid) {
   return h ^ h >> 16;
 }
 
-int64_t timeline_thread(int32_t tid, const char *name, size_t len) {
+int64_t timeline_thread(int32_t tid, int64_t java_id, const char *name, size_t len) {
   size_t nlen = strnlen(name, len);
   if (thr_tab_cap) {
     for (size_t i = tid_hash(tid) & (thr_tab_cap - 1);; i = (i + 1) & (thr_tab_cap - 1)) {
       if (!thr_tab[i]) break;
-      const struct timeline_thread *t = &thr[thr_tab[i] - 1];
-      if (t->tid == tid && !strncmp(t->name, name, nlen) && t->name[nlen] == '\0')
+      struct timeline_thread *t = &thr[thr_tab[i] - 1];
+      if (t->tid == tid && !strncmp(t->name, name, nlen) && t->name[nlen] == '\0') {
+        if (!t->java_id) t->java_id = java_id;
         return thr_tab[i] - 1;
+      }
     }
   }
   if (n_thr == cap_thr) {
@@ -224,7 +226,7 @@ int64_t timeline_thread(int32_t tid, const char *name, size_t len) {
   if (!copy) return -ENOMEM;
   memcpy(copy, name, nlen);
   copy[nlen] = '\0';
-  thr[n_thr] = (struct timeline_thread){tid, copy};
+  thr[n_thr] = (struct timeline_thread){tid, java_id, copy};
   thr_name_bytes += nlen + 1;
   size_t i = tid_hash(tid) & (thr_tab_cap - 1);
   while (thr_tab[i]) i = (i + 1) & (thr_tab_cap - 1);

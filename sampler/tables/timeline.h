@@ -38,6 +38,7 @@ struct timeline_entry {
 
 struct timeline_thread {
   int32_t tid;
+  int64_t java_id;  /* java.lang.Thread's id, 0 when not known */
   const char *name; /* UTF-8, NUL-terminated; owned by the timeline */
 };
 
@@ -58,9 +59,9 @@ int timeline_clear(uint64_t mono_ns, int64_t wall_ns);
  * sampled). Tests set small ones. */
 void timeline_set_limit(size_t bytes);
 
-/* The index of the thread (tid, name: UTF-8, at most len bytes used), added if new. Returns it,
- * or -ENOMEM. */
-int64_t timeline_thread(int32_t tid, const char *name, size_t len);
+/* The index of the thread (tid, name: UTF-8, at most len bytes used), added if new with its
+ * Java id (0: none known; a known one is kept). Returns it, or -ENOMEM. */
+int64_t timeline_thread(int32_t tid, int64_t java_id, const char *name, size_t len);
 
 /* Adds a capture's weights at mono_ns for stack and thread (timeline_thread's index). A time
  * in a cell before the last one added counts in that last cell (the entries stay in time order;

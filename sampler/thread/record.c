@@ -162,8 +162,8 @@ static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t c
     loop.not_kept.units += units;
     loop.not_kept.cpu_ns += cpu_ns;
   }
-  int64_t th = s ? timeline_thread(s->tid, s->name, sizeof s->name)
-                 : timeline_thread((int32_t)loop.self, "sampler", 7);
+  int64_t th = s ? timeline_thread(s->tid, s->java_id, s->name, sizeof s->name)
+                 : timeline_thread((int32_t)loop.self, 0, "sampler", 7);
   if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) loop.st.time_lost++;
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;

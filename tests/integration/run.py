@@ -1432,8 +1432,11 @@ def case_jfr():
     print(f"jfr: {len(ex)} execution samples; the profile: {s['samples']} samples, {s['time_lost']} without a time")
     check(len(ex) == want, f"{len(ex)} jdk.ExecutionSample events, want {want}")
     spinner = [e["values"] for e in ex if (e["values"]["sampledThread"] or {}).get("osName") == "spinner"]
-    check(len(spinner) > len(ex) // 4, f"the spinner's samples: {len(spinner)} of {len(ex)}")
+    # its share is what the machine gives it beside busy-alpha and the JVM's threads: only enough
+    check(len(spinner) >= 50, f"the spinner's samples: {len(spinner)} of {len(ex)}")
     check(all(v["sampledThread"]["osThreadId"] > 0 for v in spinner), "a thread without its OS tid")
+    check(all(v["sampledThread"]["javaThreadId"] > 0 and v["sampledThread"]["javaName"] == "spinner"
+              for v in spinner), f"the spinner as a Java thread: {spinner[0]['sampledThread']}")
     tops = [v["stackTrace"]["frames"][0] for v in spinner if v["stackTrace"] and v["stackTrace"]["frames"]]
     hot = [f for f in tops if f["method"]["name"] == "spinOnFlag" and f["method"]["type"]["name"] == "Scenarios"]
     check(len(hot) > len(tops) // 2, f"Scenarios.spinOnFlag on top of {len(hot)} of the spinner's {len(tops)}")

@@ -100,18 +100,23 @@ Test(timeline, past_the_coarsest_step_it_grows) {
 
 Test(timeline, threads_by_tid_and_name) {
   timeline_clear(0, 0);
-  int64_t a = timeline_thread(10, "main", 64);
-  int64_t b = timeline_thread(11, "worker-1", 64);
+  int64_t a = timeline_thread(10, 0, "main", 64);
+  int64_t b = timeline_thread(11, 0, "worker-1", 64);
   cr_assert(a >= 0 && b >= 0 && a != b);
-  cr_expect_eq(timeline_thread(10, "main", 64), a);
-  cr_expect_eq(timeline_thread(10, "mainX", 4), a, "the name is taken to len bytes");
-  int64_t c = timeline_thread(10, "renamed", 64);
+  cr_expect_eq(timeline_thread(10, 0, "main", 64), a);
+  cr_expect_eq(timeline_thread(10, 0, "mainX", 4), a, "the name is taken to len bytes");
+  int64_t c = timeline_thread(10, 0, "renamed", 64);
   cr_expect_neq(c, a, "a renamed thread, or a reused tid, is another thread");
-  for (int i = 0; i < 500; i++) cr_assert_geq(timeline_thread(1000 + i, "pool", 64), 0);
-  cr_expect_eq(timeline_thread(11, "worker-1", 64), b, "found again after the index grew");
+  int64_t j = timeline_thread(12, 0, "late", 64);
+  cr_expect_eq(timeline_thread(12, 77, "late", 64), j);
+  cr_expect_eq(timeline_threads(&(size_t){0})[j].java_id, 77, "a Java id learnt later is kept");
+  cr_expect_eq(timeline_thread(12, 0, "late", 64), j);
+  cr_expect_eq(timeline_threads(&(size_t){0})[j].java_id, 77, "and not forgotten");
+  for (int i = 0; i < 500; i++) cr_assert_geq(timeline_thread(1000 + i, 0, "pool", 64), 0);
+  cr_expect_eq(timeline_thread(11, 0, "worker-1", 64), b, "found again after the index grew");
   size_t n;
   const struct timeline_thread *t = timeline_threads(&n);
-  cr_expect_eq(n, 503);
+  cr_expect_eq(n, 504);
   cr_expect(t[b].tid == 11 && !strcmp(t[b].name, "worker-1"));
   timeline_clear(0, 0);
   timeline_threads(&n);
