@@ -278,15 +278,15 @@ static const struct counter_spec COUNTERS[] = {
      "cache has doubled)"},
     {"time_cell_ms", SEC_TABLES, U64(time_cell_ns), NS_AS(1e6, 0), "ms", 0,
      "the time axis's cells: when each capture was taken, to within one (20 ms; coarser — 100 "
-     "ms, 1 s, 10 s, 1 min, 10 min, 1 h — once the axis reached its 32 MB limit)"},
+     "ms, 1 s, 10 s, 1 min, 10 min, 1 h — once the axis reached its limit, `timeline=`)"},
     {"time_coarsened", SEC_TABLES, U64(time_coarsened), COUNT, "times", 0,
      "times the time axis's cells were made coarser to stay within its limit (no capture "
      "dropped: those of one coarser cell merged)"},
     {"time_entries", SEC_TABLES, SIZE(time_entries), COUNT, "entries", 0,
      "the time axis's entries: one per stack, thread and cell"},
     {"time_kb", SEC_TABLES, GET(get_time_kb), COUNT, "kB", 0,
-     "what the time axis holds (as allocated; its entries at most 32 MB while the cells can "
-     "coarsen, and the threads)"},
+     "what the time axis holds (as allocated: its entries at most `timeline=`, 32 MB by default, "
+     "while the cells can coarsen; and the threads)"},
     {"time_lost", SEC_TABLES, U64(n.time_lost), COUNT, "captures", 1,
      "captures whose time could not be kept (no memory): in the profile, not on its time axis"},
 

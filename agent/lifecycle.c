@@ -136,7 +136,8 @@ struct sampler_config agent_config_of(const struct agent_options *o) {
                                  .duration_ns = o->duration_ns,
                                  .wall = o->wall,
                                  .sig = o->sig,
-                                 .cpu_timers = o->cputimers};
+                                 .cpu_timers = o->cputimers,
+                                 .time_bytes = o->timeline_bytes};
 }
 
 /* Keeps this library mapped for the life of the process, even when the JVM unloads it after

@@ -29,6 +29,8 @@
 #define MAX_INTERVAL_NS 10000000000ull /* 10s */
 #define MAX_DEPTH 8192
 #define MIN_LOOP_NS 1000000000ull
+#define MIN_TIMELINE_BYTES (4ull << 10)
+#define MAX_TIMELINE_BYTES (1ull << 30)
 #define HELP_WIDTH 80 /* columns of the help text */
 
 /* How an option takes its value. */
@@ -396,6 +398,24 @@ static int parse_loop(const struct opt_spec *opt, const char *v, struct agent_op
   return 0;
 }
 
+/* A size: a whole number with a unit k, m or g (KiB, MiB, GiB). */
+static int parse_timeline(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                          char *err, size_t errlen) {
+  (void)opt;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  unsigned shift = *end == 'k' ? 10 : *end == 'm' ? 20 : *end == 'g' ? 30 : 0;
+  if (v[0] < '0' || v[0] > '9' || errno || !shift || end[1] || n > (1ull << 20) ||
+      (n << shift) < MIN_TIMELINE_BYTES || (n << shift) > MAX_TIMELINE_BYTES)
+    return fail(err, errlen,
+                "timeline=%s: accepted: a size with a unit k, m or g, from 4k to 1g (e.g. "
+                "timeline=64m)",
+                v);
+  o->timeline_bytes = (size_t)(n << shift);
+  return 0;
+}
+
 static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
@@ -477,6 +497,10 @@ static const struct opt_spec OPTIONS[] = {
      "continuous profiling: every TIME (from `1s`) a complete profile of that period is written "
      "and the next starts from zero; `file=` must name each with `%n` (0, 1, 2...) or `%t` (the "
      "period's start)"},
+    {"timeline", "SIZE", OPT_TAKES_VALUE, parse_timeline, 0, "32m", NULL,
+     "memory for the time axis (when each sample was taken: 20 ms cells, one entry of 32 bytes "
+     "per stack, thread and cell); when it is full the cells coarsen — 100 ms, 1 s, 10 s, 1 min, "
+     "10 min, 1 h — and no sample is dropped; `k`, `m`, `g`, from `4k` to `1g`"},
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,
      "what a folded count means: `samples` (one per interval of CPU; with `hasrun=regs`, one per "
      "stack captured) or `cpu` (nanoseconds of CPU; not with `hasrun=regs`)"},

@@ -44,6 +44,7 @@ struct agent_options {
   uint64_t duration_ns;     /* duration=     default 0: until the JVM exits */
   int weight;               /* weight=       samples | cpu */
   uint64_t loop_ns;         /* loop=         default 0: one profile */
+  size_t timeline_bytes;    /* timeline=     default 32m: the time axis's memory */
   int wall;                 /* event=        cpu (0, default) | wall (1) */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
   char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */

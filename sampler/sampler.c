@@ -41,6 +41,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   if (!err && c->native_frames) err = objects_init(0);
   if (!err && c->native_frames) err = native_init();
   if (err) return err;
+  timeline_set_limit(c->time_bytes ? c->time_bytes : TIMELINE_MAX_BYTES);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
   if (jvm->symbol &&
@@ -72,6 +73,9 @@ int sampler_configure(const struct sampler_config *c) {
     if (err) return err;
   }
   sthread_set_config(c);
+  traces_lock(); /* the time axis's limit is read by the sampler thread under it */
+  timeline_set_limit(c->time_bytes ? c->time_bytes : TIMELINE_MAX_BYTES);
+  traces_unlock();
   handler_set_native(c->native_frames);
   return 0;
 }

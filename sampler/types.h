@@ -46,6 +46,7 @@ struct sampler_config {
   int sig;              /* the sampling signal */
   int cpu_timers;       /* busy threads' samples by CPU-time timers at the scheduler tick, when
                            the interval is at least a tick (cpu event only) */
+  size_t time_bytes;    /* the time axis's memory for its entries (timeline.h); 0: its default */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of

@@ -149,7 +149,7 @@ Test(options, percent_escapes) {
 
 struct bad {
   char in[64];
-  char msg[200];
+  char msg[240];
 };
 
 ParameterizedTestParameters(options, rejected) {
@@ -209,9 +209,9 @@ ParameterizedTestParameters(options, rejected) {
        "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
        "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
-       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"},
+       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"},
+       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -283,6 +283,7 @@ static bool is_duration_90s(const struct agent_options *p) {
   return p->duration_ns == 90000000000ull;
 }
 static bool is_weight_cpu(const struct agent_options *p) { return p->weight == WEIGHT_CPU; }
+static bool is_timeline_64k(const struct agent_options *p) { return p->timeline_bytes == 65536; }
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
 static bool is_event_wall(const struct agent_options *p) { return p->wall == 1; }
 static bool is_loop_10m(const struct agent_options *p) {
@@ -340,6 +341,9 @@ static const struct option_case OPTION_CASES[] = {
     {"loop", "loop=10m", is_loop_10m, "loop=500ms",
      "loop=500ms: accepted: 0 or a time from 1s with a unit ms, s, m or h (e.g. loop=10m)",
      "loop=0"},
+    {"timeline", "timeline=64k", is_timeline_64k, "timeline=2k",
+     "timeline=2k: accepted: a size with a unit k, m or g, from 4k to 1g (e.g. timeline=64m)",
+     "timeline=32m"},
     {"weight", "weight=cpu", is_weight_cpu, "weight=", "weight=: accepted: samples, cpu",
      "weight=samples"},
     {"reply", "reply=/tmp/r", is_reply, "reply=", "reply=: empty path", NULL},

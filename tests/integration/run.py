@@ -414,7 +414,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, weight, reply, stats, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -1465,6 +1465,27 @@ def case_jfr():
     check(keys.get("samples") == s["samples"], f"sampler.Summary samples={keys.get('samples')}")
 
 
+def case_timeline_limit():
+    """timeline=4k (128 entries) over 3 s of two busy threads at 1 ms: the time axis reaches its
+    limit, its cells coarsen (said in the stats), and it still holds every sample — the JFR
+    recording made from it has as many jdk.ExecutionSample events as the profile's samples."""
+    out = tmpfile(".jfr")
+    p = run(f"interval=1ms,timeline=4k,file={out}", "spin", 3)
+    check(p.returncode == 0, p.stderr[-1500:])
+    s = summary(p.stderr)
+    print(f"timeline=4k: {s['samples']} samples, {s['time_entries']} entries, cells of {s['time_cell_ms']} ms "
+          f"after {s['time_coarsened']} coarsenings, {s['time_kb']} kB")
+    check(int(s["time_coarsened"]) >= 1 and int(s["time_cell_ms"]) >= 100, "the cells did not coarsen")
+    check(int(s["time_entries"]) * 32 <= 4096, f"{s['time_entries']} entries: past the limit")
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    r = subprocess.run([jfr, "summary", out], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"jfr summary: {r.stderr[-1500:]}")
+    m = re.search(r"^\s*jdk\.ExecutionSample\s+(\d+)\s", r.stdout, re.M)
+    check(m is not None, "no jdk.ExecutionSample in " + r.stdout[-800:])
+    want = int(s["samples"]) - int(s["time_lost"])
+    check(int(m.group(1)) == want, f"{m.group(1)} samples on the coarsened axis, the profile has {want}")
+
+
 def case_wall():
     """event=wall: five threads each spending its time one known way (computing, blocked on a
     monitor, sleeping, parked, waiting) get a sample every interval, all in their state; the idle
@@ -2382,7 +2403,8 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # case's, run on every JDK), which run on the default JDK only to keep the suite under 25
 # minutes. The arm64_* cases run in the arm64 JVM under qemu (tests/integration/arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
-                    "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread"}
+                    "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
+                    "timeline_limit"}
 
 
 def list_cases():
