@@ -79,8 +79,11 @@ struct graph {
   uint64_t cut_weight;
 };
 
-/* Builds the flame graph of s into g (within OUTPUT_MAX_NODES frames). Returns 0 or -ENOMEM. */
-static int build_graph(const struct sampler_snapshot *s, int weight, struct graph *g) {
+/* Builds the flame graph of s into g (within OUTPUT_MAX_NODES frames); node_of (s->n entries,
+ * or NULL) gets the graph frame each stack's weight went to, UINT32_MAX for stacks not drawn
+ * (no frames or no weight). Returns 0 or -ENOMEM. */
+static int build_graph(const struct sampler_snapshot *s, int weight, struct graph *g,
+                       uint32_t *node_of) {
   memset(g, 0, sizeof *g);
   size_t *order = NULL, cap = 0;
   const char **frames = NULL;
@@ -103,7 +106,10 @@ static int build_graph(const struct sampler_snapshot *s, int weight, struct grap
     }
     for (int i = 0; i < t->n; i++) frames[i] = sampler_frame_name(t->frames[i]);
     uint64_t w = stack_weight(weight, t);
-    rc = fg_profile_add_capped(g->p, frames, (size_t)t->n, w, max_nodes, OUTPUT_CUT_FRAME);
+    uint32_t node;
+    rc = fg_profile_add_capped_node(g->p, frames, (size_t)t->n, w, max_nodes, OUTPUT_CUT_FRAME,
+                                    &node);
+    if (rc >= 0 && node_of) node_of[order[k]] = node;
     if (rc == 1) {
       g->cut_stacks++;
       g->cut_weight += w;
@@ -118,6 +124,23 @@ static int build_graph(const struct sampler_snapshot *s, int weight, struct grap
     g->p = NULL;
   }
   return rc;
+}
+
+/* The page's time axis: s's time entries into g's profile, each under the frame its stack went
+ * to (node_of, from build_graph), in the graph's unit. Returns 0 or a negative errno. */
+static int add_time(const struct sampler_snapshot *s, int weight, struct graph *g,
+                    const uint32_t *node_of) {
+  const struct sampler_time *tm = &s->time;
+  int rc = fg_profile_time_init(g->p, tm->start_wall_ns, tm->duration_ns, tm->cell_ns);
+  for (size_t i = 0; i < tm->nthreads && rc >= 0; i++)
+    rc = fg_profile_time_thread(g->p, tm->threads[i].tid, tm->threads[i].name);
+  for (size_t i = 0; i < tm->n && rc >= 0; i++) {
+    const struct sampler_time_entry *e = &tm->entries[i];
+    uint64_t w = weight == WEIGHT_CPU ? e->cpu_ns : e->units;
+    if (w && e->stack < s->n && node_of[e->stack] != UINT32_MAX)
+      rc = fg_profile_time_add(g->p, e->cell, node_of[e->stack], e->thread, w);
+  }
+  return rc < 0 ? rc : 0;
 }
 
 /* qsort_r order of stack indices: by their frames' names, frame by frame (a stack before the
@@ -357,8 +380,22 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);
   } else {
-    struct graph g;
-    rc = build_graph(s, o->weight, &g);
+    struct graph g = {0};
+    uint32_t *node_of = NULL; /* the HTML's time axis: stack -> graph frame */
+    if (o->format == FORMAT_HTML && s->time.cell_ns) {
+      node_of = malloc((s->n ? s->n : 1) * sizeof *node_of);
+      if (node_of)
+        memset(node_of, 0xff, (s->n ? s->n : 1) * sizeof *node_of);
+      else
+        rc = -ENOMEM;
+    }
+    if (!rc) rc = build_graph(s, o->weight, &g, node_of);
+    if (!rc && node_of) rc = add_time(s, o->weight, &g, node_of);
+    free(node_of);
+    if (rc && g.p) {
+      fg_profile_free(g.p);
+      g.p = NULL;
+    }
     if (!rc) {
       const struct sampler_report *r = &s->report;
       fg_options fo;

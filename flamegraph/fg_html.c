@@ -32,6 +32,7 @@ typedef struct html_ctx {
   uint32_t *name_map; /* profile name id -> JSON index, FG_NO_NAME when unused */
   uint32_t *names;    /* JSON index -> profile name id */
   uint32_t nnames;
+  uint32_t *page_of; /* profile node -> index in the page's nodes (time axis), FG_NO_NAME */
   uint64_t min_main, min_base; /* keep a node when either total reaches its threshold */
   uint64_t pruned_samples;
 } html_ctx;
@@ -291,7 +292,19 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   fg_buf_u64(&b, p->nnodes - c.n); /* every node not kept lies in a pruned subtree */
   fg_buf_puts(&b, ",\"samples\":");
   fg_buf_u64(&b, c.pruned_samples);
-  fg_buf_puts(&b, "},\n");
+  fg_buf_putc(&b, '}');
+  if (p->time) {
+    c.page_of = malloc((size_t)p->nnodes * sizeof *c.page_of);
+    if (!c.page_of) {
+      rc = -ENOMEM;
+      goto done;
+    }
+    memset(c.page_of, 0xff, (size_t)p->nnodes * sizeof *c.page_of);
+    for (size_t i = 0; i < c.n; i++) c.page_of[c.list[i].node] = (uint32_t)i;
+    rc = fg_time_write_page(&b, p, c.page_of, o.html_max_time);
+    if (rc) goto done;
+  }
+  fg_buf_puts(&b, ",\n");
   put_palette(&b);
   fg_buf_puts(&b, "};");
   const char *rest = mark + sizeof k_marker - 1;
@@ -304,6 +317,7 @@ done:
   free(c.list);
   free(c.name_map);
   free(c.names);
+  free(c.page_of);
   fg_tree_free(&t);
   return rc;
 }

@@ -50,6 +50,27 @@ typedef struct fg_child_slot {
   uint32_t hash;
 } fg_child_slot;
 
+/* The time axis (fg_profile_time_*): what part of the profile each thread took in each cell. */
+typedef struct fg_time_entry {
+  uint32_t cell, node, thread;
+  uint64_t weight;
+} fg_time_entry;
+
+typedef struct fg_time_thread {
+  int64_t tid;
+  const char *name; /* NUL-terminated copy in the profile's arena */
+  uint32_t len;
+} fg_time_thread;
+
+typedef struct fg_time {
+  int64_t start_wall_ns;
+  uint64_t duration_ns, cell_ns;
+  fg_time_entry *entries;
+  size_t n, cap;
+  fg_time_thread *threads;
+  size_t nthreads, cap_threads;
+} fg_time;
+
 struct fg_profile {
   fg_arena_block *arena;
   fg_name *names;
@@ -63,7 +84,14 @@ struct fg_profile {
   uint32_t child_mask;
   uint64_t total[2];
   int diff;
+  fg_time *time; /* NULL: the profile has no time axis */
 };
+
+/* A copy of s[0..len) with a NUL in the profile's arena, or NULL when out of memory. */
+char *fg_arena_strdup(fg_profile *p, const char *s, size_t len);
+
+/* Frees the time table (fg_profile_free's part). */
+void fg_time_free(fg_time *t);
 
 /* Hash of a name's bytes (FNV-1a, 32 bit). */
 uint32_t fg_hash_bytes(const char *s, size_t len);
@@ -210,6 +238,13 @@ void fg_buf_xml(fg_buf *b, const char *s, size_t n);
 /* JSON string (quotes included): " \ and controls escaped, '<' as \u003c (safe inside a
  * <script> element), invalid UTF-8 as U+FFFD. */
 void fg_buf_json(fg_buf *b, const char *s, size_t n);
+
+/* Writes the page's "time" member (`,\n"time":{...}`, schema in flamegraph/README.md) when p
+ * has a time table, nothing otherwise. page_of[node] is the node's index in the page's nodes,
+ * or FG_NO_NAME when it was pruned (its entries then go to the nearest kept ancestor, marked
+ * as pruned). At most max_entries entries (0: no limit): cells are merged until they fit.
+ * Returns 0 or -ENOMEM. */
+int fg_time_write_page(fg_buf *b, const fg_profile *p, const uint32_t *page_of, size_t max_entries);
 
 /* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when invalid. */
 size_t fg_utf8_len(const unsigned char *s, size_t n);

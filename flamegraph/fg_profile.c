@@ -39,6 +39,15 @@ static char *arena_alloc(fg_profile *p, size_t n) {
   return r;
 }
 
+/* See fg_internal.h. */
+char *fg_arena_strdup(fg_profile *p, const char *s, size_t len) {
+  char *d = arena_alloc(p, len + 1);
+  if (!d) return NULL;
+  memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
 /* See fg_internal.h. 8 bytes per step (names average ~30 bytes; a byte-serial hash was a
  * measurable part of reading). */
 uint32_t fg_hash_bytes(const char *s, size_t len) {
@@ -113,6 +122,7 @@ void fg_profile_free(fg_profile *p) {
   free(p->nodes);
   free(p->self_base);
   free(p->child_table);
+  fg_time_free(p->time);
   free(p);
 }
 
@@ -254,9 +264,9 @@ int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column) {
   return 0;
 }
 
-/* fg_profile_add_n: see flamegraph.h. */
-int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
-                     uint64_t count, int column) {
+/* fg_profile_add_n that also gives the node the count went to (*at, when not NULL). */
+static int add_n_at(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
+                    uint64_t count, int column, uint32_t *at) {
   if (!p || nframes == 0 || (column != FG_MAIN && column != FG_BASE)) return -EINVAL;
   for (size_t i = 0; i < nframes; i++)
     if (lens[i] == 0) return -EINVAL;
@@ -268,11 +278,19 @@ int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *len
     node = fg_child_h(p, node, name, hash);
     if (node == FG_NO_NAME) return -ENOMEM;
   }
+  if (at) *at = node;
   return fg_node_add(p, node, count, column);
 }
 
-/* fg_profile_add: see flamegraph.h. */
-int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count) {
+/* fg_profile_add_n: see flamegraph.h. */
+int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
+                     uint64_t count, int column) {
+  return add_n_at(p, frames, lens, nframes, count, column, NULL);
+}
+
+/* fg_profile_add into FG_MAIN, giving the node the count went to (*at, when not NULL). */
+static int add_at(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count,
+                  uint32_t *at) {
   if (!p || !frames || nframes == 0) return -EINVAL;
   size_t small[64];
   size_t *lens = nframes <= 64 ? small : malloc(nframes * sizeof *lens);
@@ -285,9 +303,14 @@ int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uin
     }
     lens[i] = strlen(frames[i]);
   }
-  if (rc == 0) rc = fg_profile_add_n(p, frames, lens, nframes, count, FG_MAIN);
+  if (rc == 0) rc = add_n_at(p, frames, lens, nframes, count, FG_MAIN, at);
   if (lens != small) free(lens);
   return rc;
+}
+
+/* fg_profile_add: see flamegraph.h. */
+int fg_profile_add(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count) {
+  return add_at(p, frames, nframes, count, NULL);
 }
 
 /* The id of name s, or FG_NO_NAME when the profile does not hold it (nothing is added). */
@@ -316,8 +339,14 @@ static uint32_t find_child(fg_profile *p, uint32_t parent, uint32_t name, uint32
 /* fg_profile_add_capped: see flamegraph.h. */
 int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count,
                           size_t max_nodes, const char *cut) {
+  return fg_profile_add_capped_node(p, frames, nframes, count, max_nodes, cut, NULL);
+}
+
+/* fg_profile_add_capped_node: see flamegraph.h. *at may be NULL (fg_profile_add_capped). */
+int fg_profile_add_capped_node(fg_profile *p, const char *const *frames, size_t nframes,
+                               uint64_t count, size_t max_nodes, const char *cut, uint32_t *at) {
   if (!p || !frames || nframes == 0 || !cut || !*cut) return -EINVAL;
-  if ((size_t)p->nnodes + nframes <= max_nodes) return fg_profile_add(p, frames, nframes, count);
+  if ((size_t)p->nnodes + nframes <= max_nodes) return add_at(p, frames, nframes, count, at);
   /* the part of the stack the profile already holds: it costs no node */
   uint32_t node = 0, hash = FG_ROOT_HASH;
   size_t have = 0;
@@ -332,7 +361,7 @@ int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nfram
     hash = h;
   }
   if ((size_t)p->nnodes + (nframes - have) <= max_nodes)
-    return fg_profile_add(p, frames, nframes, count);
+    return add_at(p, frames, nframes, count, at);
   uint32_t cname = fg_intern(p, cut, strlen(cut));
   if (cname == FG_NO_NAME) return -ENOMEM;
   /* a new cut frame costs one node; past the reserve, the root's cut frame takes the rest */
@@ -344,6 +373,7 @@ int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nfram
   uint32_t c = fg_child_h(p, node, cname, fg_path_hash(hash, cname));
   if (c == FG_NO_NAME) return -ENOMEM;
   int rc = fg_node_add(p, c, count, FG_MAIN);
+  if (at) *at = c;
   return rc ? rc : 1;
 }
 

@@ -46,6 +46,7 @@ void fg_options_init(fg_options *o) {
   o->palette = FG_PAL_HOT;
   o->html_prune = 1e-5;
   o->html_max_nodes = 200000;
+  o->html_max_time = 1000000;
 }
 
 typedef struct rgb {

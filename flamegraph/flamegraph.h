@@ -3,8 +3,9 @@
  * `flamegraph` command-line tool is built on.
  *
  * CONTRACT WITH THE AGENT (agent/ calls exactly these; keep their signatures):
- *   fg_profile_new / fg_profile_add / fg_profile_free, fg_options_init,
- *   fg_write_folded / fg_write_svg / fg_write_html.
+ *   fg_profile_new / fg_profile_add / fg_profile_add_capped(_node) / fg_profile_free,
+ *   fg_profile_time_init / _thread / _add (the HTML's time axis), fg_options_init,
+ *   fg_write_folded / fg_write_svg / fg_write_html, fg_write_json_string.
  * The agent builds a profile from its own trace table at dump time (outside any signal
  * handler, malloc allowed) and writes it to a FILE* it opened (temp file + rename is the
  * agent's job). Frame names arrive as the agent prints them, kind suffix included
@@ -51,6 +52,28 @@ int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *len
  * first: they are drawn whole. Returns 0 (added whole), 1 (added cut) or -ENOMEM / -EINVAL. */
 int fg_profile_add_capped(fg_profile *p, const char *const *frames, size_t nframes, uint64_t count,
                           size_t max_nodes, const char *cut);
+
+/* fg_profile_add_capped that also says where the count went: *node gets the frame (an id of
+ * this profile, stable while it lives) the count was added to — the stack's leaf, or the `cut`
+ * frame it went under. For the time axis (fg_profile_time_add). Same returns. */
+int fg_profile_add_capped_node(fg_profile *p, const char *const *frames, size_t nframes,
+                               uint64_t count, size_t max_nodes, const char *cut, uint32_t *node);
+
+/* The time axis (optional; the HTML page draws it as a heat map, the other writers ignore
+ * it): when each part of the profile was taken, in cells of cell_ns from start_wall_ns (ns
+ * since the epoch), over duration_ns. Starts (or restarts, empty) the profile's time table.
+ * Returns 0, -EINVAL (cell_ns 0) or -ENOMEM. */
+int fg_profile_time_init(fg_profile *p, int64_t start_wall_ns, uint64_t duration_ns,
+                         uint64_t cell_ns);
+/* Adds a thread to the time table (the name is copied); returns its index (>= 0) for
+ * fg_profile_time_add, -EINVAL (no time table) or -ENOMEM. */
+int fg_profile_time_thread(fg_profile *p, int64_t tid, const char *name);
+/* `weight` (in the profile's unit) of frame `node` (from fg_profile_add_capped_node) taken by
+ * thread `thread` in cell `cell`. The entries of one node should add up to its own count (the
+ * page draws a range from them). Returns 0 or -EINVAL (no time table, unknown node or thread)
+ * or -ENOMEM. */
+int fg_profile_time_add(fg_profile *p, uint32_t cell, uint32_t node, uint32_t thread,
+                        uint64_t weight);
 
 /* The frames (tree nodes, the root included) the profile holds. */
 size_t fg_profile_nodes(const fg_profile *p);
@@ -145,6 +168,9 @@ typedef struct fg_options {
                              (recorded in "pruned"); default 1e-5; 0 keeps everything */
   size_t html_max_nodes;  /* HTML: at most this many nodes, the largest kept (the cut is
                              raised until they fit); default 200000; 0: no limit */
+  size_t html_max_time;   /* HTML: at most this many time entries; past it cells are merged
+                             (2, 5, 10, 20, 50 ... at a time; the page says so); default
+                             1000000 (~20 MB of page); 0: no limit */
 } fg_options;
 
 /* Sets every field to its default. */

@@ -3,7 +3,7 @@
  * with the version-1 schema (exact JSON for small profiles, normal and differential),
  * escaping inside <script> (quotes, backslash, controls, '<' of "</script>", non-ASCII),
  * pruning recorded in "pruned", each name's kind as fg_kind_of gives it and the palette as
- * fg_kind.c's tables (the page derives neither).
+ * fg_kind.c's tables (the page derives neither), the time axis (exact, pruned frames, merged cells).
  */
 #include "fg_test_util.h"
 
@@ -215,5 +215,97 @@ Test(html, palette_is_the_c_table) {
   cr_expect(strstr(pal, want), "the jit key: its own kind first (its swatch), then java");
   cr_expect_eq(count_of(pal, "{\"id\":"), FG_KIND_COUNT + (int)fg_legend_count);
   free(html);
+  fg_profile_free(p);
+}
+
+/* The time member of a page (from ",\n\"time\":" to its closing brace; caller frees). */
+static char *time_of(const char *html) {
+  const char *a = strstr(html, ",\n\"time\":");
+  cr_assert(a);
+  const char *b = strstr(a, ",\n\"palette\":{");
+  cr_assert(b);
+  char *s = strndup(a + 2, (size_t)(b - a - 2));
+  cr_assert(s);
+  return s;
+}
+
+/* a;b 3 (entries in cells 0 and 1), a;c 1 (cell 1), a thread with a name to escape */
+static fg_profile *timed(uint32_t *b_node, uint32_t *c_node) {
+  fg_profile *p = fg_profile_new();
+  const char *ab[] = {"a", "b"}, *ac[] = {"a", "c"};
+  cr_assert_eq(fg_profile_add_capped_node(p, ab, 2, 3, 100, "cut", b_node), 0);
+  cr_assert_eq(fg_profile_add_capped_node(p, ac, 2, 1, 100, "cut", c_node), 0);
+  cr_assert_eq(fg_profile_time_init(p, 1700000000123456789, 40000000, 20000000), 0);
+  cr_assert_eq(fg_profile_time_thread(p, 7, "main"), 0);
+  cr_assert_eq(fg_profile_time_thread(p, 8, "w\"</script>"), 1);
+  cr_assert_eq(fg_profile_time_add(p, 0, *b_node, 0, 2), 0);
+  cr_assert_eq(fg_profile_time_add(p, 1, *c_node, 1, 1), 0);
+  cr_assert_eq(fg_profile_time_add(p, 1, *b_node, 1, 1), 0);
+  return p;
+}
+
+Test(html, time_axis_exact) {
+  uint32_t b, c;
+  fg_profile *p = timed(&b, &c);
+  char *html = render(OUT_HTML, p, NULL);
+  char *t = time_of(html);
+  /* page nodes: all 0, a 1, b 2, c 3; stacks in first use: b, c */
+  cr_expect_str_eq(t, "\"time\":{\"startMs\":1700000000123,\"durationNs\":40000000,"
+                      "\"cellNs\":20000000,\"merged\":1,\n"
+                      "\"threads\":[[7,\"main\"],[8,\"w\\\"\\u003c/script\\u003e\"]],\n"
+                      "\"stacks\":[2,3],\n\"entries\":[0,0,0,2,1,0,1,1,1,1,1,1]}");
+  free(t);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, time_axis_pruned_frames_go_to_their_kept_ancestor) {
+  uint32_t b, c;
+  fg_profile *p = timed(&b, &c);
+  fg_options o;
+  fg_options_init(&o);
+  o.html_prune = 0.3; /* c: 1 of 4 */
+  char *html = render(OUT_HTML, p, &o);
+  char *t = time_of(html);
+  cr_expect(strstr(t, "\"stacks\":[2,-2],")); /* c's weight under a (node 1), marked pruned */
+  free(t);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, time_axis_merges_cells_past_its_limit) {
+  uint32_t b, c;
+  fg_profile *p = timed(&b, &c);
+  fg_options o;
+  fg_options_init(&o);
+  o.html_max_time = 2;
+  char *html = render(OUT_HTML, p, &o);
+  char *t = time_of(html);
+  /* cells of 5: b 3 and c 1 in cell 0, thread by thread */
+  cr_expect(strstr(t, "\"cellNs\":100000000,\"merged\":5,"));
+  cr_expect(strstr(t, "\"entries\":[0,0,0,2,0,0,1,1,0,1,1,1]}"), "%s", t);
+  free(t);
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, no_time_axis_without_one) {
+  fg_profile *p = profile_of("a 1\n");
+  char *html = render(OUT_HTML, p, NULL);
+  cr_expect_null(strstr(html, "\"time\":{"));
+  free(html);
+  fg_profile_free(p);
+}
+
+Test(html, time_axis_refuses_what_it_cannot_hold) {
+  fg_profile *p = profile_of("a 1\n");
+  cr_expect_eq(fg_profile_time_thread(p, 1, "x"), -EINVAL); /* no table yet */
+  cr_expect_eq(fg_profile_time_init(p, 0, 0, 0), -EINVAL);  /* cell 0 */
+  cr_assert_eq(fg_profile_time_init(p, 0, 0, 1), 0);
+  cr_expect_eq(fg_profile_time_add(p, 0, 1, 0, 1), -EINVAL); /* no thread 0 */
+  cr_assert_eq(fg_profile_time_thread(p, 1, "x"), 0);
+  cr_expect_eq(fg_profile_time_add(p, 0, 0, 0, 1), -EINVAL); /* the root */
+  cr_expect_eq(fg_profile_time_add(p, 0, 2, 0, 1), -EINVAL); /* no such frame */
+  cr_expect_eq(fg_profile_time_add(p, 0, 1, 0, 1), 0);
   fg_profile_free(p);
 }

@@ -258,3 +258,18 @@ Test(tree, capped_add_keeps_the_limit_and_every_count) {
   cr_expect_eq(fg_profile_add_capped(p, s1, 4, 1, 16, ""), -EINVAL, "a cut frame needs a name");
   fg_profile_free(p);
 }
+
+Test(tree, add_capped_node_says_where_the_count_went) {
+  fg_profile *p = fg_profile_new();
+  const char *ab[] = {"a", "b"}, *ab2[] = {"a", "b"}, *acd[] = {"a", "c", "d"};
+  uint32_t n1 = 0, n2 = 0, n3 = 0;
+  cr_assert_eq(fg_profile_add_capped_node(p, ab, 2, 1, 4, "cut", &n1), 0);
+  cr_assert_eq(fg_profile_add_capped_node(p, ab2, 2, 1, 4, "cut", &n2), 0);
+  cr_expect_eq(n1, n2); /* equal stacks: one frame */
+  cr_expect_eq(n1, 2);
+  cr_assert_eq(fg_profile_add_capped_node(p, acd, 3, 5, 4, "cut", &n3), 1); /* no room: cut */
+  cr_expect_eq(p->nodes[n3].name, fg_intern(p, "cut", 3));
+  cr_expect_eq(p->nodes[n3].parent, 1); /* under a, the part the profile holds */
+  cr_expect_eq(p->nodes[n3].self, 5);
+  fg_profile_free(p);
+}

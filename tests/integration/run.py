@@ -617,6 +617,72 @@ def case_formats():
         no_temp_left(out)
 
 
+def page_data(path):
+    """The data an HTML profile's page carries (FG_DATA), as python objects."""
+    text = open(path, encoding="utf-8").read()
+    at = text.find("const FG_DATA = ")
+    check(at >= 0, f"{path}: no FG_DATA in the page")
+    data, _ = json.JSONDecoder().raw_decode(text, at + len("const FG_DATA = "))
+    return data
+
+
+def page_node_has(data, needle):
+    """Per page node: True when it or a frame above it is named with `needle` in it."""
+    stride, nodes, names = data["stride"], data["nodes"], data["names"]
+    has, path = [], []  # path: (depth, has) of the open ancestors
+    for i in range(0, len(nodes), stride):
+        name, depth = nodes[i], nodes[i + 1]
+        while path and path[-1][0] >= depth:
+            path.pop()
+        h = (path[-1][1] if path else False) or (name >= 0 and needle in names[name])
+        path.append((depth, h))
+        has.append(h)
+    return has
+
+
+def case_phases_timeline():
+    """The page's time axis: a thread computes in phaseA for ~1.5 s, then in phaseB for ~1.5 s,
+    profiled to HTML; the page's time entries put >= 90% of the thread's samples between its
+    switches (by its own clock, a cell's margin either side) in the phase's method, and add up
+    to the profile's total."""
+    out = tmpfile(".html")
+    p = run(f"interval=1ms,file={out}", "phases", 3)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    marks = {m.group(1): int(m.group(2)) for m in re.finditer(r"^phase (a|b|end) (\d+)$", p.stdout, re.M)}
+    check(set(marks) == {"a", "b", "end"}, f"the scenario did not print its phases: {p.stdout[-500:]}")
+    d = page_data(out)
+    check("time" in d, "the page has no time axis")
+    tm = d["time"]
+    ent, stacks = tm["entries"], tm["stacks"]
+    weight = sum(ent[k + 3] for k in range(0, len(ent), 4))
+    lost = int(summary(p.stderr).get("time_lost", "0"))
+    print(f"entries {len(ent) // 4}, stacks {len(stacks)}, cell {tm['cellNs'] / 1e6:g} ms, "
+          f"weight {weight} of the profile's {d['total']}, time_lost {lost}")
+    check(lost == 0 and weight == d["total"], f"the entries hold {weight} of the profile's {d['total']} samples "
+          f"(time_lost {lost})")
+    threads = [k for k, (_, name) in enumerate(tm["threads"]) if name == "phases"]
+    check(len(threads) == 1, f"no one thread 'phases' in the time axis: {tm['threads']}")
+    in_a, in_b = page_node_has(d, "Scenarios.phaseA"), page_node_has(d, "Scenarios.phaseB")
+    node = lambda ref: ref if ref >= 0 else -ref - 1  # noqa: E731 (a pruned frame: its kept ancestor)
+    cell_ms = tm["cellNs"] / 1e6
+    margin = cell_ms + 20
+    for phase, lo, hi, want, other in (("A", marks["a"], marks["b"], in_a, in_b),
+                                       ("B", marks["b"], marks["end"], in_b, in_a)):
+        got = rest = total = 0
+        for k in range(0, len(ent), 4):
+            start = tm["startMs"] + ent[k] * cell_ms
+            if ent[k + 2] != threads[0] or start < lo + margin or start + cell_ms > hi - margin:
+                continue
+            n, w = node(stacks[ent[k + 1]]), ent[k + 3]
+            total += w
+            got += w if want[n] else 0
+            rest += w if other[n] else 0
+        print(f"phase {phase} ({hi - lo} ms): {got} of the thread's {total} samples in phase{phase} "
+              f"({100 * got / max(total, 1):.1f}%), {rest} in the other phase's method")
+        check(total >= 20, f"phase {phase}: only {total} samples of the thread in its time")
+        check(got >= 0.9 * total, f"phase {phase}: {got} of {total} samples in its method (< 90%)")
+
+
 def case_lines():
     """lines: frames carry source lines; the hot line of a method gets the most samples."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "Scenarios.java")

@@ -53,6 +53,9 @@
 //             a class named U+1D49C (defined from renamed bytes: its class file could not be
 //             named on a file system without a UTF-8 locale); <seconds> count from when each
 //             has had 100 ms of CPU ("names ready"; "names slow" after 60 s without)
+//   phases    one thread, "phases", computing in phaseA for the first half of <seconds>, then in
+//             phaseB for the second; prints "phase a <ms>", "phase b <ms>", "phase end <ms>"
+//             (System.currentTimeMillis as each began, and at the end)
 // At the end it prints one line per worker: "cpu <thread name> <ns>" (ThreadMXBean), the idle
 // threads' CPU in all ("idle cpu <ns>", busyidle), and
 // "result <n>" so runs with and without the agent can be compared.
@@ -403,6 +406,34 @@ public class Scenarios {
         System.out.println(ready ? "names ready" : "names slow");
     }
 
+    // ---- phases: one method, then another (the page's time axis) ----
+    static long phaseA(long until) {
+        long h = 1;
+        while (System.currentTimeMillis() < until && !stop) {
+            for (int i = 0; i < 20_000; i++) h = h * 31 + i;
+        }
+        return h;
+    }
+
+    static long phaseB(long until) {
+        double x = 1;
+        while (System.currentTimeMillis() < until && !stop) {
+            for (int i = 1; i < 20_000; i++) x = x * 1.0000001 + 1.0 / i;
+        }
+        return (long) x;
+    }
+
+    static long phases(long millis) {
+        long a = System.currentTimeMillis();
+        System.out.println("phase a " + a);
+        long h = phaseA(a + millis / 2);
+        long b = System.currentTimeMillis();
+        System.out.println("phase b " + b);
+        h += phaseB(b + millis / 2);
+        System.out.println("phase end " + System.currentTimeMillis());
+        return h;
+    }
+
     static Thread worker(String name, Runnable r) {
         final int idx = workers.size();
         Thread t = new Thread(() -> {
@@ -636,6 +667,11 @@ public class Scenarios {
                 worker("\u00e9".repeat(70), () -> sink += runClassA());
                 worker("a;b\nc<d>&\"e'</script> 12", () -> sink += busyAlpha());
                 break;
+            case "phases": {
+                final long half = millis;
+                worker("phases", () -> sink += phases(half));
+                break;
+            }
             case "exit":
             case "forever":
                 worker("busy-alpha", () -> sink += busyAlpha());
