@@ -1,7 +1,8 @@
 /*
  * model.js — the flame graph page's pure functions: reading the page data (FG_DATA, schema in
  * flamegraph/README.md), the tree and its views (one thread, reversed, "larger" diff widths),
- * layout, search, the function table, callers and callees, numbers and colours. No DOM here:
+ * layout, search, the function table, callers and callees, numbers and colours, the time axis
+ * (a range's weights per frame, the heat map's boxes, the range in the URL). No DOM here:
  * viewer.js draws and handles events; tests/flamegraph/test_page.js runs these under node.
  * The build (page/assemble.cmake) pastes this file and viewer.js into the page's one script;
  * under node the same file is a CommonJS module.
@@ -373,15 +374,180 @@ const fgModel = (function () {
     return { callers: top(callers), callees: top(callees) };
   }
 
+  /* ---- the time axis (FG_DATA.time, from the agent) ----
+   * Entries (cell, stack, thread, weight) by cell; a stack is a page node, or -(k+1) when its
+   * frames were pruned below node k (their weight is in k's total, not its self). */
+  function timeOf(D) {
+    const T = D.time;
+    if (!T) return null;
+    const n = T.entries.length / 4,
+      cell = new Int32Array(n),
+      stack = new Int32Array(n),
+      thread = new Int32Array(n),
+      weight = new Float64Array(n);
+    for (let i = 0, o = 0; i < n; i++, o += 4) {
+      cell[i] = T.entries[o];
+      stack[i] = T.entries[o + 1];
+      thread[i] = T.entries[o + 2];
+      weight[i] = T.entries[o + 3];
+    }
+    const last = n ? cell[n - 1] + 1 : 0;
+    return {
+      n,
+      cell,
+      stack,
+      thread,
+      weight,
+      stacks: Int32Array.from(T.stacks),
+      threads: T.threads,
+      startMs: T.startMs,
+      cellNs: T.cellNs,
+      merged: T.merged || 1,
+      ncells: Math.max(last, Math.ceil(T.durationNs / T.cellNs), 1),
+    };
+  }
+  /* the first entry at or after cell c (entries are by cell) */
+  function firstAt(tm, c) {
+    let lo = 0,
+      hi = tm.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (tm.cell[mid] < c) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  /* Per node of t (the page's tree): the weight of cells [c0, c1) of one time thread (th >= 0)
+   * or all (-1): { total, self, sum }. */
+  function rangeWeights(t, tm, c0, c1, th) {
+    const total = new Float64Array(t.n),
+      self = new Float64Array(t.n);
+    let sum = 0;
+    for (let i = firstAt(tm, c0); i < tm.n && tm.cell[i] < c1; i++) {
+      if (th >= 0 && tm.thread[i] !== th) continue;
+      const s = tm.stacks[tm.stack[i]],
+        w = tm.weight[i];
+      if (s >= 0) {
+        self[s] += w;
+        total[s] += w;
+      } else total[-s - 1] += w;
+      sum += w;
+    }
+    for (let i = t.n - 1; i > 0; i--) total[t.parent[i]] += total[i];
+    return { total, self, sum };
+  }
+  /* t's frames with the weights of a range (ranges = [[c0, c1]]), or the differential of two
+   * (ranges = [[a0, a1], [b0, b1]]: the second as the new profile, the first as its base), of
+   * one time thread or all (th -1). The same nodes as t, so zoom and thread stay valid. */
+  function rangeTree(t, tm, ranges, th) {
+    const r = newTree(t.n);
+    r.name.set(t.name);
+    r.depth.set(t.depth);
+    const main = ranges[ranges.length - 1],
+      m = rangeWeights(t, tm, main[0], main[1], th);
+    r.total.set(m.total);
+    r.self.set(m.self);
+    if (ranges.length > 1) {
+      const b = rangeWeights(t, tm, ranges[0][0], ranges[0][1], th);
+      r.tb.set(b.total);
+      r.sb.set(b.self);
+    }
+    return finish(r);
+  }
+  /* Each time thread's weight, indexed like tm.threads. */
+  function timeThreadWeights(tm) {
+    const w = new Float64Array(tm.threads.length);
+    for (let i = 0; i < tm.n; i++) w[tm.thread[i]] += tm.weight[i];
+    return w;
+  }
+  /* The time thread of a tid (as a string or number), or -1. */
+  function timeThreadOf(tm, tid) {
+    for (let k = 0; k < tm.threads.length; k++)
+      if (String(tm.threads[k][0]) === String(tid)) return k;
+    return -1;
+  }
+
+  /* ---- the heat map ----
+   * Columns of time, FlameScope-style: each column `rows` boxes of `box` cells from top to
+   * bottom (20 ms cells: 1 s a column), boxes as wide as fit: the smallest box of 1, 2, 5, 10,
+   * 20, 50 ... cells that puts the view's cells in columns of at least minColPx. */
+  function heatLayout(v0, v1, widthPx, minColPx) {
+    const cells = Math.max(1, v1 - v0),
+      rows = Math.min(50, cells),
+      maxCols = Math.max(1, Math.floor(widthPx / minColPx));
+    let box = 1;
+    for (let k = 0; Math.ceil(cells / (box * rows)) > maxCols; k++)
+      box = [1, 2, 5][(k + 1) % 3] * 10 ** Math.floor((k + 1) / 3);
+    return { v0, v1, rows, box, cols: Math.ceil(cells / (box * rows)) };
+  }
+  /* The weight of every box of layout hl (column-major: values[col * rows + row]) for one time
+   * thread or all (-1), and the largest. */
+  function heatValues(tm, hl, th) {
+    const values = new Float64Array(hl.cols * hl.rows);
+    let max = 0;
+    for (let i = firstAt(tm, hl.v0); i < tm.n && tm.cell[i] < hl.v1; i++) {
+      if (th >= 0 && tm.thread[i] !== th) continue;
+      const k = Math.floor((tm.cell[i] - hl.v0) / hl.box);
+      values[k] += tm.weight[i];
+      if (values[k] > max) max = values[k];
+    }
+    return { values, max };
+  }
+  /* The cells [c0, c1) of box k of layout hl, within the view. */
+  function boxCells(hl, k) {
+    const c0 = hl.v0 + k * hl.box;
+    return [c0, Math.min(c0 + hl.box, hl.v1)];
+  }
+  /* The range from box a to box b (either order), both included. */
+  function boxRange(hl, a, b) {
+    const x = boxCells(hl, Math.min(a, b)),
+      y = boxCells(hl, Math.max(a, b));
+    return [x[0], Math.max(x[0] + 1, y[1])];
+  }
+  /* A box's colour: empty boxes the background (null), then from pale yellow to dark red by
+   * the share of the largest box (a square root, so the quiet boxes still show). */
+  function heatColour(v, max) {
+    if (!(v > 0)) return null;
+    const f = Math.sqrt(v / (max || 1));
+    return `hsl(${Math.round(50 - 50 * f)},90%,${Math.round(88 - 50 * f)}%)`;
+  }
+  /* Seconds from the profile's start at cell c, and the wall-clock time (local, ms). */
+  const secondsAt = (tm, c) => (c * tm.cellNs) / 1e9;
+  function clockAt(tm, c) {
+    const d = new Date(tm.startMs + (c * tm.cellNs) / 1e6),
+      two = (x) => String(x).padStart(2, "0");
+    return (
+      `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.` +
+      String(d.getMilliseconds()).padStart(3, "0")
+    );
+  }
+  /* "12.34 s – 15 s" (seconds from the start, as precise as a cell needs) */
+  function rangeText(tm, r) {
+    const dec = tm.cellNs >= 1e9 ? 0 : tm.cellNs >= 1e8 ? 1 : tm.cellNs >= 1e7 ? 2 : 3;
+    const s = (c) => +secondsAt(tm, c).toFixed(dec) + " s";
+    return `${s(r[0])} – ${s(r[1])}`;
+  }
+  /* "a-b" for a range (URL), and back (null when not one) */
+  const rangeParam = (r) => (r ? `${r[0]}-${r[1]}` : "");
+  function parseRange(s) {
+    const m = /^(\d+)-(\d+)$/.exec(s || "");
+    return m && +m[1] < +m[2] ? [+m[1], +m[2]] : null;
+  }
+
   /* ---- text ---- */
   const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
   const esc = (s) => s.replace(/[&<>"]/g, (c) => ESC[c]);
 
   /* ---- the view's state in the URL fragment ----
-   * t thread name, s search, z zoomed node, r reversed, i icicle, w width mode (diff). */
+   * t thread name, s search, z zoomed node, r reversed, i icicle, w width mode (diff); the time
+   * axis: a range of cells (h), a second range (h2, the differential against h), the heat
+   * map's view (hv). */
   function encodeState(st, threadName) {
     const p = new URLSearchParams();
     if (threadName !== null) p.set("t", threadName);
+    if (st.range) p.set("h", rangeParam(st.range));
+    if (st.range && st.range2) p.set("h2", rangeParam(st.range2));
+    if (st.view) p.set("hv", rangeParam(st.view));
     if (st.src) p.set("s", st.src);
     if (st.zoom) p.set("z", st.zoom);
     if (st.reverse) p.set("r", "1");
@@ -398,6 +564,9 @@ const fgModel = (function () {
       reverse: p.get("r") === "1",
       icicle: p.get("i") === "1",
       widthMode: +(p.get("w") || 0) % 3,
+      range: parseRange(p.get("h")),
+      range2: parseRange(p.get("h") ? p.get("h2") : ""),
+      view: parseRange(p.get("hv")),
     };
   }
 
@@ -431,6 +600,19 @@ const fgModel = (function () {
     partsOf,
     sortRows,
     relativesOf,
+    timeOf,
+    rangeWeights,
+    rangeTree,
+    timeThreadWeights,
+    timeThreadOf,
+    heatLayout,
+    heatValues,
+    boxCells,
+    boxRange,
+    heatColour,
+    secondsAt,
+    clockAt,
+    rangeText,
     esc,
     encodeState,
     decodeState,

@@ -26,14 +26,18 @@
   const NK = KIND_ORDER.length,
     kindCol = D.nameKinds.map((k) => KIND_COL[k]);
   const legend = $("legend");
-  if (D.diff) {
-    legend.innerHTML =
-      '<span><i style="background:hsl(0,75%,60%)"></i>grew</span>' +
-      '<span><i style="background:hsl(220,75%,62%)"></i>shrank</span>' +
-      '<span><i style="background:hsl(45,10%,70%)"></i>same</span>' +
-      '<span><i style="background:repeating-linear-gradient(45deg,#888 0 2px,transparent 2px 4px)">' +
-      "</i>new / removed (outlined)</span>";
-  } else {
+  /* the legend: the diff colours when a diff is shown, else one key per kind present */
+  function renderLegend() {
+    legend.innerHTML = "";
+    if (isDiff()) {
+      legend.innerHTML =
+        '<span><i style="background:hsl(0,75%,60%)"></i>grew</span>' +
+        '<span><i style="background:hsl(220,75%,62%)"></i>shrank</span>' +
+        '<span><i style="background:hsl(45,10%,70%)"></i>same</span>' +
+        '<span><i style="background:repeating-linear-gradient(45deg,#888 0 2px,transparent 2px 4px)">' +
+        "</i>new / removed (outlined)</span>";
+      return;
+    }
     const present = new Set(D.nameKinds);
     for (const key of P.legend) {
       if (!key.kinds.some((k) => present.has(k))) continue;
@@ -49,9 +53,11 @@
   }
 
   /* ---- the trees ----
-   * F: the profile or the chosen thread, callers first; T: what is drawn (F, or F reversed).
-   * The function table and the callers/callees always come from F. */
+   * F: the profile or the chosen thread, callers first — of the range chosen on the time axis,
+   * or the differential of two ranges; T: what is drawn (F, or F reversed). The function table
+   * and the callers/callees always come from F. */
   const normal = M.fromData(D);
+  const TM = M.timeOf(D); /* the time axis, or null */
   let F = normal,
     T = normal,
     reversed = null;
@@ -65,17 +71,25 @@
     reverse: false,
     icicle: false,
     widthMode: 0,
-    thread: -1,
+    thread: -1 /* the chosen thread's root frame, or -1 */,
+    tthread: -1 /* the chosen thread on the time axis, or -1 */,
+    range: null /* cells [c0, c1) of the time axis, or null: the whole run */,
+    range2: null /* a second range: the differential of range2 against range */,
+    view: null /* the heat map's cells, null: the whole run */,
     matches: [],
     mi: -1,
     sel: -1,
   };
   let maxw = null;
+  /* a diff is shown: the profile is one, or two ranges of the time axis are chosen */
+  const isDiff = () => D.diff || !!(st.range && st.range2);
+  /* the new and base totals a diff's shares are of: the profile's, or the two ranges' */
+  const diffTotals = () => (D.diff ? [D.total, D.totalBase] : [F.total[0], F.tb[0]]);
   const W = () =>
-    D.diff && st.widthMode === 1 ? T.tb : D.diff && st.widthMode === 2 ? maxw : T.total;
+    isDiff() && st.widthMode === 1 ? T.tb : isDiff() && st.widthMode === 2 ? maxw : T.total;
   const WIDTH_NAMES = ["new", "base", "larger"];
   function widths() {
-    if (D.diff) maxw = M.largerWidths(T);
+    if (isDiff()) maxw = M.largerWidths(T);
   }
 
   /* Frames narrower than MIN_PX are not drawn, nor their subtrees: below a pixel a frame is a
@@ -86,7 +100,7 @@
     FH = 17,
     MIN_PX = 1;
   let rects = []; /* drawn frames: x, y, w, node */
-  const diffScale = D.diff ? M.diffScale(normal, D.total, D.totalBase) : 0;
+  let diffScale = D.diff ? M.diffScale(normal, D.total, D.totalBase) : 0;
   /* Lays out the frames wide enough to draw at the current zoom, then sizes the canvas for the
    * deepest of them (not for the deepest frame in the data: a deep but thin stack would leave
    * an empty band above the flames) and paints. */
@@ -106,7 +120,9 @@
     ctx.textBaseline = "middle";
     const yOf = (d) => (st.icicle ? d * FH + 2 : height - (d + 1) * FH - 2);
     const matched = st.re ? matchSet : null,
-      hi = css.getPropertyValue("--hi");
+      hi = css.getPropertyValue("--hi"),
+      diff = isDiff(),
+      [dt, dtb] = diffTotals();
     rects = [];
     for (let k = 0; k < boxes.length; k += 3) {
       const i = boxes[k],
@@ -118,11 +134,11 @@
           ? hi
           : i === 0
             ? ROOT_COLOUR
-            : D.diff
-              ? M.diffColour(M.change(T, i, D.total, D.totalBase), diffScale)
+            : diff
+              ? M.diffColour(M.change(T, i, dt, dtb), diffScale)
               : colour(T.name[i]);
       ctx.fillRect(x, y, Math.max(pw - 0.5, 0.5), FH - 1);
-      if (D.diff && i && (T.total[i] === 0 || T.tb[i] === 0)) {
+      if (diff && i && (T.total[i] === 0 || T.tb[i] === 0)) {
         ctx.strokeStyle = T.total[i] === 0 ? "#2f6fdf" : "#d23";
         ctx.lineWidth = 1.5;
         ctx.strokeRect(x + 0.75, y + 0.75, Math.max(pw - 2, 0.5), FH - 2.5);
@@ -201,7 +217,7 @@
       `<b>${esc(name)}</b><br>${fmt(T.total[i])} ${esc(cnt)} (${pct(T.total[i], all)}), ` +
       `self ${fmt(T.self[i])} (${pct(T.self[i], all)})`;
     if (i) s += `<br>kind: ${M.kindLabel(kindOfName[T.name[i]], hasKinds)}`;
-    if (D.diff)
+    if (isDiff())
       s +=
         `<br>base ${fmt(T.tb[i])} (${pct(T.tb[i], allBase)}), self ${fmt(T.sb[i])}` +
         (T.tb[i] === 0 ? " — new" : T.total[i] === 0 ? " — removed" : "");
@@ -276,7 +292,7 @@
       html.push(
         `<tr data-name="${esc(r.name)}" data-self="${r.self}" data-total="${r.total}" data-kinds="${ks}"` +
           `${r.m === st.sel ? ' class="sel"' : ""}><td title="${esc(r.name)}">` +
-          `${D.diff ? "" : kindBar(r, parts)}${esc(r.name)}</td><td class="num">${fmt(r.self)}</td>` +
+          `${isDiff() ? "" : kindBar(r, parts)}${esc(r.name)}</td><td class="num">${fmt(r.self)}</td>` +
           `<td class="num">${pct(r.self, tot)}</td><td class="num">${fmt(r.total)}</td>` +
           `<td class="num">${pct(r.total, tot)}</td></tr>`,
       );
@@ -339,32 +355,241 @@
         .join("");
     sel.hidden = false;
   }
+  /* Without thread roots, the time axis's threads (heaviest first): choosing one narrows the
+   * time entries, and so the graph, to it. Named "[name tid=N]" as roots are. */
+  const tname = (k) => `[${TM.threads[k][1]} tid=${TM.threads[k][0]}]`;
+  if (TM && !threads.length && TM.threads.length) {
+    const tw = M.timeThreadWeights(TM),
+      order = TM.threads.map((_, k) => k).filter((k) => tw[k] > 0),
+      all = D.total || 1;
+    order.sort((a, b) => tw[b] - tw[a] || a - b);
+    sel.innerHTML =
+      `<option value="">All threads (${fmt(order.length)})</option>` +
+      order
+        .map(
+          (k) =>
+            `<option value="${esc(tname(k))}">${esc(`${TM.threads[k][1]} (tid ${TM.threads[k][0]})`)} · ${pct(tw[k], all)}</option>`,
+        )
+        .join("");
+    sel.hidden = false;
+  }
+  /* the chosen thread by its "[name tid=N]": its root, and its time thread (-1 when none) */
+  function chooseThread(nm) {
+    st.thread = nm ? threadByName(nm) : -1;
+    const t = nm && TM ? M.threadLabel(nm) : null;
+    st.tthread = t ? M.timeThreadOf(TM, t.tid) : -1;
+    if (st.thread < 0 && threads.length) st.tthread = -1; /* a root thread the profile lacks */
+  }
+  const threadName = () =>
+    st.thread >= 0 ? names[normal.name[st.thread]] : st.tthread >= 0 ? tname(st.tthread) : null;
   function scope() {
     const e = $("scope");
     e.dataset.total = F.total[0];
-    if (st.thread < 0) {
+    const nm = threadName();
+    if (nm === null) {
       e.textContent = "";
       return;
     }
     e.textContent =
-      `Thread ${shown[normal.name[st.thread]].slice(1, -1)}: ${fmt(F.total[0])} of ` +
+      `Thread ${nm.slice(1, -1)}: ${fmt(F.total[0])} of ` +
       `${fmt(D.total)} ${cnt} (${pct(F.total[0], D.total)})`;
+  }
+
+  /* ---- the time axis: a heat map of the run (FlameScope's columns of time), ranges ----
+   * Click a box or drag across boxes: the graph, the table and the callers show that range;
+   * shift+drag a second range: the differential of the second against the first. */
+  const hm = $("hm"),
+    hctx = hm.getContext("2d"),
+    MIN_COL = 4;
+  let HL = null,
+    heat = null,
+    colPx = 0,
+    rowPx = 0,
+    drag = null;
+  const AXIS = 30; /* px under the boxes: seconds, then the wall clock */
+  function drawHeat(preview) {
+    if (!TM) return;
+    const dpr = window.devicePixelRatio || 1,
+      width = hm.parentElement.clientWidth - 32,
+      v = st.view || [0, TM.ncells];
+    HL = M.heatLayout(v[0], v[1], width, MIN_COL);
+    heat = M.heatValues(TM, HL, st.tthread);
+    colPx = Math.max(MIN_COL, Math.min(60, Math.floor(width / HL.cols)));
+    rowPx = Math.max(3, Math.min(40, Math.floor(200 / HL.rows)));
+    const height = HL.rows * rowPx + AXIS;
+    hm.width = width * dpr;
+    hm.height = height * dpr;
+    hm.style.height = height + "px";
+    hctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const css = getComputedStyle(document.documentElement);
+    hctx.fillStyle = css.getPropertyValue("--panel");
+    hctx.fillRect(0, 0, width, height);
+    const inRange = (r, c) => r && c[0] < r[1] && c[1] > r[0];
+    const r1 = preview && !preview.second ? preview.r : st.range,
+      r2 = preview && preview.second ? preview.r : st.range2;
+    for (let k = 0; k < HL.cols * HL.rows; k++) {
+      const c = M.boxCells(HL, k);
+      if (c[0] >= HL.v1) break;
+      const x = Math.floor(k / HL.rows) * colPx,
+        y = (k % HL.rows) * rowPx,
+        col = M.heatColour(heat.values[k], heat.max),
+        a = inRange(r1, c),
+        b = inRange(r2, c);
+      /* with a range chosen, the boxes outside it fade; a bar left of each box in a range
+         says which (the first: the accent colour, the second: purple) */
+      hctx.globalAlpha = r1 && !a && !b ? 0.25 : 1;
+      hctx.fillStyle = col || css.getPropertyValue("--bg");
+      hctx.fillRect(x, y, colPx - 1, rowPx - 1);
+      hctx.globalAlpha = 1;
+      if (a || b) {
+        hctx.fillStyle = b ? "#8250df" : css.getPropertyValue("--accent");
+        hctx.fillRect(x, y, Math.min(3, colPx / 3), rowPx - 1);
+      }
+    }
+    /* labels every ~90 px: seconds from the start, and the wall-clock time */
+    hctx.fillStyle = css.getPropertyValue("--muted");
+    hctx.font = "11px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
+    hctx.textBaseline = "top";
+    const every = Math.max(1, Math.ceil(90 / colPx)),
+      y0 = HL.rows * rowPx + 3;
+    for (let col = 0; col < HL.cols; col += every) {
+      const c = HL.v0 + col * HL.rows * HL.box;
+      hctx.fillText(+M.secondsAt(TM, c).toFixed(3) + " s", col * colPx, y0);
+      hctx.fillText(M.clockAt(TM, c), col * colPx, y0 + 13);
+    }
+  }
+  function boxAt(mx, my) {
+    if (!HL) return -1;
+    const col = Math.floor(mx / colPx),
+      row = Math.floor(my / rowPx);
+    if (col < 0 || row < 0 || col >= HL.cols || row >= HL.rows) return -1;
+    const k = col * HL.rows + row;
+    return M.boxCells(HL, k)[0] < HL.v1 ? k : -1;
+  }
+  function rangeInfo() {
+    if (!TM) return;
+    const e = $("tlrange");
+    if (!st.range) {
+      e.textContent = `whole run, ${fmt(F.total[0])} ${cnt}`;
+      return;
+    }
+    const one = `${M.rangeText(TM, st.range)}, ${fmt(st.range2 ? F.tb[0] : F.total[0])} ${cnt}`;
+    e.textContent = st.range2
+      ? `${M.rangeText(TM, st.range2)}, ${fmt(F.total[0])} ${cnt} against ${one} (red: grew)`
+      : one;
+  }
+  /* the graph, the table, the heat map and the link for the chosen range(s) */
+  function applyRange() {
+    st.zoom = 0;
+    setTree();
+    search(st.src);
+    drawHeat();
+  }
+  function setRange(r, second) {
+    if (second && st.range) st.range2 = r;
+    else {
+      st.range = r;
+      st.range2 = null;
+    }
+    applyRange();
+  }
+  const heatXY = (e) => {
+    const b = hm.getBoundingClientRect();
+    return boxAt(e.clientX - b.left, e.clientY - b.top);
+  };
+  hm.addEventListener("mousedown", (e) => {
+    const k = heatXY(e);
+    if (k < 0) return;
+    e.preventDefault();
+    drag = { a: k, second: e.shiftKey };
+  });
+  hm.addEventListener("mousemove", (e) => {
+    const k = heatXY(e);
+    if (drag && k >= 0) drawHeat({ r: M.boxRange(HL, drag.a, k), second: drag.second });
+    if (k < 0) {
+      tip.style.display = "none";
+      return;
+    }
+    const c = M.boxCells(HL, k);
+    tip.innerHTML =
+      `<b>${M.rangeText(TM, c)}</b> (${M.clockAt(TM, c[0])})<br>${fmt(heat.values[k])} ${esc(cnt)}` +
+      "<br>click or drag: a range; shift+drag: a second range (differential)";
+    tip.style.display = "block";
+    tip.style.left = Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 8) + "px";
+    tip.style.top = e.clientY + 16 + "px";
+  });
+  hm.addEventListener("mouseleave", () => {
+    tip.style.display = "none";
+  });
+  addEventListener("mouseup", (e) => {
+    if (!drag) return;
+    const k = heatXY(e),
+      d = drag;
+    drag = null;
+    if (k < 0) {
+      drawHeat();
+      return;
+    }
+    setRange(M.boxRange(HL, d.a, k), d.second);
+  });
+  /* the heat map's view: zoom to the range(s), out 4 times, back to the whole run */
+  function setView(v) {
+    st.view = v && (v[0] > 0 || v[1] < TM.ncells) ? v : null;
+    saveState();
+    drawHeat();
+  }
+  if (TM) {
+    $("timeline").hidden = false;
+    const secs = (TM.ncells * TM.cellNs) / 1e9;
+    $("tlinfo").textContent =
+      `Time: ${+secs.toFixed(2)} s from ${new Date(TM.startMs).toLocaleString()}, boxes of ` +
+      `${TM.cellNs / 1e6} ms or more` +
+      (TM.merged > 1
+        ? ` (${TM.merged} of the profile's cells merged in one: a smaller page)`
+        : "") +
+      ". Click or drag: a range; shift+drag: a second one, compared.";
+    $("tlall").onclick = () => {
+      st.range = st.range2 = st.view = null;
+      applyRange();
+    };
+    $("tlzoom").onclick = () => {
+      if (!st.range) return;
+      const a = Math.min(st.range[0], st.range2 ? st.range2[0] : Infinity),
+        b = Math.max(st.range[1], st.range2 ? st.range2[1] : 0),
+        pad = Math.max(1, Math.round((b - a) / 10));
+      setView([Math.max(0, a - pad), Math.min(TM.ncells, b + pad)]);
+    };
+    $("tlout").onclick = () => {
+      const v = st.view || [0, TM.ncells],
+        w = (v[1] - v[0]) * 4,
+        mid = (v[0] + v[1]) / 2,
+        a = Math.max(0, Math.round(mid - w / 2));
+      setView([a, Math.min(TM.ncells, a + w)]);
+    };
   }
 
   /* ---- toggles, URL state, keys ---- */
   function setTree() {
-    const f = st.thread >= 0 ? M.threadOf(normal, st.thread) : normal;
+    let base = normal;
+    if (TM && (st.range || (st.tthread >= 0 && st.thread < 0))) {
+      const ranges = st.range ? (st.range2 ? [st.range, st.range2] : [st.range]) : [[0, TM.ncells]];
+      base = M.rangeTree(normal, TM, ranges, st.tthread);
+    }
+    const f = st.thread >= 0 ? M.threadOf(base, st.thread) : base;
     if (f !== F) {
       F = f;
       reversed = null;
-      st.sel = -1;
-      relatives(-1);
+      relatives(st.sel);
     }
+    if (!D.diff) diffScale = isDiff() ? M.diffScale(F, F.total[0], F.tb[0]) : 0;
+    renderLegend();
+    $("width").style.display = isDiff() ? "" : "none";
     T = st.reverse ? reversed || (reversed = M.reversedOf(F, names)) : F;
     widths();
     functions();
     renderTable();
     scope();
+    rangeInfo();
     if (st.zoom >= T.n) st.zoom = 0;
     $("reverse").classList.toggle("on", st.reverse);
     $("icicle").classList.toggle("on", st.icicle);
@@ -374,7 +599,7 @@
     return -1;
   }
   function saveState() {
-    const h = M.encodeState(st, st.thread >= 0 ? names[normal.name[st.thread]] : null);
+    const h = M.encodeState(st, threadName());
     history.replaceState(null, "", h ? "#" + h : location.pathname + location.search);
   }
   function loadState() {
@@ -382,19 +607,28 @@
     st.reverse = s.reverse;
     st.icicle = s.icicle;
     st.widthMode = s.widthMode;
-    st.thread = s.thread ? threadByName(s.thread) : -1;
-    sel.value = st.thread >= 0 ? s.thread : "";
+    chooseThread(s.thread);
+    sel.value = threadName() !== null ? s.thread : "";
+    /* the ranges and the view, when they lie in this run */
+    const fits = (r) => (TM && r && r[1] <= TM.ncells ? r : null);
+    st.range = fits(s.range);
+    st.range2 = st.range ? fits(s.range2) : null;
+    st.view = fits(s.view);
     setTree();
+    drawHeat();
     st.zoom = Math.min(s.zoom, T.n - 1);
     $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
     $("search").value = s.src;
     search($("search").value);
   }
   sel.addEventListener("change", () => {
-    st.thread = sel.value ? threadByName(sel.value) : -1;
+    chooseThread(sel.value);
     st.zoom = 0;
+    st.sel = -1;
+    relatives(-1);
     setTree();
     search(st.src);
+    drawHeat();
   });
   $("reset").onclick = () => zoom(0);
   $("reverse").onclick = () => {
@@ -415,13 +649,13 @@
     widths();
     search(st.src);
   };
-  if (!D.diff) $("width").style.display = "none";
-  else $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
+  $("width").textContent = "Width: " + WIDTH_NAMES[st.widthMode];
   const darkPref = matchMedia("(prefers-color-scheme: dark)").matches;
   function setDark(on) {
     document.documentElement.classList.toggle("dark", on);
     $("dark").classList.toggle("on", on);
     draw();
+    drawHeat();
   }
   $("dark").onclick = () => setDark(!document.documentElement.classList.contains("dark"));
   let timer = 0;
@@ -448,7 +682,10 @@
     }
     if (e.key === "Escape" && document.activeElement !== $("search")) zoom(0);
   });
-  addEventListener("resize", () => draw());
+  addEventListener("resize", () => {
+    draw();
+    drawHeat();
+  });
   addEventListener("hashchange", () => loadState());
 
   /* ---- start ---- */
@@ -509,6 +746,21 @@
       })),
     state: () => ({ zoom: st.zoom, search: st.src, reverse: st.reverse, icicle: st.icicle }),
     total: () => F.total[0],
+    /* the time axis: choose cells [c0, c1) (second: the range compared with the first), the
+       ranges chosen, the heat map's layout and boxes */
+    selectRange: (c0, c1, second) => setRange([c0, c1], !!second),
+    ranges: () => ({ range: st.range, range2: st.range2, view: st.view, diff: isDiff() }),
+    heat: () =>
+      HL && {
+        cols: HL.cols,
+        rows: HL.rows,
+        box: HL.box,
+        max: heat.max,
+        sum: heat.values.reduce((a, b) => a + b, 0),
+        colPx,
+        rowPx,
+      },
+    rangeText: () => $("tlrange").textContent,
     drawn: () => rects.length / 4,
   };
   document.body.dataset.ready = "1";

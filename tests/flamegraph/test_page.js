@@ -264,7 +264,134 @@ test("URL state: what differs from the default, and back", () => {
     reverse: true,
     icicle: false,
     widthMode: 2,
+    range: null,
+    range2: null,
+    view: null,
   });
   assert.equal(M.encodeState({ src: "", zoom: 0, widthMode: 0 }, null), "");
   assert.equal(M.decodeState("w=5").widthMode, 2);
+});
+
+/* A page with a time axis: all > main > {a > x, b}; x pruned in the page (its weight in a's
+ * total only). Cells of 20 ms; threads 0 (tid 11) and 1 (tid 12). */
+function timed() {
+  const D = data(
+    ["main", "a", "b"],
+    [
+      [-1, 0, 10, 0],
+      [0, 1, 10, 0],
+      [1, 2, 6, 4],
+      [2, 2, 4, 4],
+    ],
+    {
+      time: {
+        startMs: 1700000000000,
+        durationNs: 200e6,
+        cellNs: 20e6,
+        merged: 1,
+        threads: [
+          [11, "main"],
+          [12, "w"],
+        ],
+        stacks: [2, 3, -3],
+        /* cell, stack, thread, weight: a 3 in cell 0, b 4 in cells 1-2, a 1 in cell 5, and
+           2 pruned below a in cell 5 (thread 12) */
+        entries: [0, 0, 0, 3, 1, 1, 0, 2, 2, 1, 1, 2, 5, 0, 0, 1, 5, 2, 1, 2],
+      },
+    },
+  );
+  return { D, t: M.fromData(D), tm: M.timeOf(D) };
+}
+
+test("time axis: read from the page's data; none without it", () => {
+  const { tm } = timed();
+  assert.equal(tm.n, 5);
+  assert.equal(tm.ncells, 10); /* 200 ms of 20 ms cells, past the last entry */
+  assert.deepEqual(arr(tm.cell), [0, 1, 2, 5, 5]);
+  assert.equal(M.timeOf(data(["a"], [[-1, 0, 1, 0]])), null);
+});
+
+test("time axis: a range's weights per frame, pruned weight in its ancestor's total only", () => {
+  const { t, tm } = timed();
+  const all = M.rangeWeights(t, tm, 0, tm.ncells, -1);
+  assert.deepEqual(arr(all.total), [10, 10, 6, 4]); /* the whole run: the page's own totals */
+  assert.deepEqual(arr(all.self), [0, 0, 4, 4]);
+  assert.equal(all.sum, 10);
+  const r = M.rangeWeights(t, tm, 1, 5, -1); /* cells 1..4: b only */
+  assert.deepEqual(arr(r.total), [4, 4, 0, 4]);
+  const late = M.rangeWeights(t, tm, 5, 6, -1);
+  assert.deepEqual(arr(late.total), [3, 3, 3, 0]);
+  assert.deepEqual(arr(late.self), [0, 0, 1, 0]); /* the 2 pruned below a are not a's self */
+  const w = M.rangeWeights(t, tm, 0, tm.ncells, 1); /* thread tid 12 */
+  assert.deepEqual(arr(w.total), [4, 4, 2, 2]);
+  assert.equal(M.timeThreadOf(tm, "12"), 1);
+  assert.equal(M.timeThreadOf(tm, 99), -1);
+  assert.deepEqual(arr(M.timeThreadWeights(tm)), [6, 4]);
+});
+
+test("time axis: a range's tree keeps the nodes; two ranges are a differential", () => {
+  const { t, tm } = timed();
+  const one = M.rangeTree(t, tm, [[0, 1]], -1);
+  assert.equal(one.n, t.n);
+  assert.deepEqual(arr(one.total), [3, 3, 3, 0]);
+  assert.deepEqual(arr(one.parent), arr(t.parent));
+  const two = M.rangeTree(
+    t,
+    tm,
+    [
+      [0, 1],
+      [1, 3],
+    ],
+    -1,
+  );
+  assert.deepEqual(arr(two.total), [4, 4, 0, 4]); /* the second range: the new profile */
+  assert.deepEqual(arr(two.tb), [3, 3, 3, 0]); /* the first: its base */
+  assert.deepEqual(arr(two.sb), [0, 0, 3, 0]);
+  assert.ok(M.change(two, 3, two.total[0], two.tb[0]) > 0); /* b grew: red in the diff view */
+  assert.ok(M.change(two, 2, two.total[0], two.tb[0]) < 0);
+});
+
+test("heat map: columns of 50 boxes, boxes as wide as the width needs", () => {
+  assert.deepEqual(M.heatLayout(0, 9000, 1200, 4), {
+    v0: 0,
+    v1: 9000,
+    rows: 50,
+    box: 1,
+    cols: 180,
+  });
+  assert.deepEqual(M.heatLayout(0, 30000, 1200, 4).box, 2); /* 10 min of 20 ms cells */
+  assert.deepEqual(M.heatLayout(0, 4320000, 1200, 4).box, 500); /* 24 h */
+  assert.deepEqual(M.heatLayout(10, 20, 1200, 4), { v0: 10, v1: 20, rows: 10, box: 1, cols: 1 });
+  const { tm } = timed();
+  const hl = M.heatLayout(0, 10, 1200, 4);
+  const { values, max } = M.heatValues(tm, hl, -1);
+  assert.deepEqual(arr(values), [3, 2, 2, 0, 0, 3, 0, 0, 0, 0]);
+  assert.equal(max, 3);
+  const coarse = { v0: 0, v1: 10, rows: 2, box: 2, cols: 3 };
+  assert.deepEqual(arr(M.heatValues(tm, coarse, -1).values), [5, 2, 3, 0, 0, 0]);
+  assert.deepEqual(arr(M.heatValues(tm, coarse, 1).values), [0, 2, 2, 0, 0, 0]);
+  assert.deepEqual(M.boxRange(coarse, 3, 1), [2, 8]);
+  assert.deepEqual(M.boxRange(coarse, 4, 4), [8, 10]);
+  assert.deepEqual(M.boxCells(coarse, 4), [8, 10]);
+  assert.equal(M.heatColour(0, 3), null);
+  assert.notEqual(M.heatColour(3, 3), M.heatColour(1, 3));
+});
+
+test("time axis: seconds and ranges as the page says them", () => {
+  const { tm } = timed();
+  assert.equal(M.secondsAt(tm, 50), 1);
+  assert.equal(M.rangeText(tm, [617, 750]), "12.34 s – 15 s");
+  assert.match(M.clockAt(tm, 0), /^\d\d:\d\d:\d\d\.000$/);
+});
+
+test("URL state: the ranges and the heat map's view, and back", () => {
+  const st = { src: "", zoom: 0, widthMode: 0, range: [5, 9], range2: [12, 20], view: [0, 100] };
+  const h = M.encodeState(st, null);
+  assert.equal(h, "h=5-9&h2=12-20&hv=0-100");
+  const back = M.decodeState(h);
+  assert.deepEqual([back.range, back.range2, back.view], [st.range, st.range2, st.view]);
+  assert.equal(M.decodeState("h2=1-2").range2, null); /* a second range needs a first */
+  assert.equal(M.decodeState("h=9-5").range, null); /* empty or reversed: none */
+  assert.equal(M.decodeState("h=x").range, null);
+  assert.equal(M.encodeState({ range: null, range2: [1, 2] }, null), "");
 });
