@@ -12,7 +12,11 @@ writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
   threads  choosing a thread in the selector narrows the total, the table, the frames and the
            search to its samples; "all" restores them; the choice is kept in the link,
   numbers  counts with thousands separators and percentages with one decimal everywhere
-           (subtitle, matched, table, details)."""
+           (subtitle, matched, table, details),
+  heatmap  a time axis (put in the page as the agent writes one): the heat map drawn, a drag
+           across it narrows the graph and the table to the range, shift+drag a second range
+           shows the differential, "Whole run" restores, the chosen thread narrows the heat
+           map, the link keeps the ranges and reopens them; a page without one shows none."""
 import html as htmllib
 import json
 import os
@@ -55,15 +59,42 @@ def chrome(url):
     return p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
-def probe(name, folded, body, args=(), hash=""):
-    """The page of `folded` with the probe `body` (JS returning a JSON-able value) run at load;
-    returns that value, or None (and a failure) when the page broke."""
+def with_time(text, time):
+    """The page `text` with a time axis as the agent writes one (the tool reads no times):
+    time = (startMs, cellNs, ncells, [[tid, name], ...], [(cell, "frame;frame", thread, weight)]),
+    each entry's stack named by its frames and found among the page's nodes."""
+    at = text.index("const FG_DATA = ") + len("const FG_DATA = ")
+    d, _ = json.JSONDecoder().raw_decode(text, at)
+    path, index = [], {}
+    for i in range(0, len(d["nodes"]), d["stride"]):
+        name, depth = d["nodes"][i], d["nodes"][i + 1]
+        del path[max(depth - 1, 0):]
+        if depth:
+            path.append(d["names"][name])
+        index[";".join(path)] = i // d["stride"]
+    start, cell_ns, ncells, threads, entries = time
+    stacks, flat = [], []
+    for cell, stack, thread, weight in entries:
+        if index[stack] not in stacks:
+            stacks.append(index[stack])
+        flat += [cell, stacks.index(index[stack]), thread, weight]
+    member = json.dumps({"startMs": start, "durationNs": cell_ns * ncells, "cellNs": cell_ns, "merged": 1,
+                         "threads": threads, "stacks": stacks, "entries": flat})
+    return text.replace(',\n"palette":{', ',\n"time":' + member + ',\n"palette":{', 1)
+
+
+def probe(name, folded, body, args=(), hash="", time=None):
+    """The page of `folded` (with a time axis: with_time) with the probe `body` (JS returning a
+    JSON-able value) run at load; returns that value, or None (and a failure) when the page
+    broke."""
     src = os.path.join(TMP, name + ".folded")
     with open(src, "w") as f:
         f.write(folded)
     page = os.path.join(TMP, name + ".html")
     subprocess.run([BIN, src, "-o", page, *args], check=True)
     text = open(page, encoding="utf-8").read()
+    if time:
+        text = with_time(text, time)
     script = ("<script>\n" + HELPERS + "window.addEventListener('load', function () {\n"
               "  var out; try { out = (function () {\n" + body + "\n})(); } catch (e) { out = 'ERROR ' + e; }\n"
               "  var p = document.createElement('pre'); p.id = 'probe';\n"
@@ -241,6 +272,79 @@ if got:
            [["a", "1,234", "10.0%", "1,234", "10.0%"], ["b", "11,111", "90.0%", "11,111", "90.0%"],
             ["c", "1", "<0.1%", "1", "<0.1%"], ["main", "0", "0.0%", "12,346", "100.0%"]])
     expect("numbers", "details", got["details"], "b · 11,111 samples (90.0%), self 11,111 (90.0%) · kind: native (C)")
+
+# --- heatmap: the time axis, ranges, a differential of two, the link -----------------------
+# 10 cells of 20 ms: main runs A in cells 0-4 (12 a cell) and B in cells 5-9 (8 a cell); w runs
+# C in every cell (2 a cell). A 60, B 40, C 20: 120.
+TIMED = ("[main tid=1];a;A 60\n[main tid=1];a;B 40\n[w tid=2];C 20\n",
+         (1700000000000, 20000000, 10, [[1, "main"], [2, "w"]],
+          [e for c in range(10) for e in ((c, "[main tid=1];a;" + ("A" if c < 5 else "B"), 0, 12 if c < 5 else 8),
+                                           (c, "[w tid=2];C", 1, 2))]))
+HEAT = r"""
+  var hm = document.getElementById("hm"), out = {};
+  function box(k) {  /* the centre of box k, in client coordinates */
+    var h = fgView.heat(), b = hm.getBoundingClientRect();
+    return { clientX: b.left + Math.floor(k / h.rows) * h.colPx + h.colPx / 2,
+             clientY: b.top + (k % h.rows) * h.rowPx + h.rowPx / 2, bubbles: true };
+  }
+  function drag(a, b, shift) {
+    var down = box(a), up = box(b);
+    down.shiftKey = up.shiftKey = !!shift;
+    hm.dispatchEvent(new MouseEvent("mousedown", down));
+    hm.dispatchEvent(new MouseEvent("mousemove", up));
+    hm.dispatchEvent(new MouseEvent("mouseup", up));
+  }
+  function look(tag) {
+    out[tag] = { total: fgView.total(), range: fgView.rangeText(), ranges: fgView.ranges(),
+                 rows: rows().map(function (r) { return r.name; }).sort(),
+                 legend: document.getElementById("legend").textContent,
+                 link: location.hash, heat: fgView.heat() };
+  }
+"""
+got = probe("heatmap", TIMED[0], HEAT + r"""
+  out.shown = !document.getElementById("timeline").hidden;
+  look("whole");
+  drag(0, 4);
+  look("first");
+  drag(5, 9, true);
+  look("diff");
+  document.getElementById("tlall").click();
+  look("back");
+  var sel = document.getElementById("thread");
+  sel.value = "[w tid=2]"; sel.dispatchEvent(new Event("change"));
+  drag(2, 2);
+  look("thread");
+  return out;
+""", time=TIMED[1])
+if got:
+    expect("heatmap", "the time axis shown", got["shown"], True)
+    w = got["whole"]
+    expect("heatmap", "whole run: heat map", (w["heat"]["rows"], w["heat"]["cols"], w["heat"]["sum"], w["heat"]["max"]),
+           (10, 1, 120, 14))
+    expect("heatmap", "whole run: total and range", (w["total"], w["range"]), (120, "whole run, 120 samples"))
+    f = got["first"]
+    expect("heatmap", "drag cells 0-4: total, text", (f["total"], f["range"]), (70, "0 s – 0.1 s, 70 samples"))
+    expect("heatmap", "drag cells 0-4: table", f["rows"], ["A", "C", "[main tid=1]", "[w tid=2]", "a"])
+    expect("heatmap", "drag cells 0-4: link", f["link"], "#h=0-5")
+    d = got["diff"]
+    expect("heatmap", "shift+drag cells 5-9: a differential", (d["ranges"]["diff"], d["total"]), (True, 50))
+    expect("heatmap", "shift+drag: text", d["range"], "0.1 s – 0.2 s, 50 samples against 0 s – 0.1 s, 70 samples (red: grew)")
+    expect("heatmap", "shift+drag: the diff legend", "grew" in d["legend"] and "shrank" in d["legend"], True)
+    expect("heatmap", "shift+drag: link", d["link"], "#h=0-5&h2=5-10")
+    b = got["back"]
+    expect("heatmap", "whole run again", (b["total"], b["ranges"]["diff"], b["link"], "grew" in b["legend"]),
+           (120, False, "", False))
+    t = got["thread"]
+    expect("heatmap", "thread w: heat map, one cell", (t["heat"]["sum"], t["total"], t["range"]),
+           (20, 2, "0.04 s – 0.06 s, 2 samples"))
+got = probe("heatmap-link", TIMED[0], HEAT + "look('link'); return out;", time=TIMED[1], hash="#h=0-5&h2=5-10")
+if got:
+    g = got["link"]
+    expect("heatmap", "reopened link: the differential", (g["ranges"]["range"], g["ranges"]["range2"], g["total"]),
+           ([0, 5], [5, 10], 50))
+got = probe("heatmap-none", "a 1\n", "return { hidden: document.getElementById('timeline').hidden };")
+if got:
+    expect("heatmap", "no time axis: nothing shown", got["hidden"], True)
 
 for f in failures:
     print("FAIL", f)
