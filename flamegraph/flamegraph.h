@@ -170,7 +170,7 @@ typedef struct fg_options {
                              raised until they fit); default 200000; 0: no limit */
   size_t html_max_time;   /* HTML: at most this many time entries; past it cells are merged
                              (2, 5, 10, 20, 50 ... at a time; the page says so); default
-                             1000000 (~20 MB of page); 0: no limit */
+                             1000000 (~14 MB of page); 0: no limit */
 } fg_options;
 
 /* Sets every field to its default. */
