@@ -17,6 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* arr (n used of *cap elements of `size` bytes) with room for one more: itself, or grown to
+ * twice (from 64); NULL when out of memory (arr is then unchanged). */
+static void *with_room(void *arr, size_t n, size_t *cap, size_t size) {
+  if (n < *cap) return arr;
+  size_t c = *cap ? 2 * *cap : 64;
+  void *na = realloc(arr, c * size);
+  if (na) *cap = c;
+  return na;
+}
+
 /* See fg_internal.h. */
 void fg_time_free(fg_time *t) {
   if (!t) return;
@@ -44,13 +54,9 @@ int fg_profile_time_thread(fg_profile *p, int64_t tid, const char *name) {
   if (!p || !p->time || !name) return -EINVAL;
   fg_time *t = p->time;
   if (t->nthreads >= INT32_MAX) return -ENOMEM;
-  if (t->nthreads == t->cap_threads) {
-    size_t cap = t->cap_threads ? 2 * t->cap_threads : 64;
-    fg_time_thread *nt = realloc(t->threads, cap * sizeof *nt);
-    if (!nt) return -ENOMEM;
-    t->threads = nt;
-    t->cap_threads = cap;
-  }
+  fg_time_thread *nt = with_room(t->threads, t->nthreads, &t->cap_threads, sizeof *nt);
+  if (!nt) return -ENOMEM;
+  t->threads = nt;
   size_t len = strlen(name);
   if (len > UINT32_MAX) return -EINVAL;
   char *copy = fg_arena_strdup(p, name, len);
@@ -65,13 +71,9 @@ int fg_profile_time_add(fg_profile *p, uint32_t cell, uint32_t node, uint32_t th
   if (!p || !p->time || node == 0 || node >= p->nnodes || thread >= p->time->nthreads)
     return -EINVAL;
   fg_time *t = p->time;
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 4096;
-    fg_time_entry *ne = realloc(t->entries, cap * sizeof *ne);
-    if (!ne) return -ENOMEM;
-    t->entries = ne;
-    t->cap = cap;
-  }
+  fg_time_entry *ne = with_room(t->entries, t->n, &t->cap, sizeof *ne);
+  if (!ne) return -ENOMEM;
+  t->entries = ne;
   t->entries[t->n++] = (fg_time_entry){cell, node, thread, weight};
   return 0;
 }

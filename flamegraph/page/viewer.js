@@ -92,6 +92,20 @@
     if (isDiff()) maxw = M.largerWidths(T);
   }
 
+  /* Sizes canvas c (2D context x) to width x height CSS px at the screen's pixel ratio and
+   * fills it with the colour of CSS variable bg; returns the computed style. */
+  function paintable(c, x, width, height, bg) {
+    const dpr = window.devicePixelRatio || 1;
+    c.width = width * dpr;
+    c.height = height * dpr;
+    c.style.height = height + "px";
+    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const css = getComputedStyle(document.documentElement);
+    x.fillStyle = css.getPropertyValue(bg);
+    x.fillRect(0, 0, width, height);
+    return css;
+  }
+
   /* Frames narrower than MIN_PX are not drawn, nor their subtrees: below a pixel a frame is a
    * faint sliver (it is drawn 0.5 px narrower, for the gap), and a deep stack of them would
    * only make the canvas tall. Clicking a wider ancestor shows them. */
@@ -105,17 +119,10 @@
    * deepest of them (not for the deepest frame in the data: a deep but thin stack would leave
    * an empty band above the flames) and paints. */
   function draw() {
-    const dpr = window.devicePixelRatio || 1,
-      width = cv.parentElement.clientWidth - 32;
+    const width = cv.parentElement.clientWidth - 32;
     const { boxes, deepest } = M.layout(T, W(), st.zoom, width, MIN_PX);
     const height = (deepest + 1) * FH + 4;
-    cv.width = width * dpr;
-    cv.height = height * dpr;
-    cv.style.height = height + "px";
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const css = getComputedStyle(document.documentElement);
-    ctx.fillStyle = css.getPropertyValue("--bg");
-    ctx.fillRect(0, 0, width, height);
+    const css = paintable(cv, ctx, width, height, "--bg");
     ctx.font = "12px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
     ctx.textBaseline = "middle";
     const yOf = (d) => (st.icicle ? d * FH + 2 : height - (d + 1) * FH - 2);
@@ -409,21 +416,13 @@
   const AXIS = 30; /* px under the boxes: seconds, then the wall clock */
   function drawHeat(preview) {
     if (!TM) return;
-    const dpr = window.devicePixelRatio || 1,
-      width = hm.parentElement.clientWidth - 32,
+    const width = hm.parentElement.clientWidth - 32,
       v = st.view || [0, TM.ncells];
     HL = M.heatLayout(v[0], v[1], width, MIN_COL);
     heat = M.heatValues(TM, HL, st.tthread);
     colPx = Math.max(MIN_COL, Math.min(60, Math.floor(width / HL.cols)));
     rowPx = Math.max(3, Math.min(40, Math.floor(200 / HL.rows)));
-    const height = HL.rows * rowPx + AXIS;
-    hm.width = width * dpr;
-    hm.height = height * dpr;
-    hm.style.height = height + "px";
-    hctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const css = getComputedStyle(document.documentElement);
-    hctx.fillStyle = css.getPropertyValue("--panel");
-    hctx.fillRect(0, 0, width, height);
+    const css = paintable(hm, hctx, width, HL.rows * rowPx + AXIS, "--panel");
     const inRange = (r, c) => r && c[0] < r[1] && c[1] > r[0];
     const r1 = preview && !preview.second ? preview.r : st.range,
       r2 = preview && preview.second ? preview.r : st.range2;
