@@ -306,6 +306,10 @@ got = probe("heatmap", TIMED[0], HEAT + r"""
   look("whole");
   drag(0, 4);
   look("first");
+  document.getElementById("tlzoom").click();
+  look("zoomed");
+  document.getElementById("tlout").click();
+  look("unzoomed");
   drag(5, 9, true);
   look("diff");
   document.getElementById("tlall").click();
@@ -326,6 +330,12 @@ if got:
     expect("heatmap", "drag cells 0-4: total, text", (f["total"], f["range"]), (70, "0 s – 0.1 s, 70 samples"))
     expect("heatmap", "drag cells 0-4: table", f["rows"], ["A", "C", "[main tid=1]", "[w tid=2]", "a"])
     expect("heatmap", "drag cells 0-4: link", f["link"], "#h=0-5")
+    z = got["zoomed"]
+    expect("heatmap", "zoom to range: cells 0-5 and one more, a box a cell",
+           (z["ranges"]["view"], z["heat"]["rows"], z["heat"]["box"], z["heat"]["sum"], z["link"]),
+           ([0, 6], 6, 1, 80, "#h=0-5&hv=0-6"))
+    expect("heatmap", "zoom out: the whole run", (got["unzoomed"]["ranges"]["view"], got["unzoomed"]["heat"]["sum"]),
+           (None, 120))
     d = got["diff"]
     expect("heatmap", "shift+drag cells 5-9: a differential", (d["ranges"]["diff"], d["total"]), (True, 50))
     expect("heatmap", "shift+drag: text", d["range"], "0.1 s – 0.2 s, 50 samples against 0 s – 0.1 s, 70 samples (red: grew)")
