@@ -7,6 +7,7 @@
  * exit status 1 before any output file is touched), write, close and check. Usage errors
  * exit with 2.
  */
+#include "fg_jfr.h"
 #include "fg_pprof.h"
 #include "flamegraph.h"
 
@@ -140,6 +141,30 @@ static int is_gzip_file(int fd) {
 }
 
 static const char *pprof_value; /* --value */
+static fg_jfr_options jfr_opts;  /* --from, --to, --threads, --lines, --ann */
+static int jfr_only;             /* the first option given that only JFR input takes, or 0 */
+static const char *jfr_only_name;
+
+/* A time for --from / --to: a number of seconds, or with the unit s or ms; negative allowed. */
+static int parse_time(const char *s, int64_t *ns) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  double scale = 1e9;
+  if (end != s && strcmp(end, "ms") == 0)
+    scale = 1e6;
+  else if (end == s || (*end && strcmp(end, "s") != 0))
+    return -1;
+  if (errno || !(v * scale > -9e18 && v * scale < 9e18)) return -1;
+  *ns = (int64_t)(v * scale);
+  return 0;
+}
+
+/* A file that starts as a JFR chunk does ("FLR\0") is read as a recording. */
+static int is_jfr_file(int fd) {
+  unsigned char magic[4];
+  return pread(fd, magic, sizeof magic, 0) == 4 && fg_is_jfr(magic, 4);
+}
 
 static int read_input(fg_profile *p, const char *path, int column) {
   int fd = 0;
@@ -155,12 +180,20 @@ static int read_input(fg_profile *p, const char *path, int column) {
   fg_read_error err;
   memset(&err, 0, sizeof err);
   int rc;
-  if (fd != 0 && is_gzip_file(fd)) {
+  int jfr = fd != 0 && is_jfr_file(fd);
+  if (!jfr && jfr_only) {
+    fprintf(stderr, "flamegraph: %s: %s takes a JFR recording; this input has no events to "
+            "cut or name (folded stacks and pprof carry no time)\n", label, jfr_only_name);
+    if (fd != 0) close(fd);
+    return 2;
+  }
+  if (fd != 0 && (jfr || is_gzip_file(fd))) {
     unsigned char *buf = NULL;
     size_t len = 0;
     rc = slurp(fd, &buf, &len);
     if (rc == 0)
-      rc = fg_read_pprof(p, buf, len, column, pprof_value, &err);
+      rc = jfr ? fg_read_jfr(p, buf, len, column, &jfr_opts, &err)
+               : fg_read_pprof(p, buf, len, column, pprof_value, &err);
     else
       snprintf(err.msg, sizeof err.msg, "%s", strerror(-rc));
     free(buf);
@@ -198,7 +231,13 @@ int main(int argc, char **argv) {
     O_DIFFABS,
     O_PRUNE,
     O_MAXNODES,
-    O_VALUE
+    O_VALUE,
+    O_FROM,
+    O_TO,
+    O_THREADS,
+    O_LINES,
+    O_ANN,
+    O_NOANN
   };
   static const struct option longopts[] = {
       {"output", required_argument, 0, 'o'},
@@ -218,6 +257,12 @@ int main(int argc, char **argv) {
       {"html-prune", required_argument, 0, O_PRUNE},
       {"html-max-nodes", required_argument, 0, O_MAXNODES},
       {"value", required_argument, 0, O_VALUE},
+      {"from", required_argument, 0, O_FROM},
+      {"to", required_argument, 0, O_TO},
+      {"threads", no_argument, 0, O_THREADS},
+      {"lines", no_argument, 0, O_LINES},
+      {"ann", no_argument, 0, O_ANN},
+      {"no-ann", no_argument, 0, O_NOANN},
       {"help", no_argument, 0, 'h'},
       {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0},
@@ -225,11 +270,37 @@ int main(int argc, char **argv) {
   fg_options o;
   fg_options_init(&o);
   const char *output = NULL;
-  int format = -1, opt;
+  int format = -1, opt, ann = -1;
+  fg_jfr_options_init(&jfr_opts);
   while ((opt = getopt_long(argc, argv, "o:f:c:hV", longopts, NULL)) != -1) {
     switch (opt) {
     case 'o': output = optarg; break;
-    case O_VALUE: pprof_value = optarg; break;
+    case O_VALUE:
+      pprof_value = optarg;
+      jfr_opts.value = optarg;
+      break;
+    case O_FROM:
+    case O_TO: {
+      int64_t ns;
+      if (parse_time(optarg, &ns))
+        return usage_error(opt == O_FROM ? "--from '%s': expected a time from the start, 1.5s, "
+                                           "3000ms or seconds; negative from the end"
+                                         : "--to '%s': expected a time from the start, 1.5s, "
+                                           "3000ms or seconds; negative from the end",
+                           optarg);
+      if (opt == O_FROM) {
+        jfr_opts.has_from = 1;
+        jfr_opts.from_ns = ns;
+      } else {
+        jfr_opts.has_to = 1;
+        jfr_opts.to_ns = ns;
+      }
+      break;
+    }
+    case O_THREADS: jfr_opts.threads = 1; break;
+    case O_LINES: jfr_opts.lines = 1; break;
+    case O_ANN:
+    case O_NOANN: ann = opt == O_ANN; break;
     case 'f':
       if (strcmp(optarg, "svg") == 0)
         format = FMT_SVG;
@@ -287,6 +358,12 @@ int main(int argc, char **argv) {
     case 'V': printf("flamegraph %s\n", FG_VERSION); return 0;
     default: fprintf(stderr, "Try 'flamegraph --help'.\n"); return 2;
     }
+    if (!jfr_only && opt >= O_FROM && opt <= O_NOANN) {
+      static const char *const names[] = {"--from", "--to", "--threads", "--lines", "--ann",
+                                          "--no-ann"};
+      jfr_only = opt;
+      jfr_only_name = names[opt - O_FROM];
+    }
   }
   int ninputs = argc - optind;
   if (ninputs > 2)
@@ -299,6 +376,7 @@ int main(int argc, char **argv) {
                         ends_with(output, ".txt")))
       format = FMT_FOLDED;
   }
+  jfr_opts.ann = ann >= 0 ? ann : format != FMT_FOLDED; /* as the agent's ann option */
   if (ninputs == 2 && strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
     return usage_error("%s", "standard input can be only one of the two inputs");
 

@@ -1,0 +1,59 @@
+/*
+ * fg_jfr.h — reading JFR recordings (JDK Flight Recorder, chunk format 2.x: the agent's
+ * format=jfr, the JDK's own -XX:StartFlightRecording files) into a flame graph profile: one
+ * stack per jdk.ExecutionSample, or sampler.CPUSample's CPU time. The types and fields are taken
+ * from each chunk's metadata event, not from a fixed layout. Apart from flamegraph_lib (the
+ * agent's part): the agent writes JFR, it never reads it.
+ */
+#ifndef SAMPLER_FG_JFR_H
+#define SAMPLER_FG_JFR_H
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "flamegraph.h"
+
+/* Whether data (at least its first four bytes) starts as a JFR chunk does ("FLR\0"). */
+static inline int fg_is_jfr(const void *data, size_t len) {
+  return len >= 4 && memcmp(data, "FLR", 4) == 0;
+}
+
+/* The work a recording may cost (flamegraph/README.md "Limits"): every field value decoded and
+ * every byte of a frame name produced (plus FG_JFR_FRAME_COST a frame) is charged, at most
+ * FG_JFR_WORK_BASE + FG_JFR_WORK_PER_BYTE per byte of the file, never beyond FG_JFR_WORK_MAX:
+ * a small file whose one deep stack is named by a million threads, or whose types nest fields
+ * that take no bytes, is refused instead of taking hours. Types nest at most FG_JFR_MAX_NEST
+ * deep (a type that holds itself is an error), the metadata's element tree FG_JFR_MAX_NEST
+ * deep too. */
+#define FG_JFR_WORK_BASE ((uint64_t)64 << 20)
+#define FG_JFR_WORK_PER_BYTE 256
+#define FG_JFR_WORK_MAX ((uint64_t)4 << 30)
+#define FG_JFR_FRAME_COST 32
+#define FG_JFR_MAX_NEST 32
+
+/* What to read and how to name it. */
+typedef struct fg_jfr_options {
+  const char *value; /* NULL or "samples": 1 per jdk.ExecutionSample; "cpu": sampler.CPUSample's
+                        cpuTime in ns */
+  int threads;       /* 1: the sampled thread as a root frame "[NAME tid=OS_TID]" */
+  int lines;         /* 1: a Java frame's line as ":N" */
+  int ann;           /* 1: a Java frame's kind as _[j] (JIT compiled), _[i] (inlined), _[0]
+                        (interpreted); native frames stay plain */
+  int has_from, has_to;
+  int64_t from_ns, to_ns; /* the range [from, to) of events' start times, from the recording's
+                             start (its earliest chunk's); negative: from its end */
+} fg_jfr_options;
+
+/* Sets every field to its default: samples, no threads, lines or kinds, no range. */
+void fg_jfr_options_init(fg_jfr_options *o);
+
+/* Reads the recording in data[0..len) (one or more chunks back to back) into `column` of p: a
+ * stack per selected event, root first, frames named "pkg/Cls.method" (a frame without a class,
+ * a native function, by its name alone). Work and memory are linear in len (the limits above;
+ * the pools' index takes at most 24 bytes per byte). Returns 0, -EINVAL (err->msg says what is
+ * wrong and at which file offset, or which limit was reached; a bad option value too) or
+ * -ENOMEM. Not thread-safe for one p. */
+int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const fg_jfr_options *o,
+                fg_read_error *err);
+
+#endif
