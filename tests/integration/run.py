@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1550,6 +1551,94 @@ def case_timeline_limit():
     check(m is not None, "no jdk.ExecutionSample in " + r.stdout[-800:])
     want = int(s["samples"]) - int(s["time_lost"])
     check(int(m.group(1)) == want, f"{m.group(1)} samples on the coarsened axis, the profile has {want}")
+
+
+def case_jfr_read():
+    """The flamegraph tool reads JFR: the agent's format=jfr of `spin` gives as many samples as the
+    profile has (those with a time) and the same count per leaf method as `jfr print` finds in the
+    file; --from/--to keep exactly the jdk.ExecutionSamples whose startTime is in the range (by
+    `jfr print --json` and the chunk header's start); a recording the JDK's own JFR made of the
+    same program reads with its jdk.ExecutionSample count and leaves too."""
+    fg = flamegraph_tool()
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    check(os.path.exists(jfr), f"no jfr tool beside {ARGS.java}")
+
+    def jfr_samples(path):
+        """(startTime in ns since the epoch, leaf "pkg/Cls.method") of each jdk.ExecutionSample."""
+        r = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events",
+                            "jdk.ExecutionSample", path], capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"jfr print: {r.stderr[-1500:]}")
+        out = []
+        for e in json.loads(r.stdout)["recording"]["events"]:
+            v = e["values"]
+            whole, frac = (v["startTime"].rstrip("Z").split(".") + ["0"])[:2]
+            ns = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) * 10**9 + int(frac.ljust(9, "0")[:9])
+            frames = (v["stackTrace"] or {}).get("frames") or []
+            leaf = "[no stack]"
+            if frames:
+                m = frames[0]["method"]
+                cls = (m.get("type") or {}).get("name") or ""
+                leaf = (cls.replace(".", "/") + "." if cls else "") + m["name"]
+            out.append((ns, leaf))
+        return out
+
+    def leaves(stacks):
+        per = {}
+        for st, n in stacks.items():
+            leaf = st.split(";")[-1]
+            per[leaf] = per.get(leaf, 0) + n
+        return per
+
+    def read(path, *opts):
+        r = subprocess.run([fg, "-f", "folded", *opts, path], capture_output=True, timeout=300)
+        check(r.returncode == 0, f"flamegraph {' '.join(opts)} {path}: {r.stderr.decode(errors='replace')}")
+        folded = tmpfile(".folded")
+        with open(folded, "wb") as f:
+            f.write(r.stdout)
+        return parse_folded(folded)
+
+    out = tmpfile(".jfr")
+    p = run(f"interval=1ms,file={out}", "spin", 3)
+    check(p.returncode == 0, p.stderr[-1500:])
+    s = summary(p.stderr)
+    want = int(s["samples"]) - int(s["time_lost"])
+    ex = jfr_samples(out)
+    stacks = read(out)
+    got = sum(stacks.values())
+    print(f"jfr_read: flamegraph read {got} samples; the profile {s['samples']} ({s['time_lost']} "
+          f"without a time), jfr print {len(ex)}")
+    check(got == want and len(ex) == want, f"flamegraph {got}, jfr print {len(ex)}, want {want}")
+    by_jfr = {}
+    for _, leaf in ex:
+        by_jfr[leaf] = by_jfr.get(leaf, 0) + 1
+    check(leaves(stacks) == by_jfr, f"per leaf method: flamegraph {sorted(leaves(stacks).items())[:8]}, "
+          f"jfr print {sorted(by_jfr.items())[:8]}")
+    check(by_jfr.get("Scenarios.spinOnFlag", 0) > 0, f"no Scenarios.spinOnFlag leaf: {sorted(by_jfr)[:10]}")
+
+    with open(out, "rb") as f:
+        head = f.read(68)
+    start, length = struct.unpack(">qq", head[32:48])  # the chunk's start (ns since the epoch), duration
+    rel = [t - start for t, _ in ex]
+    for opts, lo, hi in ((["--from", "1s", "--to", "2000ms"], 10**9, 2 * 10**9),
+                         (["--from", "-1.5s"], length - 15 * 10**8, None),
+                         (["--to", "0.5"], None, 5 * 10**8)):
+        n = sum((lo is None or t >= lo) and (hi is None or t < hi) for t in rel)
+        cut = sum(read(out, *opts).values())
+        print(f"jfr_read: {' '.join(opts)}: {cut} samples, jfr print's startTimes {n}")
+        check(n > 0 and cut == n, f"{' '.join(opts)}: flamegraph {cut}, in the range by jfr print {n}")
+
+    own = tmpfile(".jfr")
+    q = subprocess.run(java_cmd(None, "spin", 3, extra_jvm=[f"-XX:StartFlightRecording=filename={own},settings=profile"]),
+                       capture_output=True, text=True, timeout=120)
+    check(q.returncode == 0 and os.path.exists(own), f"the JDK's own recording: {q.stderr[-1500:]}")
+    ex = jfr_samples(own)
+    stacks = read(own)
+    by_jfr = {}
+    for _, leaf in ex:
+        by_jfr[leaf] = by_jfr.get(leaf, 0) + 1
+    print(f"jfr_read: the JDK's recording: flamegraph {sum(stacks.values())} samples, jfr print {len(ex)}")
+    check(len(ex) > 0 and sum(stacks.values()) == len(ex), "the JDK's recording: sample counts differ")
+    check(leaves(stacks) == by_jfr, "the JDK's recording: per leaf method counts differ")
 
 
 def case_wall():
