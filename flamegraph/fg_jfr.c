@@ -340,8 +340,8 @@ static int meta_element(struct jr *j, struct meta *m, struct rd *r, int depth, u
     } else if (is_field && str_is(key, "dimension")) {
       uint64_t d;
       if (parse_u64(val, &d) || d > 1)
-        return fail(j, -EINVAL, "jfr: offset %zu: a field of dimension '%.*s' (0 or 1 is read)",
-                    at, (int)(val->len > 20 ? 20 : val->len), val->p ? val->p : "");
+        return fail(j, -EINVAL, "jfr: offset %zu: a field of dimension '%.*s' (0 or 1 is read)", at,
+                    (int)(val->len > 20 ? 20 : val->len), val->p ? val->p : "");
       f.array = d == 1;
     }
   }
@@ -352,9 +352,9 @@ static int meta_element(struct jr *j, struct meta *m, struct rd *r, int depth, u
     static const struct {
       const char *name;
       enum prim prim;
-    } prims[] = {{"boolean", P_U8}, {"byte", P_U8},     {"char", P_VAR},   {"short", P_VAR},
-                 {"int", P_VAR},    {"long", P_VAR},    {"float", P_FLOAT}, {"double", P_DOUBLE},
-                 {"java.lang.String", P_STRING}};
+    } prims[] = {{"boolean", P_U8},  {"byte", P_U8},       {"char", P_VAR},
+                 {"short", P_VAR},   {"int", P_VAR},       {"long", P_VAR},
+                 {"float", P_FLOAT}, {"double", P_DOUBLE}, {"java.lang.String", P_STRING}};
     for (size_t i = 0; i < sizeof prims / sizeof *prims; i++)
       if (str_is(&c.name, prims[i].name)) c.prim = prims[i].prim;
     if (grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes))
@@ -462,8 +462,10 @@ static int meta_read(struct jr *j, struct meta *m, struct arena *a, size_t chunk
   for (size_t i = 0; i < m->nfields; i++) {
     m->fields[i].cls = class_by_id(m, m->fields[i].type_id);
     if (m->fields[i].cls == UINT32_MAX)
-      return fail(j, -EINVAL, "jfr: offset %zu: field '%.*s' has the type %llu, which the metadata "
-                  "does not describe", at, (int)(m->fields[i].name.len > 60 ? 60 : m->fields[i].name.len),
+      return fail(j, -EINVAL,
+                  "jfr: offset %zu: field '%.*s' has the type %llu, which the metadata "
+                  "does not describe",
+                  at, (int)(m->fields[i].name.len > 60 ? 60 : m->fields[i].name.len),
                   m->fields[i].name.p, (unsigned long long)m->fields[i].type_id);
   }
   return 0;
@@ -474,9 +476,9 @@ bad:
 /* ---- values ---- */
 
 struct val {
-  uint64_t num;       /* an integer, a pool key, an array's count */
-  struct jstr s;      /* a string */
-  const uint8_t *at;  /* an object's or an array's first byte */
+  uint64_t num;      /* an integer, a pool key, an array's count */
+  struct jstr s;     /* a string */
+  const uint8_t *at; /* an object's or an array's first byte */
 };
 
 static int read_value(struct jr *j, const struct meta *m, struct arena *a, struct rd *r,
@@ -665,7 +667,7 @@ struct chunk {
     const char *s;
     uint32_t len;
     int used;
-  } *methods;
+  } * methods;
   size_t mmask, mn;
   uint64_t ft_key[16]; /* frame types named once */
   fg_kind ft_kind[16];
@@ -825,24 +827,24 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
   size_t nframes = 0;
   c->textlen = 0;
   /* the names go into c->text, their offsets into frames until the text stops moving */
-#define PUSH(A, AL, B, BL, POST)                                                                   \
-  do {                                                                                             \
-    size_t plen_ = strlen(POST), n_ = (AL) + (BL) + plen_;                                         \
-    if (nframes >= FG_MAX_DEPTH)                                                                   \
-      return fail(j, -EINVAL, "jfr: stack trace %llu is deeper than %d frames (the limit)",       \
-                  (unsigned long long)e->stack, FG_MAX_DEPTH);                                     \
-    if (charge(j, n_ + FG_JFR_FRAME_COST)) return j->rc;                                           \
-    if (grow((void **)&c->text, &c->captext, c->textlen + n_ + 1, 1) ||                            \
-        grow((void **)&c->lens, &c->caplens, nframes + 1, sizeof *c->lens) ||                      \
-        grow((void **)&c->frames, &c->capframes, nframes + 1, sizeof *c->frames))                  \
-      return fail(j, -ENOMEM, "out of memory");                                                    \
-    memcpy(c->text + c->textlen, (A), (AL));                                                       \
-    memcpy(c->text + c->textlen + (AL), (B), (BL));                                                \
-    memcpy(c->text + c->textlen + (AL) + (BL), (POST), plen_);                                     \
-    clean(c->text + c->textlen, n_);                                                               \
-    c->frames[nframes] = (const char *)(uintptr_t)c->textlen; /* an offset until the end */       \
-    c->lens[nframes++] = n_;                                                                       \
-    c->textlen += n_;                                                                              \
+#define PUSH(A, AL, B, BL, POST)                                                            \
+  do {                                                                                      \
+    size_t plen_ = strlen(POST), n_ = (AL) + (BL) + plen_;                                  \
+    if (nframes >= FG_MAX_DEPTH)                                                            \
+      return fail(j, -EINVAL, "jfr: stack trace %llu is deeper than %d frames (the limit)", \
+                  (unsigned long long)e->stack, FG_MAX_DEPTH);                              \
+    if (charge(j, n_ + FG_JFR_FRAME_COST)) return j->rc;                                    \
+    if (grow((void **)&c->text, &c->captext, c->textlen + n_ + 1, 1) ||                     \
+        grow((void **)&c->lens, &c->caplens, nframes + 1, sizeof *c->lens) ||               \
+        grow((void **)&c->frames, &c->capframes, nframes + 1, sizeof *c->frames))           \
+      return fail(j, -ENOMEM, "out of memory");                                             \
+    memcpy(c->text + c->textlen, (A), (AL));                                                \
+    memcpy(c->text + c->textlen + (AL), (B), (BL));                                         \
+    memcpy(c->text + c->textlen + (AL) + (BL), (POST), plen_);                              \
+    clean(c->text + c->textlen, n_);                                                        \
+    c->frames[nframes] = (const char *)(uintptr_t)c->textlen; /* an offset until the end */ \
+    c->lens[nframes++] = n_;                                                                \
+    c->textlen += n_;                                                                       \
   } while (0)
   if (c->o->threads) {
     const int want[3] = {c->t.th_os_name, c->t.th_os_tid, c->t.th_java_name};
@@ -895,7 +897,8 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
       PUSH(name, nlen, "", 0, post);
     }
     if (r.bad)
-      return fail(j, -EINVAL, "jfr: stack trace %llu: a malformed frame", (unsigned long long)e->stack);
+      return fail(j, -EINVAL, "jfr: stack trace %llu: a malformed frame",
+                  (unsigned long long)e->stack);
   }
   if (nframes == first) PUSH("[no stack]", strlen("[no stack]"), "", 0, "");
 #undef PUSH
@@ -963,20 +966,25 @@ static int find_types(struct chunk *c, size_t at) {
               {c->o->threads ? t->th_os_tid : 0, "java.lang.Thread's osThreadId"}};
   for (size_t i = 0; i < sizeof need / sizeof *need; i++)
     if (need[i].field < 0)
-      return fail(c->j, -EINVAL, "jfr: offset %zu: the metadata describes no %s", at,
-                  need[i].what);
+      return fail(c->j, -EINVAL, "jfr: offset %zu: the metadata describes no %s", at, need[i].what);
   const struct jfield *ev = &m->fields[m->classes[t->event].first];
   if (ev[t->ev_stack].cls != t->stacktrace || !ev[t->ev_stack].cp)
-    return fail(c->j, -EINVAL, "jfr: offset %zu: the event's stackTrace is not a pooled "
-                "jdk.types.StackTrace", at);
+    return fail(c->j, -EINVAL,
+                "jfr: offset %zu: the event's stackTrace is not a pooled "
+                "jdk.types.StackTrace",
+                at);
   if (c->o->threads && (ev[t->ev_thread].cls != t->thread || !ev[t->ev_thread].cp))
-    return fail(c->j, -EINVAL, "jfr: offset %zu: the event's sampledThread is not a pooled "
-                "java.lang.Thread", at);
+    return fail(c->j, -EINVAL,
+                "jfr: offset %zu: the event's sampledThread is not a pooled "
+                "java.lang.Thread",
+                at);
   const struct jfield *fr = &m->fields[m->classes[t->stacktrace].first + t->st_frames];
   const struct jfield *me = &m->fields[m->classes[t->frame].first + t->fr_method];
   if (!fr->array || fr->cls != t->frame || !me->cp || me->cls != t->method)
-    return fail(c->j, -EINVAL, "jfr: offset %zu: the stack traces' frames are not an array of "
-                "jdk.types.StackFrame naming a pooled jdk.types.Method", at);
+    return fail(c->j, -EINVAL,
+                "jfr: offset %zu: the stack traces' frames are not an array of "
+                "jdk.types.StackFrame naming a pooled jdk.types.Method",
+                at);
   return 0;
 }
 
@@ -992,8 +1000,10 @@ static int checkpoint(struct chunk *c, struct rd *r, size_t at) {
     if (r->bad) break;
     uint32_t cls = class_by_id(&c->m, type);
     if (cls == UINT32_MAX)
-      return fail(c->j, -EINVAL, "jfr: offset %zu: a constant pool of type %llu, which the "
-                  "metadata does not describe", at, (unsigned long long)type);
+      return fail(c->j, -EINVAL,
+                  "jfr: offset %zu: a constant pool of type %llu, which the "
+                  "metadata does not describe",
+                  at, (unsigned long long)type);
     struct val v;
     for (uint64_t k = 0; k < n && !r->bad; k++) {
       uint64_t key = rd_var(r);
@@ -1019,7 +1029,7 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
   if (!rc) rc = find_types(&c, at + (size_t)meta_off);
   if (!rc && c.t.event != UINT32_MAX) *has_event = 1;
   int cpu = o->value && !strcmp(o->value, "cpu");
-  uint64_t event_id = c.t.event != UINT32_MAX ? c.m.classes[c.t.event].id : UINT64_MAX;
+  uint64_t event_id = !rc && c.t.event != UINT32_MAX ? c.m.classes[c.t.event].id : UINT64_MAX;
   size_t off = at + HEADER_SIZE, end = at + size;
   while (!rc && off < end) {
     struct rd r = {j->file + off, j->file + end, 0};
@@ -1039,8 +1049,8 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
       struct val v[4];
       rc = read_object(j, &c.m, &c.a, &r, c.t.event, want, 4, v);
       if (rc) break;
-      double t = (double)rel_ns +
-                 (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
+      double t =
+          (double)rel_ns + (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
       uint64_t w = cpu ? v[3].num : 1;
       if (t >= (double)from && t < (double)to && w) {
         if (w > INT64_MAX) w = INT64_MAX; /* sum_add then refuses the total */
@@ -1069,8 +1079,10 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
   err->line = 0;
   err->msg[0] = '\0';
   if (o->value && strcmp(o->value, "samples") && strcmp(o->value, "cpu"))
-    return fail(&j, -EINVAL, "--value '%s': a JFR recording gives samples (one per "
-                "jdk.ExecutionSample) or cpu (sampler.CPUSample's CPU time)", o->value);
+    return fail(&j, -EINVAL,
+                "--value '%s': a JFR recording gives samples (one per "
+                "jdk.ExecutionSample) or cpu (sampler.CPUSample's CPU time)",
+                o->value);
   /* the chunks, and the recording's start and end */
   int64_t start = INT64_MAX, stop = INT64_MIN;
   size_t nchunks = 0;
@@ -1085,8 +1097,10 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
                   major, minor);
     uint64_t size = be(h + 8, 8);
     if (size < HEADER_SIZE || size > len - at)
-      return fail(&j, -EINVAL, "jfr: offset %zu: a chunk of %llu bytes, %zu in the file (cut "
-                  "short, or still being written)", at, (unsigned long long)size, len - at);
+      return fail(&j, -EINVAL,
+                  "jfr: offset %zu: a chunk of %llu bytes, %zu in the file (cut "
+                  "short, or still being written)",
+                  at, (unsigned long long)size, len - at);
     int64_t s = (int64_t)be(h + 32, 8), d = (int64_t)be(h + 40, 8);
     if (s < 0 || d < 0 || d > INT64_MAX - s)
       return fail(&j, -EINVAL, "jfr: offset %zu: a chunk starting at %lld ns for %lld ns", at,
@@ -1108,7 +1122,8 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
     at += size;
   }
   if (!has_event && o->value && !strcmp(o->value, "cpu"))
-    return fail(&j, -EINVAL, "--value cpu: the recording has no sampler.CPUSample events (the "
+    return fail(&j, -EINVAL,
+                "--value cpu: the recording has no sampler.CPUSample events (the "
                 "agent's format=jfr writes them; the JDK's own recordings have samples only)");
   return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * fg_main.c — the `flamegraph` command-line tool: folded stacks (files or stdin, from this
- * agent, perf + stackcollapse, async-profiler's collapsed output) to SVG, HTML or folded.
+ * agent, perf + stackcollapse, async-profiler's collapsed output), pprof profiles and JFR
+ * recordings (fg_jfr.c: --from/--to cut a time range of them) to SVG, HTML or folded.
  * Two inputs make a differential graph (first = base, second = the new profile).
  *
  * Lifecycle: parse options, read every input (a bad line stops with FILE:LINE: reason and
@@ -29,8 +30,8 @@ enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
 
 static const char k_help[] =
     "Usage: flamegraph [options] [INPUT|-] [SECOND]\n"
-    "Reads folded stacks (frame;frame;... COUNT per line), or a pprof profile (a gzipped\n"
-    "profile.proto file), and writes a flame graph.\n"
+    "Reads folded stacks (frame;frame;... COUNT per line), a pprof profile (a gzipped\n"
+    "profile.proto file) or a JFR recording (a file), and writes a flame graph.\n"
     "No INPUT or '-': standard input. Two inputs: a differential graph of SECOND against\n"
     "INPUT (widths from SECOND; red grew, blue shrank, by share of each total). Lines\n"
     "'stack BASE NEW' (two counts: a diff written with -f folded) are read as a diff.\n"
@@ -60,7 +61,18 @@ static const char k_help[] =
     "      --html-max-nodes N  HTML: keep at most N frames, the largest (the pruning cut\n"
     "                        rises until they fit; default 200000; 0: no limit)\n"
     "      --value TYPE      pprof input: the sample type to count (e.g. cpu; default\n"
-    "                        the first, samples in the agent's files)\n"
+    "                        the first, samples in the agent's files); JFR input:\n"
+    "                        samples (one per jdk.ExecutionSample, the default) or cpu\n"
+    "                        (the CPU time of the agent's sampler.CPUSample events, ns)\n"
+    "JFR input (a recording of the agent's format=jfr or of the JDK's own JFR):\n"
+    "      --from TIME       only events from TIME on (after the recording's start)\n"
+    "      --to TIME         only events before TIME; TIME: 1.5s, 3000ms or seconds,\n"
+    "                        negative: before the recording's end (--from -10s)\n"
+    "      --threads         the sampled thread as a root frame \"[NAME tid=N]\"\n"
+    "      --lines           Java frames carry their source line: Cls.method:152\n"
+    "      --ann, --no-ann   Java frames carry their kind: _[j] JIT compiled, _[i]\n"
+    "                        inlined, _[0] interpreted (default: on for svg and html,\n"
+    "                        off for folded, as the agent's ann option)\n"
     "  -h, --help            this help\n"
     "  -V, --version         the version\n"
     "\n"
@@ -141,8 +153,8 @@ static int is_gzip_file(int fd) {
 }
 
 static const char *pprof_value; /* --value */
-static fg_jfr_options jfr_opts;  /* --from, --to, --threads, --lines, --ann */
-static int jfr_only;             /* the first option given that only JFR input takes, or 0 */
+static fg_jfr_options jfr_opts; /* --from, --to, --threads, --lines, --ann */
+static int jfr_only;            /* the first option given that only JFR input takes, or 0 */
 static const char *jfr_only_name;
 
 /* A time for --from / --to: a number of seconds, or with the unit s or ms; negative allowed. */
@@ -182,8 +194,10 @@ static int read_input(fg_profile *p, const char *path, int column) {
   int rc;
   int jfr = fd != 0 && is_jfr_file(fd);
   if (!jfr && jfr_only) {
-    fprintf(stderr, "flamegraph: %s: %s takes a JFR recording; this input has no events to "
-            "cut or name (folded stacks and pprof carry no time)\n", label, jfr_only_name);
+    fprintf(stderr,
+            "flamegraph: %s: %s takes a JFR recording; this input has no events to "
+            "cut or name (folded stacks and pprof carry no time)\n",
+            label, jfr_only_name);
     if (fd != 0) close(fd);
     return 2;
   }
@@ -359,8 +373,8 @@ int main(int argc, char **argv) {
     default: fprintf(stderr, "Try 'flamegraph --help'.\n"); return 2;
     }
     if (!jfr_only && opt >= O_FROM && opt <= O_NOANN) {
-      static const char *const names[] = {"--from", "--to", "--threads", "--lines", "--ann",
-                                          "--no-ann"};
+      static const char *const names[] = {"--from",  "--to",  "--threads",
+                                          "--lines", "--ann", "--no-ann"};
       jfr_only = opt;
       jfr_only_name = names[opt - O_FROM];
     }
