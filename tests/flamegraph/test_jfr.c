@@ -130,12 +130,12 @@ Test(jfr, from_and_to_cut_the_events_start_times) {
     int64_t from, to;
     const char *want;
   } cases[] = {
-      {1, 1, 2000000, 5100000, "2\n"},  /* 2002, 5005 */
-      {1, 0, 5005000, 0, "2\n"},        /* from is inclusive: 5005, 5505 */
-      {0, 1, 0, 5005000, "2\n"},        /* to is not: 1001, 2002 */
-      {1, 0, -2497000000, 0, "2\n"},    /* 2.5 s - 2.497 s = 3000 us on: 5005, 5505 */
-      {0, 1, 0, -2498998000, "1\n"},    /* before 2.5 s - 2.498998 s = 1002 us: 1001 */
-      {1, 1, 6000000, 7000000, ""},     /* none */
+      {1, 1, 2000000, 5100000, "2\n"}, /* 2002, 5005 */
+      {1, 0, 5005000, 0, "2\n"},       /* from is inclusive: 5005, 5505 */
+      {0, 1, 0, 5005000, "2\n"},       /* to is not: 1001, 2002 */
+      {1, 0, -2497000000, 0, "2\n"},   /* 2.5 s - 2.497 s = 3000 us on: 5005, 5505 */
+      {0, 1, 0, -2498998000, "1\n"},   /* before 2.5 s - 2.498998 s = 1002 us: 1001 */
+      {1, 1, 6000000, 7000000, ""},    /* none */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     o.has_from = cases[i].has_from;
@@ -299,7 +299,7 @@ static void metadata_event(jb *out, const char *const *lines, size_t nlines) {
   var(&m.tree, 0);
   var(&m.tree, nclass);
   for (size_t i = 0; i < nlines;) {
-    char (*w)[64] = words[i];
+    char(*w)[64] = words[i];
     int nw = sscanf(lines[i], "%63s %63s %63s %63s", w[0], w[1], w[2], w[3]);
     cr_assert(nw >= 3 && !strcmp(w[0], "class"), "%s", lines[i]);
     size_t nf = 0;
@@ -312,7 +312,7 @@ static void metadata_event(jb *out, const char *const *lines, size_t nlines) {
     m_str(&m, w[2]);
     var(&m.tree, nf);
     for (size_t k = 0; k < nf; k++) {
-      char (*fw)[64] = words[i + 1 + k];
+      char(*fw)[64] = words[i + 1 + k];
       char extra[2][64] = {"", ""};
       int fn = sscanf(lines[i + 1 + k], "%63s %63s %63s %63s %63s", fw[0], fw[1], fw[2], extra[0],
                       extra[1]);
