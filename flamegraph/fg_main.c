@@ -8,6 +8,7 @@
  * exit status 1 before any output file is touched), write, close and check. Usage errors
  * exit with 2.
  */
+#include "fg_filter.h"
 #include "fg_jfr.h"
 #include "fg_pprof.h"
 #include "flamegraph.h"
@@ -64,6 +65,9 @@ static const char k_help[] =
     "                        the first, samples in the agent's files); JFR input:\n"
     "                        samples (one per jdk.ExecutionSample, the default) or cpu\n"
     "                        (the CPU time of the agent's sampler.CPUSample events, ns)\n"
+    "  -I, --include REGEX   keep only the stacks with a frame matching REGEX (POSIX\n"
+    "                        extended, anywhere in the name; repeated: any of them)\n"
+    "  -X, --exclude REGEX   drop the stacks with a frame matching REGEX (repeatable)\n"
     "JFR input (a recording of the agent's format=jfr or of the JDK's own JFR):\n"
     "      --from TIME       only events from TIME on (after the recording's start)\n"
     "      --to TIME         only events before TIME; TIME: 1.5s, 3000ms or seconds,\n"
@@ -271,6 +275,8 @@ int main(int argc, char **argv) {
       {"html-prune", required_argument, 0, O_PRUNE},
       {"html-max-nodes", required_argument, 0, O_MAXNODES},
       {"value", required_argument, 0, O_VALUE},
+      {"include", required_argument, 0, 'I'},
+      {"exclude", required_argument, 0, 'X'},
       {"from", required_argument, 0, O_FROM},
       {"to", required_argument, 0, O_TO},
       {"threads", no_argument, 0, O_THREADS},
@@ -285,8 +291,11 @@ int main(int argc, char **argv) {
   fg_options_init(&o);
   const char *output = NULL;
   int format = -1, opt, ann = -1;
+  enum { MAX_PATTERNS = 64 };
+  static regex_t patterns[2][MAX_PATTERNS]; /* -I, -X */
+  size_t npatterns[2] = {0, 0};
   fg_jfr_options_init(&jfr_opts);
-  while ((opt = getopt_long(argc, argv, "o:f:c:hV", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "o:f:c:I:X:hV", longopts, NULL)) != -1) {
     switch (opt) {
     case 'o': output = optarg; break;
     case O_VALUE:
@@ -309,6 +318,23 @@ int main(int argc, char **argv) {
         jfr_opts.has_to = 1;
         jfr_opts.to_ns = ns;
       }
+      break;
+    }
+    case 'I':
+    case 'X': {
+      size_t *n = &npatterns[opt == 'X'];
+      if (*n == MAX_PATTERNS)
+        return usage_error("%s: at most 64 patterns each", opt == 'I' ? "-I" : "-X");
+      int e = regcomp(&patterns[opt == 'X'][*n], optarg, REG_EXTENDED | REG_NOSUB);
+      if (e) {
+        char why[128];
+        regerror(e, &patterns[opt == 'X'][*n], why, sizeof why);
+        fprintf(stderr, "flamegraph: %s '%s': not a regular expression: %s\n",
+                opt == 'I' ? "-I" : "-X", optarg, why);
+        fprintf(stderr, "Try 'flamegraph --help'.\n");
+        return 2;
+      }
+      (*n)++;
       break;
     }
     case O_THREADS: jfr_opts.threads = 1; break;
@@ -411,6 +437,15 @@ int main(int argc, char **argv) {
   if (status) {
     fg_profile_free(p);
     return status;
+  }
+  if (npatterns[0] || npatterns[1]) {
+    fg_profile *f = fg_profile_filtered(p, patterns[0], npatterns[0], patterns[1], npatterns[1]);
+    fg_profile_free(p);
+    p = f;
+    if (!p) {
+      fprintf(stderr, "flamegraph: out of memory\n");
+      return 1;
+    }
   }
   fg_profile_trim(p); /* reading is done: the lookup tables are dead weight now */
   if (format == FMT_FOLDED && o.reverse) {
