@@ -5,7 +5,8 @@
  * hostile files: every prefix of the fixture (truncated), every byte of it replaced, an event
  * of size 0 or past its chunk, and recordings built here from metadata of our own — fields in
  * another order than our writer's (read by the metadata), a type that holds itself, a string
- * pool entry that refers to itself, a stack trace that is not in the pools.
+ * pool entry that refers to itself, a stack trace that is not in the pools, a deep stack named
+ * by many threads (the work budget).
  */
 #include "fg_internal.h"
 #include "fg_jfr.h"
@@ -225,7 +226,7 @@ Test(jfr, any_byte_replaced_reads_or_is_an_error) {
 /* ---- recordings built here ---- */
 
 typedef struct jb {
-  unsigned char b[1 << 16];
+  unsigned char b[1 << 20];
   size_t n;
 } jb;
 
@@ -404,7 +405,8 @@ static const char *const k_meta[] = {
 
 /* A sample event at t ns: stack and thread keys. */
 static void sample(jb *ev, uint64_t t, uint64_t stack, uint64_t thread) {
-  jb b = {.n = 0};
+  static jb b;
+  b.n = 0;
   var(&b, 100);
   var(&b, stack);
   var(&b, 7); /* weird */
@@ -415,7 +417,8 @@ static void sample(jb *ev, uint64_t t, uint64_t stack, uint64_t thread) {
 
 /* The pools of a one-stack recording: Main.main (JIT) calling Hot.run (inlined, line 5). */
 static void pools(jb *ev) {
-  jb b = {.n = 0};
+  static jb b;
+  b.n = 0;
   var(&b, 1); /* checkpoint */
   var(&b, 0);
   var(&b, 0);
@@ -479,9 +482,8 @@ Test(jfr, a_stack_not_in_the_pools_is_an_error) {
 }
 
 Test(jfr, a_type_that_holds_itself_is_an_error) {
-  static jb ev, out;
-  ev.n = 0;
-  jb b = {.n = 0};
+  static jb ev, out, b;
+  ev.n = b.n = 0;
   var(&b, 1);
   var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
   var(&b, 1);
@@ -498,7 +500,8 @@ Test(jfr, a_pooled_string_that_refers_to_itself_is_an_error) {
   ev.n = 0;
   sample(&ev, 100, 3, 9);
   pools(&ev);
-  jb b = {.n = 0};
+  static jb b;
+  b.n = 0;
   var(&b, 1);
   var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
   var(&b, 2);
@@ -529,4 +532,35 @@ Test(jfr, an_event_of_a_bad_size_is_an_error) {
   refused(b, out.n, NULL, "offset 68: an event of size 0");
   b[71] = 0x7f; /* size 2^28 - 1, past the chunk */
   refused(b, out.n, NULL, "offset 68: an event of size 266338304");
+}
+
+Test(jfr, a_deep_stack_in_many_threads_stops_at_the_work_budget) {
+  enum { FRAMES = 10000, THREADS = 2000 };
+  static jb ev, out, b;
+  ev.n = b.n = 0;
+  for (int t = 0; t < THREADS; t++) sample(&ev, 100, 30, 100 + (uint64_t)t);
+  var(&b, 1); /* a checkpoint: stack 30 of 10,000 Main.main frames, 2,000 threads */
+  var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
+  var(&b, 2);
+  var(&b, 101);
+  var(&b, 1);
+  var(&b, 30);
+  var(&b, FRAMES);
+  for (int i = 0; i < FRAMES; i++) var(&b, 1), var(&b, 1), var(&b, 1);
+  u8(&b, 0);
+  var(&b, 105);
+  var(&b, THREADS);
+  for (int t = 0; t < THREADS; t++) var(&b, 100 + (uint64_t)t), var(&b, (uint64_t)t), str(&b, "t");
+  event(&ev, &b);
+  pools(&ev); /* the symbols, classes, methods and frame types */
+  chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+  fg_jfr_options o;
+  fg_jfr_options_init(&o);
+  /* one stack named once: 10,000 frames of about 40 steps */
+  char *s = folded_of(out.b, out.n, &o);
+  cr_assert(strstr(s, " 2000\n"), "%.80s", s);
+  free(s);
+  /* each thread its own: 2,000 x 10,000 frames, past 64 M + 256 a byte of ~70 KB */
+  o.threads = 1;
+  refused(out.b, out.n, &o, "more than its work budget");
 }
