@@ -1557,8 +1557,9 @@ def case_jfr_read():
     """The flamegraph tool reads JFR: the agent's format=jfr of `spin` gives as many samples as the
     profile has (those with a time) and the same count per leaf method as `jfr print` finds in the
     file; --from/--to keep exactly the jdk.ExecutionSamples whose startTime is in the range (by
-    `jfr print --json` and the chunk header's start); a recording the JDK's own JFR made of the
-    same program reads with its jdk.ExecutionSample count and leaves too."""
+    `jfr print --json` and the chunk header's start), and are refused for folded input (it has no
+    time); a recording the JDK's own JFR made of the same program reads with its
+    jdk.ExecutionSample count and leaves too."""
     fg = flamegraph_tool()
     jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
     check(os.path.exists(jfr), f"no jfr tool beside {ARGS.java}")
@@ -1626,6 +1627,13 @@ def case_jfr_read():
         cut = sum(read(out, *opts).values())
         print(f"jfr_read: {' '.join(opts)}: {cut} samples, jfr print's startTimes {n}")
         check(n > 0 and cut == n, f"{' '.join(opts)}: flamegraph {cut}, in the range by jfr print {n}")
+
+    folded = tmpfile(".folded")
+    with open(folded, "w") as f:
+        f.write("a;b 1\n")
+    r = subprocess.run([fg, "-f", "folded", "--from", "1s", folded], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "--from takes a JFR recording" in r.stderr,
+          f"--from on folded input: exit {r.returncode}, {r.stderr.strip()!r}")
 
     own = tmpfile(".jfr")
     q = subprocess.run(java_cmd(None, "spin", 3, extra_jvm=[f"-XX:StartFlightRecording=filename={own},settings=profile"]),
