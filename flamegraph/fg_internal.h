@@ -14,7 +14,9 @@
 
 #include "flamegraph.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define FG_NO_NAME UINT32_MAX
 
@@ -254,5 +256,18 @@ extern const unsigned char fg_viewer_html[];
 extern const size_t fg_viewer_html_len;
 extern const unsigned char fg_svg_script[];
 extern const size_t fg_svg_script_len;
+
+/* Makes *a (elements of elem bytes, *cap of them) hold at least need, doubling from 64: a
+ * reader's growable scratch arrays (fg_pprof.c, fg_jfr.c). 0 or -ENOMEM (*a unchanged). */
+static inline int fg_grow(void **a, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 64;
+  while (c < need) c *= 2;
+  void *p = realloc(*a, c * elem);
+  if (!p) return -ENOMEM;
+  *a = p;
+  *cap = c;
+  return 0;
+}
 
 #endif

@@ -280,17 +280,6 @@ static void meta_free(struct meta *m) {
   memset(m, 0, sizeof *m);
 }
 
-static int grow(void **a, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 64;
-  while (c < need) c *= 2;
-  void *p = realloc(*a, c * elem);
-  if (!p) return -ENOMEM;
-  *a = p;
-  *cap = c;
-  return 0;
-}
-
 static int parse_u64(const struct jstr *s, uint64_t *out) {
   if (!s->p || !s->len || s->len > 20) return -1;
   uint64_t v = 0;
@@ -357,14 +346,14 @@ static int meta_element(struct jr *j, struct meta *m, struct rd *r, int depth, u
                  {"float", P_FLOAT}, {"double", P_DOUBLE}, {"java.lang.String", P_STRING}};
     for (size_t i = 0; i < sizeof prims / sizeof *prims; i++)
       if (str_is(&c.name, prims[i].name)) c.prim = prims[i].prim;
-    if (grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes))
+    if (fg_grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes))
       return fail(j, -ENOMEM, "out of memory");
     inside = (uint32_t)m->nclasses;
     m->classes[m->nclasses++] = c;
   } else if (is_field) {
     if (!has_name || !has_type)
       return fail(j, -EINVAL, "jfr: offset %zu: a field without a name or a type", at);
-    if (grow((void **)&m->fields, &m->capfields, m->nfields + 1, sizeof *m->fields))
+    if (fg_grow((void **)&m->fields, &m->capfields, m->nfields + 1, sizeof *m->fields))
       return fail(j, -ENOMEM, "out of memory");
     m->fields[m->nfields++] = f;
   }
@@ -554,93 +543,70 @@ static int read_object(struct jr *j, const struct meta *m, struct arena *a, stru
   return 0;
 }
 
-/* ---- the constant pools: (class, key) -> where the entry's value is ---- */
+/* ---- one open-addressing table: the pools, the sums, the method names ---- */
 
-struct pool_slot {
-  uint64_t key;
-  uint64_t off; /* file offset + 1; 0: empty */
-  uint32_t cls;
-};
-
-struct pools {
-  struct pool_slot *slots;
-  size_t mask, n;
-};
-
-static size_t pool_hash(uint32_t cls, uint64_t key) {
-  uint64_t x = (key ^ ((uint64_t)cls << 40)) * 0x9E3779B97F4A7C15ull;
-  return (size_t)(x ^ x >> 29);
-}
-
-static int pool_put(struct pools *p, uint32_t cls, uint64_t key, uint64_t off) {
-  if ((p->n + 1) * 2 > (p->slots ? p->mask + 1 : 0)) {
-    size_t cap = p->slots ? (p->mask + 1) * 2 : 1024;
-    struct pool_slot *s = calloc(cap, sizeof *s);
-    if (!s) return -ENOMEM;
-    for (size_t i = 0; p->slots && i <= p->mask; i++) {
-      if (!p->slots[i].off) continue;
-      size_t h = pool_hash(p->slots[i].cls, p->slots[i].key) & (cap - 1);
-      while (s[h].off) h = (h + 1) & (cap - 1);
-      s[h] = p->slots[i];
-    }
-    free(p->slots);
-    p->slots = s;
-    p->mask = cap - 1;
-  }
-  size_t h = pool_hash(cls, key) & p->mask;
-  for (; p->slots[h].off; h = (h + 1) & p->mask)
-    if (p->slots[h].cls == cls && p->slots[h].key == key) return 0; /* the first one stays */
-  p->slots[h] = (struct pool_slot){key, off + 1, cls};
-  p->n++;
-  return 0;
-}
-
-/* The file offset of the entry, or 0 when the pools do not hold it. */
-static uint64_t pool_get(const struct pools *p, uint32_t cls, uint64_t key) {
-  if (!p->slots || cls == UINT32_MAX) return 0;
-  for (size_t h = pool_hash(cls, key) & p->mask; p->slots[h].off; h = (h + 1) & p->mask)
-    if (p->slots[h].cls == cls && p->slots[h].key == key) return p->slots[h].off;
-  return 0;
-}
-
-/* ---- the selected events, summed by (thread, stack) ---- */
-
-struct sum_slot {
-  uint64_t thread, stack, weight;
+/* (a, b) -> v (and len): a pool entry (class, key) -> its file offset + 1; a sum (thread,
+ * stack) -> the weight; a method (0, key) -> its name (a pointer) and length. */
+struct map_slot {
+  uint64_t a, b, v;
+  uint32_t len;
   int used;
 };
 
-struct sums {
-  struct sum_slot *slots;
+struct map {
+  struct map_slot *slots;
   size_t mask, n;
 };
 
-static int sum_add(struct sums *s, uint64_t thread, uint64_t stack, uint64_t w) {
-  if ((s->n + 1) * 2 > (s->slots ? s->mask + 1 : 0)) {
-    size_t cap = s->slots ? (s->mask + 1) * 2 : 1024;
-    struct sum_slot *t = calloc(cap, sizeof *t);
-    if (!t) return -ENOMEM;
-    for (size_t i = 0; s->slots && i <= s->mask; i++) {
-      if (!s->slots[i].used) continue;
-      size_t h = pool_hash((uint32_t)s->slots[i].thread, s->slots[i].stack) & (cap - 1);
-      while (t[h].used) h = (h + 1) & (cap - 1);
-      t[h] = s->slots[i];
+static size_t map_hash(uint64_t a, uint64_t b) {
+  uint64_t x = (b ^ a << 40) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(x ^ x >> 29);
+}
+
+/* The slot of (a, b); when absent, a new one (v = 0) if add is set, else NULL. NULL with *oom
+ * set when the table cannot grow. At most half full, 32 bytes a slot. */
+static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, int add, int *oom) {
+  if (add && (m->n + 1) * 2 > (m->slots ? m->mask + 1 : 0)) {
+    size_t cap = m->slots ? (m->mask + 1) * 2 : 1024;
+    struct map_slot *t = calloc(cap, sizeof *t);
+    if (!t) {
+      *oom = 1;
+      return NULL;
     }
-    free(s->slots);
-    s->slots = t;
-    s->mask = cap - 1;
+    for (size_t i = 0; m->slots && i <= m->mask; i++) {
+      if (!m->slots[i].used) continue;
+      size_t h = map_hash(m->slots[i].a, m->slots[i].b) & (cap - 1);
+      while (t[h].used) h = (h + 1) & (cap - 1);
+      t[h] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = t;
+    m->mask = cap - 1;
   }
-  size_t h = pool_hash((uint32_t)thread, stack) & s->mask;
-  for (; s->slots[h].used; h = (h + 1) & s->mask)
-    if (s->slots[h].thread == thread && s->slots[h].stack == stack) break;
-  struct sum_slot *e = &s->slots[h];
-  if (!e->used) {
-    *e = (struct sum_slot){thread, stack, 0, 1};
-    s->n++;
-  }
-  if (w > INT64_MAX - e->weight) return -ERANGE;
-  e->weight += w;
+  if (!m->slots) return NULL;
+  size_t h = map_hash(a, b) & m->mask;
+  for (; m->slots[h].used; h = (h + 1) & m->mask)
+    if (m->slots[h].a == a && m->slots[h].b == b) return &m->slots[h];
+  if (!add) return NULL;
+  m->slots[h] = (struct map_slot){a, b, 0, 0, 1};
+  m->n++;
+  return &m->slots[h];
+}
+
+/* Notes where pool entry (cls, key) is; the first of a key stays. 0 or -ENOMEM. */
+static int pool_put(struct map *pools, uint32_t cls, uint64_t key, uint64_t off) {
+  int oom = 0;
+  struct map_slot *e = map_at(pools, cls, key, 1, &oom);
+  if (!e) return -ENOMEM;
+  if (!e->v) e->v = off + 1;
   return 0;
+}
+
+/* The file offset of the entry + 1, or 0 when the pools do not hold it. */
+static uint64_t pool_get(struct map *pools, uint32_t cls, uint64_t key) {
+  int oom = 0;
+  struct map_slot *e = cls == UINT32_MAX ? NULL : map_at(pools, cls, key, 0, &oom);
+  return e ? e->v : 0;
 }
 
 /* ---- one chunk ---- */
@@ -659,16 +625,9 @@ struct chunk {
   struct meta m;
   struct types t;
   struct arena a;
-  struct pools pools;
-  struct sums sums;
-  /* methods named once: key -> name */
-  struct {
-    uint64_t key;
-    const char *s;
-    uint32_t len;
-    int used;
-  } * methods;
-  size_t mmask, mn;
+  struct map pools;    /* (class, key) -> where the entry is */
+  struct map sums;     /* (thread, stack) -> the weight of its events */
+  struct map methods;  /* (0, key) -> the method's name, made once */
   uint64_t ft_key[16]; /* frame types named once */
   fg_kind ft_kind[16];
   size_t nft;
@@ -685,7 +644,7 @@ static void chunk_free(struct chunk *c) {
   arena_free(&c->a);
   free(c->pools.slots);
   free(c->sums.slots);
-  free(c->methods);
+  free(c->methods.slots);
   free(c->frames);
   free(c->lens);
   free(c->text);
@@ -734,27 +693,14 @@ static int symbol(struct chunk *c, uint64_t key, struct jstr *out) {
 
 /* "pkg/Cls.method" (or the method's name alone when it has no class) of a method key. */
 static int method_name(struct chunk *c, uint64_t key, const char **s, uint32_t *len) {
-  if (!c->methods || (c->mn + 1) * 2 > c->mmask + 1) {
-    size_t cap = c->methods ? (c->mmask + 1) * 2 : 1024;
-    __typeof__(c->methods) t = calloc(cap, sizeof *t);
-    if (!t) return fail(c->j, -ENOMEM, "out of memory");
-    for (size_t i = 0; c->methods && i <= c->mmask; i++) {
-      if (!c->methods[i].used) continue;
-      size_t h = pool_hash(0, c->methods[i].key) & (cap - 1);
-      while (t[h].used) h = (h + 1) & (cap - 1);
-      t[h] = c->methods[i];
-    }
-    free(c->methods);
-    c->methods = t;
-    c->mmask = cap - 1;
+  int oom = 0;
+  struct map_slot *e = map_at(&c->methods, 0, key, 1, &oom); /* naming it adds no method */
+  if (!e) return fail(c->j, -ENOMEM, "out of memory");
+  if (e->v) {
+    *s = (const char *)(uintptr_t)e->v;
+    *len = e->len;
+    return 0;
   }
-  size_t h = pool_hash(0, key) & c->mmask;
-  for (; c->methods[h].used; h = (h + 1) & c->mmask)
-    if (c->methods[h].key == key) {
-      *s = c->methods[h].s;
-      *len = c->methods[h].len;
-      return 0;
-    }
   const int want[2] = {c->t.me_type, c->t.me_name};
   struct val v[2];
   int rc = entry(c, c->t.method, key, want, 2, v, "method");
@@ -777,11 +723,8 @@ static int method_name(struct chunk *c, uint64_t key, const char **s, uint32_t *
   }
   memcpy(o + k, name.p, name.len);
   o[n] = '\0';
-  c->methods[h].key = key;
-  c->methods[h].s = o;
-  c->methods[h].len = (uint32_t)n;
-  c->methods[h].used = 1;
-  c->mn++;
+  e->v = (uint64_t)(uintptr_t)o;
+  e->len = (uint32_t)n;
   *s = o;
   *len = (uint32_t)n;
   return 0;
@@ -822,7 +765,8 @@ static void clean(char *s, size_t n) {
   }
 }
 
-static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum_slot *e) {
+static int add_pair(struct chunk *c, fg_profile *p, int column, const struct map_slot *e) {
+  const uint64_t thread = e->a, stack = e->b, weight = e->v;
   struct jr *j = c->j;
   size_t nframes = 0;
   c->textlen = 0;
@@ -832,11 +776,11 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
     size_t plen_ = strlen(POST), n_ = (AL) + (BL) + plen_;                                  \
     if (nframes >= FG_MAX_DEPTH)                                                            \
       return fail(j, -EINVAL, "jfr: stack trace %llu is deeper than %d frames (the limit)", \
-                  (unsigned long long)e->stack, FG_MAX_DEPTH);                              \
+                  (unsigned long long)stack, FG_MAX_DEPTH);                                 \
     if (charge(j, n_ + FG_JFR_FRAME_COST)) return j->rc;                                    \
-    if (grow((void **)&c->text, &c->captext, c->textlen + n_ + 1, 1) ||                     \
-        grow((void **)&c->lens, &c->caplens, nframes + 1, sizeof *c->lens) ||               \
-        grow((void **)&c->frames, &c->capframes, nframes + 1, sizeof *c->frames))           \
+    if (fg_grow((void **)&c->text, &c->captext, c->textlen + n_ + 1, 1) ||                  \
+        fg_grow((void **)&c->lens, &c->caplens, nframes + 1, sizeof *c->lens) ||            \
+        fg_grow((void **)&c->frames, &c->capframes, nframes + 1, sizeof *c->frames))        \
       return fail(j, -ENOMEM, "out of memory");                                             \
     memcpy(c->text + c->textlen, (A), (AL));                                                \
     memcpy(c->text + c->textlen + (AL), (B), (BL));                                         \
@@ -849,7 +793,7 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
   if (c->o->threads) {
     const int want[3] = {c->t.th_os_name, c->t.th_os_tid, c->t.th_java_name};
     struct val v[3];
-    int rc = entry(c, c->t.thread, e->thread, want, 3, v, "thread");
+    int rc = entry(c, c->t.thread, thread, want, 3, v, "thread");
     if (rc < 0) return rc;
     if (rc) {
       PUSH("[unknown thread]", strlen("[unknown thread]"), "", 0, "");
@@ -866,7 +810,7 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
   }
   size_t first = nframes;
   struct val fv;
-  int found = entry(c, c->t.stacktrace, e->stack, &c->t.st_frames, 1, &fv, "stack trace");
+  int found = entry(c, c->t.stacktrace, stack, &c->t.st_frames, 1, &fv, "stack trace");
   if (found < 0) return found;
   if (found == 0) {
     const struct jfield *ff = &c->m.fields[c->m.classes[c->t.stacktrace].first + c->t.st_frames];
@@ -898,7 +842,7 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
     }
     if (r.bad)
       return fail(j, -EINVAL, "jfr: stack trace %llu: a malformed frame",
-                  (unsigned long long)e->stack);
+                  (unsigned long long)stack);
   }
   if (nframes == first) PUSH("[no stack]", strlen("[no stack]"), "", 0, "");
 #undef PUSH
@@ -912,7 +856,7 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct sum
     c->lens[hi] = l;
   }
   for (size_t i = 0; i < nframes; i++) c->frames[i] = c->text + (uintptr_t)c->frames[i];
-  int rc = fg_profile_add_n(p, c->frames, c->lens, nframes, e->weight, column);
+  int rc = fg_profile_add_n(p, c->frames, c->lens, nframes, weight, column);
   if (rc == -ENOMEM) return fail(j, rc, "out of memory");
   if (rc) return fail(j, rc, "jfr: the samples add up to more than 2^63 - 1");
   return 0;
@@ -1053,10 +997,14 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
           (double)rel_ns + (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
       uint64_t w = cpu ? v[3].num : 1;
       if (t >= (double)from && t < (double)to && w) {
-        if (w > INT64_MAX) w = INT64_MAX; /* sum_add then refuses the total */
-        int e = sum_add(&c.sums, o->threads ? v[1].num : 0, v[2].num, w);
-        if (e == -ENOMEM) rc = fail(j, e, "out of memory");
-        if (e == -ERANGE) rc = fail(j, -EINVAL, "jfr: the samples add up to more than 2^63 - 1");
+        int oom = 0;
+        struct map_slot *e = map_at(&c.sums, o->threads ? v[1].num : 0, v[2].num, 1, &oom);
+        if (!e)
+          rc = fail(j, -ENOMEM, "out of memory");
+        else if (w > INT64_MAX - e->v)
+          rc = fail(j, -EINVAL, "jfr: the samples add up to more than 2^63 - 1");
+        else
+          e->v += w;
       }
     } else if (r.bad) {
       rc = fail(j, -EINVAL, "jfr: offset %zu: a malformed event header", off);

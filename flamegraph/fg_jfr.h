@@ -50,7 +50,7 @@ void fg_jfr_options_init(fg_jfr_options *o);
 /* Reads the recording in data[0..len) (one or more chunks back to back) into `column` of p: a
  * stack per selected event, root first, frames named "pkg/Cls.method" (a frame without a class,
  * a native function, by its name alone). Work and memory are linear in len (the limits above;
- * the pools' index takes at most 96 bytes per byte, the sums 64). Returns 0, -EINVAL (err->msg
+ * the pools' index takes at most 128 bytes per byte, the sums 64). Returns 0, -EINVAL (err->msg
  * says what is wrong and at which file offset, or which limit was reached; a bad option value
  * too) or -ENOMEM. Not thread-safe for one p. */
 int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const fg_jfr_options *o,

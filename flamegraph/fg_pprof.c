@@ -107,19 +107,6 @@ static void rd_varints(struct rd *r, unsigned wire, void (*fn)(void *ctx, uint64
   }
 }
 
-/* ---- growable arrays (one sample's scratch) ---- */
-
-static int grow(void **a, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 64;
-  while (c < need) c *= 2;
-  void *p = realloc(*a, c * elem);
-  if (!p) return -ENOMEM;
-  *a = p;
-  *cap = c;
-  return 0;
-}
-
 /* ---- the profile's tables ---- */
 
 struct str { /* into the profile, which is at most FG_PPROF_MAX_INFLATED bytes */
@@ -312,7 +299,7 @@ struct builder {
 
 static void push_loc(void *ctx, uint64_t v) {
   struct builder *b = ctx;
-  if (grow((void **)&b->locs, &b->cap_locs, b->nlocs + 1, sizeof *b->locs))
+  if (fg_grow((void **)&b->locs, &b->cap_locs, b->nlocs + 1, sizeof *b->locs))
     b->err = -ENOMEM;
   else
     b->locs[b->nlocs++] = v;
@@ -320,7 +307,7 @@ static void push_loc(void *ctx, uint64_t v) {
 
 static void push_value(void *ctx, uint64_t v) {
   struct builder *b = ctx;
-  if (grow((void **)&b->values, &b->cap_values, b->nvalues + 1, sizeof *b->values))
+  if (fg_grow((void **)&b->values, &b->cap_values, b->nvalues + 1, sizeof *b->values))
     b->err = -ENOMEM;
   else
     b->values[b->nvalues++] = v;
@@ -371,9 +358,9 @@ static void push_frame(struct builder *b, const char *pre, const char *name, siz
     b->err = -EINVAL;
     return;
   }
-  if (grow((void **)&b->names, &b->cap_names, b->names_len + n + 1, 1) ||
-      grow((void **)&b->frames, &b->cap_frames, b->nframes + 1, sizeof *b->frames) ||
-      grow((void **)&b->lens, &b->cap_lens, b->nframes + 1, sizeof *b->lens)) {
+  if (fg_grow((void **)&b->names, &b->cap_names, b->names_len + n + 1, 1) ||
+      fg_grow((void **)&b->frames, &b->cap_frames, b->nframes + 1, sizeof *b->frames) ||
+      fg_grow((void **)&b->lens, &b->cap_lens, b->nframes + 1, sizeof *b->lens)) {
     b->err = -ENOMEM;
     return;
   }

@@ -51,14 +51,24 @@ static file fixture(long many) {
   return out;
 }
 
-/* The folded text of reading data with o (or the defaults); asserts the read returned 0. */
-static char *folded_of(const void *data, size_t n, const fg_jfr_options *o) {
+/* Reads data with o (or the defaults) into a new profile, *out (the caller frees it); returns
+ * fg_read_jfr's code. */
+static int read_jfr(const void *data, size_t n, const fg_jfr_options *o, fg_read_error *err,
+                    fg_profile **out) {
   fg_jfr_options d;
   fg_jfr_options_init(&d);
   fg_profile *p = fg_profile_new();
   cr_assert(p);
-  fg_read_error err = {0};
-  int rc = fg_read_jfr(p, data, n, FG_MAIN, o ? o : &d, &err);
+  memset(err, 0, sizeof *err);
+  *out = p;
+  return fg_read_jfr(p, data, n, FG_MAIN, o ? o : &d, err);
+}
+
+/* The folded text of reading data with o (or the defaults); asserts the read returned 0. */
+static char *folded_of(const void *data, size_t n, const fg_jfr_options *o) {
+  fg_read_error err;
+  fg_profile *p;
+  int rc = read_jfr(data, n, o, &err, &p);
   cr_assert_eq(rc, 0, "fg_read_jfr: %d %s", rc, err.msg);
   char *s = render(OUT_FOLDED, p, NULL);
   fg_profile_free(p);
@@ -67,12 +77,9 @@ static char *folded_of(const void *data, size_t n, const fg_jfr_options *o) {
 
 /* Reading data fails with -EINVAL and a message holding `what`. */
 static void refused(const void *data, size_t n, const fg_jfr_options *o, const char *what) {
-  fg_jfr_options d;
-  fg_jfr_options_init(&d);
-  fg_profile *p = fg_profile_new();
-  cr_assert(p);
-  fg_read_error err = {0};
-  int rc = fg_read_jfr(p, data, n, FG_MAIN, o ? o : &d, &err);
+  fg_read_error err;
+  fg_profile *p;
+  int rc = read_jfr(data, n, o, &err, &p);
   fg_profile_free(p);
   cr_assert_eq(rc, -EINVAL, "rc %d (%s), want -EINVAL with '%s'", rc, err.msg, what);
   cr_assert(strstr(err.msg, what), "message '%s' lacks '%s'", err.msg, what);
@@ -153,11 +160,9 @@ Test(jfr, from_and_to_cut_the_events_start_times) {
 
 Test(jfr, follows_many_checkpoints_and_several_chunks) {
   file f = fixture(20000); /* 20000 stacks of 64-byte names: several 1 MiB checkpoint events */
-  fg_profile *p = fg_profile_new();
-  fg_jfr_options o;
-  fg_jfr_options_init(&o);
-  fg_read_error err = {0};
-  cr_assert_eq(fg_read_jfr(p, f.b, f.n, FG_MAIN, &o, &err), 0, "%s", err.msg);
+  fg_profile *p;
+  fg_read_error err;
+  cr_assert_eq(read_jfr(f.b, f.n, NULL, &err, &p), 0, "%s", err.msg);
   cr_assert_eq(fg_profile_total(p, FG_MAIN), 20004);
   fg_profile_free(p);
   /* two chunks back to back (what `jfr assemble` makes): both read */
@@ -165,13 +170,15 @@ Test(jfr, follows_many_checkpoints_and_several_chunks) {
   cr_assert(two);
   memcpy(two, f.b, f.n);
   memcpy(two + f.n, f.b, f.n);
-  p = fg_profile_new();
-  cr_assert_eq(fg_read_jfr(p, two, 2 * f.n, FG_MAIN, &o, &err), 0, "%s", err.msg);
+  cr_assert_eq(read_jfr(two, 2 * f.n, NULL, &err, &p), 0, "%s", err.msg);
   cr_assert_eq(fg_profile_total(p, FG_MAIN), 40008);
   fg_profile_free(p);
   free(two);
   free(f.b);
 }
+
+/* Every way of naming: threads, lines, kinds. */
+static const fg_jfr_options k_all = {.threads = 1, .lines = 1, .ann = 1};
 
 Test(jfr, every_truncation_is_an_error) {
   file f = fixture(0);
@@ -184,12 +191,9 @@ Test(jfr, every_truncation_is_an_error) {
       memcpy(cut, f.b, n);
       if (agree && n >= 16)
         for (int i = 0; i < 8; i++) cut[8 + i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
-      fg_profile *p = fg_profile_new();
-      fg_jfr_options o;
-      fg_jfr_options_init(&o);
-      o.threads = o.lines = o.ann = 1;
-      fg_read_error err = {0};
-      int rc = fg_read_jfr(p, cut, n, FG_MAIN, &o, &err);
+      fg_profile *p;
+      fg_read_error err;
+      int rc = read_jfr(cut, n, &k_all, &err, &p);
       cr_assert_eq(rc, -EINVAL, "%zu of %zu bytes (sizes agree: %d): rc %d", n, f.n, agree, rc);
       cr_assert(err.msg[0]);
       fg_profile_free(p);
@@ -209,12 +213,9 @@ Test(jfr, any_byte_replaced_reads_or_is_an_error) {
       cr_assert(b);
       memcpy(b, f.b, f.n);
       b[i] = bytes[k];
-      fg_profile *p = fg_profile_new();
-      fg_jfr_options o;
-      fg_jfr_options_init(&o);
-      o.threads = o.lines = o.ann = 1;
-      fg_read_error err = {0};
-      int rc = fg_read_jfr(p, b, f.n, FG_MAIN, &o, &err);
+      fg_profile *p;
+      fg_read_error err;
+      int rc = read_jfr(b, f.n, &k_all, &err, &p);
       cr_assert(rc == 0 || rc == -EINVAL, "byte %zu = %#x: rc %d", i, bytes[k], rc);
       cr_assert(rc == 0 || err.msg[0], "byte %zu: an error without a message", i);
       fg_profile_free(p);
