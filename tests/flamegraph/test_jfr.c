@@ -404,6 +404,13 @@ static const char *const k_meta[] = {
     "field self 108",
 };
 
+/* The start of a checkpoint event of npools pools (type, start, duration, delta, flush). */
+static void checkpoint(jb *b, uint64_t npools) {
+  var(b, 1);
+  var(b, 0), var(b, 0), var(b, 0), u8(b, 0);
+  var(b, npools);
+}
+
 /* A sample event at t ns: stack and thread keys. */
 static void sample(jb *ev, uint64_t t, uint64_t stack, uint64_t thread) {
   static jb b;
@@ -420,12 +427,7 @@ static void sample(jb *ev, uint64_t t, uint64_t stack, uint64_t thread) {
 static void pools(jb *ev) {
   static jb b;
   b.n = 0;
-  var(&b, 1); /* checkpoint */
-  var(&b, 0);
-  var(&b, 0);
-  var(&b, 0);
-  u8(&b, 0);
-  var(&b, 6); /* pools */
+  checkpoint(&b, 6);
   var(&b, 107);
   var(&b, 4);
   const char *sym[] = {"Main", "main", "Hot", "run"};
@@ -458,13 +460,18 @@ static void pools(jb *ev) {
   event(ev, &b);
 }
 
-Test(jfr, reads_types_by_their_metadata_not_by_a_layout) {
-  static jb ev, out;
+/* A chunk of nsamples samples of stack (a key) in thread 9, 100 ns apart, then pools(). */
+static void one_stack_chunk(jb *out, uint64_t stack, int nsamples) {
+  static jb ev;
   ev.n = 0;
-  sample(&ev, 100, 3, 9);
-  sample(&ev, 200, 3, 9);
+  for (int i = 0; i < nsamples; i++) sample(&ev, 100 + (uint64_t)i * 100, stack, 9);
   pools(&ev);
-  chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+  chunk(out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+}
+
+Test(jfr, reads_types_by_their_metadata_not_by_a_layout) {
+  static jb out;
+  one_stack_chunk(&out, 3, 2);
   fg_jfr_options o;
   fg_jfr_options_init(&o);
   o.threads = o.lines = o.ann = 1;
@@ -474,20 +481,15 @@ Test(jfr, reads_types_by_their_metadata_not_by_a_layout) {
 }
 
 Test(jfr, a_stack_not_in_the_pools_is_an_error) {
-  static jb ev, out;
-  ev.n = 0;
-  sample(&ev, 100, 4, 9);
-  pools(&ev);
-  chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+  static jb out;
+  one_stack_chunk(&out, 4, 1);
   refused(out.b, out.n, NULL, "stack trace 4 is not in the chunk's constant pools");
 }
 
 Test(jfr, a_type_that_holds_itself_is_an_error) {
   static jb ev, out, b;
   ev.n = b.n = 0;
-  var(&b, 1);
-  var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
-  var(&b, 1);
+  checkpoint(&b, 1);
   var(&b, 108); /* x.Loop: its field self is an x.Loop, inline, taking no bytes */
   var(&b, 1);
   var(&b, 1);
@@ -503,9 +505,7 @@ Test(jfr, a_pooled_string_that_refers_to_itself_is_an_error) {
   pools(&ev);
   static jb b;
   b.n = 0;
-  var(&b, 1);
-  var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
-  var(&b, 2);
+  checkpoint(&b, 2);
   var(&b, 22); /* the string pool: 5 is "see string 5" */
   var(&b, 1);
   var(&b, 5), u8(&b, 2), var(&b, 5);
@@ -522,11 +522,8 @@ Test(jfr, a_pooled_string_that_refers_to_itself_is_an_error) {
 }
 
 Test(jfr, an_event_of_a_bad_size_is_an_error) {
-  static jb ev, out;
-  ev.n = 0;
-  sample(&ev, 100, 3, 9);
-  pools(&ev);
-  chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+  static jb out;
+  one_stack_chunk(&out, 3, 1);
   static unsigned char b[sizeof out.b];
   memcpy(b, out.b, out.n);
   b[68] = 0x80, b[69] = 0x80, b[70] = 0x80, b[71] = 0x00; /* the first event: size 0 */
@@ -540,9 +537,7 @@ Test(jfr, a_deep_stack_in_many_threads_stops_at_the_work_budget) {
   static jb ev, out, b;
   ev.n = b.n = 0;
   for (int t = 0; t < THREADS; t++) sample(&ev, 100, 30, 100 + (uint64_t)t);
-  var(&b, 1); /* a checkpoint: stack 30 of 10,000 Main.main frames, 2,000 threads */
-  var(&b, 0), var(&b, 0), var(&b, 0), u8(&b, 0);
-  var(&b, 2);
+  checkpoint(&b, 2); /* stack 30 of 10,000 Main.main frames, 2,000 threads */
   var(&b, 101);
   var(&b, 1);
   var(&b, 30);
