@@ -5,8 +5,8 @@
  * Two inputs make a differential graph (first = base, second = the new profile).
  *
  * Lifecycle: parse options, read every input (a bad line stops with FILE:LINE: reason and
- * exit status 1 before any output file is touched), write, close and check. Usage errors
- * exit with 2.
+ * exit status 1 before any output file is touched), keep the stacks -I/-X select (fg_filter.c),
+ * write, close and check. Usage errors exit with 2.
  */
 #include "fg_filter.h"
 #include "fg_jfr.h"
