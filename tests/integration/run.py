@@ -2562,15 +2562,18 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # it for tests/integration/CMakeLists.txt, which registers each as jvm_<case> on the default JDK
 # and as jvm_<case>_jdkNN on the other JDKs — except the cases here, about what is ours alone
 # (the output formats and files, the names' conversion and escaping, the option parser, the
-# launcher's refusals and its reply, what the agent says on stderr, the time axis's limit,
-# signals to threads in native code, dlopen in native code; the scheduling of bursty threads and
-# wakers at 10 ms, whose 1 ms cases run on every JDK; the time axis in the page; the full-heap
-# attach, whose undoing is the thread-limit case's, run on every JDK), which run on the default
-# JDK only to keep the suite under 25 minutes. The arm64_* cases run in the arm64 JVM under qemu
-# (arm64.cmake).
+# launcher's commands, refusals and reply — launcher_agentpath and attach reach into every JDK —,
+# what the agent says on stderr, the time axis's limit, signals to threads in native code,
+# dlopen in native code; the scheduling of bursty threads and
+# wakers at 10 ms, whose 1 ms cases run on every JDK; the time axis in the page; the agent's JFR,
+# which every JDK's `jfr` reads in the writer's fixture (ctest jfr_read, jfr_read_jdkNN — the case
+# jfr_read reads each JDK's own recording); the full-heap attach, whose undoing is the
+# thread-limit case's, run on every JDK), which run on the default JDK only to keep the suite
+# under 25 minutes. The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
-                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline"}
+                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline",
+                    "jfr", "launcher"}
 
 
 def list_cases():
