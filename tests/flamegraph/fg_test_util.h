@@ -1,6 +1,6 @@
 /*
  * fg_test_util.h — helpers shared by the flamegraph unit tests: build a profile from folded
- * text, capture a writer's output in memory.
+ * text, capture a writer's output in memory, encode an integer as the binary readers take it.
  */
 #ifndef SAMPLER_FG_TEST_UTIL_H
 #define SAMPLER_FG_TEST_UTIL_H
@@ -24,6 +24,19 @@ static inline fg_profile *diff_of(const char *base, const char *main_) {
   fg_read_error err = {0};
   cr_assert_eq(fg_read_buffer(p, base, strlen(base), FG_BASE, &err), 0, "%s", err.msg);
   return p;
+}
+
+/* v as LEB128 (7 bits a byte, low first, the high bit: more follow), as protobuf and JFR
+ * (below 2^56) write integers, into c; returns the bytes. */
+static inline size_t leb128(uint64_t v, unsigned char c[10]) {
+  size_t k = 0;
+  do {
+    c[k] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v) c[k] |= 0x80;
+    k++;
+  } while (v);
+  return k;
 }
 
 enum { OUT_FOLDED, OUT_SVG, OUT_HTML };

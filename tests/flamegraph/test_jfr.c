@@ -239,14 +239,7 @@ static void put(jb *j, const void *s, size_t n) {
 
 static void var(jb *j, uint64_t v) {
   unsigned char c[10];
-  size_t k = 0;
-  do {
-    c[k] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c[k] |= 0x80;
-    k++;
-  } while (v);
-  put(j, c, k);
+  put(j, c, leb128(v, c));
 }
 
 static void str(jb *j, const char *s) {

@@ -35,14 +35,7 @@ static void put(pb *p, const void *s, size_t n) {
 
 static void varint(pb *p, uint64_t v) {
   unsigned char c[10];
-  size_t k = 0;
-  do {
-    c[k] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c[k] |= 0x80;
-    k++;
-  } while (v);
-  put(p, c, k);
+  put(p, c, leb128(v, c));
 }
 
 static void num(pb *p, unsigned field, uint64_t v) {
