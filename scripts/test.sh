@@ -2,7 +2,8 @@
 # The whole test suite: installs the missing packages of scripts/packages.txt and
 # packages-test.txt, then builds every build type with warnings
 # as errors (SAMPLER_WERROR=ON) and runs ctest:
-#   build-san/     Debug + ASan/UBSan (gcc): the unit tests
+#   build-san/     Debug + ASan/UBSan (gcc): the unit tests (side by side, one per core: none
+#                  depends on having the machine to itself)
 #   build-rel/     Release (-O3): everything built, the unit tests (with tests/tsan: the code map
 #                  read while written, under ThreadSanitizer)
 #   build-notest/  BUILD_TESTING=OFF, fresh each time: the agent and the flamegraph tool alone,
@@ -33,13 +34,13 @@ echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-s
 cmake -S . -B build-san -DSAMPLER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc \
   -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON -DSAMPLER_EXTRA_JDKS=OFF >/dev/null
 cmake --build build-san -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san -L unit --output-on-failure
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-san -L unit -j "$jobs" --output-on-failure
 
 echo "== Release build, unit tests (build-rel/)"
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSAMPLER_WERROR=ON -DBUILD_TESTING=ON \
   -DSAMPLER_EXTRA_JDKS=OFF >/dev/null
 cmake --build build-rel -j "$jobs"
-ctest --test-dir build-rel -L unit --output-on-failure
+ctest --test-dir build-rel -L unit -j "$jobs" --output-on-failure
 
 echo "== the agent and the flamegraph tool without tests, with clang (build-notest/, BUILD_TESTING=OFF)"
 rm -rf build-notest

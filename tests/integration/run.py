@@ -2560,20 +2560,27 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 # The one list of cases is the case_* functions above, in their order; `run.py --list` prints
 # it for tests/integration/CMakeLists.txt, which registers each as jvm_<case> on the default JDK
-# and as jvm_<case>_jdkNN on the other JDKs — except the cases here, about what is ours alone
-# (the output formats and files, the names' conversion and escaping, the option parser, the
-# launcher's commands, refusals and reply — launcher_agentpath and attach reach into every JDK —,
-# what the agent says on stderr, the time axis's limit, signals to threads in native code,
-# dlopen in native code; the scheduling of bursty threads and
-# wakers at 10 ms, whose 1 ms cases run on every JDK; the time axis in the page; the agent's JFR,
-# which every JDK's `jfr` reads in the writer's fixture (ctest jfr_read, jfr_read_jdkNN — the case
-# jfr_read reads each JDK's own recording); the full-heap attach, whose undoing is the
-# thread-limit case's, run on every JDK), which run on the default JDK only to keep the suite
-# under 25 minutes. The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
+# and as jvm_<case>_jdkNN on the other JDKs — except the cases below, which run on the default
+# JDK only to keep the suite under 25 minutes. Every JDK runs what depends on HotSpot: its
+# stacks (AsyncGetCallTrace, the code map, stubs, inlining, lines), its threads and their
+# events, attach, unload, exits and signals. The default JDK alone runs what is ours alone or
+# the kernel's:
+#   - the output formats and files, the names' conversion and escaping, the option parser, what
+#     the agent says on stderr, the time axis (its limit, its page), the agent's JFR (every
+#     JDK's `jfr` reads the writer's fixture: ctest jfr_read, jfr_read_jdkNN);
+#   - the launcher's commands, refusals and reply (launcher_agentpath and attach reach into
+#     every JDK); the full-heap attach, whose undoing is the thread-limit case's, run on every JDK;
+#   - signals to threads in native code, dlopen in native code;
+#   - the sampling schedule: which threads ran and when they get a sample is the kernel's CPU
+#     clocks and timers, the same under every JDK (timers, wakers, bursty, spin, busyidle,
+#     duration, and their 10 ms variants), and that the agent changes nothing the program
+#     computes (same_result).
+# The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline",
-                    "jfr", "launcher"}
+                    "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
+                    "same_result"}
 
 
 def list_cases():
