@@ -498,7 +498,7 @@ static const struct opt_spec OPTIONS[] = {
      "and the next starts from zero; `file=` must name each with `%n` (0, 1, 2...) or `%t` (the "
      "period's start)"},
     {"timeline", "SIZE", OPT_TAKES_VALUE, parse_timeline, 0, "32m", NULL,
-     "memory for the time axis (when each sample was taken: 20 ms cells, one entry of 32 bytes "
+     "memory for the time axis (when each sample was taken: 20 ms cells, one entry of 16 bytes "
      "per stack, thread and cell); when it is full the cells coarsen — 100 ms, 1 s, 10 s, 1 min, "
      "10 min, 1 h — and no sample is dropped; `k`, `m`, `g`, from `4k` to `1g`"},
     {"weight", "W", OPT_TAKES_VALUE, parse_weight, 0, "samples", NULL,

@@ -307,19 +307,24 @@ static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
   uint64_t now = plat_mono_ns();
   t->duration_ns = now > ti.start_ns ? now - ti.start_ns : 0;
   t->cell_ns = ti.cell_ns;
-  size_t n, nt, name_bytes = 0;
-  const struct timeline_entry *e = timeline_entries(&n);
+  size_t n = ti.entries, nt, name_bytes = 0;
   const struct timeline_thread *th = timeline_threads(&nt);
   for (size_t i = 0; i < nt; i++) name_bytes += strlen(th[i].name) + 1;
+  struct timeline_entry *e = malloc((n ? n : 1) * sizeof *e);
   t->entries = malloc((n ? n : 1) * sizeof *t->entries);
   t->threads = malloc((nt ? nt : 1) * sizeof *t->threads);
   t->names = malloc(name_bytes ? name_bytes : 1);
-  if (!t->entries || !t->threads || !t->names) return -ENOMEM;
+  if (!e || !t->entries || !t->threads || !t->names) {
+    free(e);
+    return -ENOMEM;
+  }
+  timeline_read(e);
   for (size_t i = 0; i < n; i++)
     t->entries[i] = (struct sampler_time_entry){
         e[i].cell,   e[i].stack == TIMELINE_NO_STACK ? not_kept : e[i].stack,
         e[i].thread, e[i].samples,
         e[i].units,  e[i].cpu_ns};
+  free(e);
   char *p = t->names;
   for (size_t i = 0; i < nt; i++) {
     size_t len = strlen(th[i].name) + 1;

@@ -1,7 +1,7 @@
 /*
- * timeline.c — the profile's time axis (timeline.h): an array of entries in time order, a small
- * index of the current cell's entries (so that a thread's captures of one stack in one cell
- * make one entry), and the threads by tid and name.
+ * timeline.c — the profile's time axis (timeline.h): one block of 16-byte slots in time order
+ * (each cell's start, then its entries), a small index of the current cell's entries (so that a
+ * thread's captures of one stack in one cell make one entry), and the threads by tid and name.
  */
 #include "timeline.h"
 
@@ -18,15 +18,35 @@ static const uint64_t steps[] = {20000000ull,    100000000ull,    1000000000ull,
 
 #define CUR_SLOTS 4096 /* the current cell's index; at most half of it used */
 
-static struct timeline_entry *ent;
-static size_t n_ent, cap_ent; /* cap_ent: entries the block holds */
+/* A slot of the block: an entry, or a cell's start (stack MARK, the cell number in units). key:
+ * stack (bits 0-23), thread (24-47), captures (48-63). */
+struct slot {
+  uint64_t key;
+  uint32_t units, cpu_ns;
+};
+_Static_assert(sizeof(struct slot) == TIMELINE_SLOT_BYTES, "a slot is 16 bytes");
+#define ID_BITS 24
+#define ID_MASK 0xFFFFFFull
+#define NO_STACK 0xFFFFFEull        /* TIMELINE_NO_STACK packed */
+#define MARK 0xFFFFFFull            /* a cell's start */
+#define PAIR_MASK 0xFFFFFFFFFFFFull /* stack and thread */
+#define MAX_CAPTURES 0xFFFFu
+#define KEY(stack, thread, n) ((stack) | (uint64_t)(thread) << ID_BITS | (uint64_t)(n) << 48)
+#define KEY_STACK(k) ((k)&ID_MASK)
+#define KEY_THREAD(k) ((uint32_t)((k) >> ID_BITS & ID_MASK))
+#define KEY_CAPTURES(k) ((uint32_t)((k) >> 48))
+_Static_assert(TIMELINE_MAX_STACK == NO_STACK - 1, "the packed ids above the stacks'");
+
+static struct slot *sl;
+static size_t n_sl, cap_sl; /* cap_sl: slots the block holds */
+static size_t n_data;       /* of them, entries */
 static size_t limit = TIMELINE_MAX_BYTES;
 static unsigned step; /* steps[step] is the cell length now */
 static uint32_t coarsenings;
 static uint64_t start_ns;
 static int64_t start_wall_ns;
 
-/* The current cell's index: slot -> entry + 1 (0: empty), valid while gen matches. */
+/* The current cell's index: slot -> the pair's latest entry (valid while gen matches). */
 static struct { uint32_t gen, idx; } cur[CUR_SLOTS];
 static uint32_t cur_gen = 1, cur_cell, cur_used;
 
@@ -38,9 +58,9 @@ static size_t thr_tab_cap;
 void timeline_set_limit(size_t bytes) { limit = bytes; }
 
 void timeline_free(void) {
-  if (ent) plat_block_free(ent, cap_ent * sizeof *ent);
-  ent = NULL;
-  n_ent = cap_ent = 0;
+  if (sl) plat_block_free(sl, cap_sl * sizeof *sl);
+  sl = NULL;
+  n_sl = cap_sl = n_data = 0;
   for (size_t i = 0; i < n_thr; i++) free((void *)thr[i].name);
   free(thr);
   free(thr_tab);
@@ -61,127 +81,183 @@ int timeline_clear(uint64_t mono_ns, int64_t wall_ns) {
   return 0;
 }
 
-static uint32_t cur_hash(uint32_t stack, uint32_t thread) {
-  uint32_t h = stack * 0x9E3779B1u ^ (thread + 0x7F4A7C15u) * 0x85EBCA77u;
+static uint32_t cur_hash(uint64_t pair) {
+  uint32_t h = (uint32_t)pair * 0x9E3779B1u ^ ((uint32_t)(pair >> 32) + 0x7F4A7C15u) * 0x85EBCA77u;
   return (h ^ h >> 15) & (CUR_SLOTS - 1);
 }
 
-/* The slot of (stack, thread) in the current cell's index: its entry's, or the empty one where
- * it would go. */
-static uint32_t cur_find(uint32_t stack, uint32_t thread) {
-  uint32_t i = cur_hash(stack, thread);
+/* The slot of a (stack, thread) pair in the current cell's index: its entry's, or the empty
+ * one where it would go. */
+static uint32_t cur_find(uint64_t pair) {
+  uint32_t i = cur_hash(pair);
   for (;; i = (i + 1) & (CUR_SLOTS - 1)) {
     if (cur[i].gen != cur_gen) return i;
-    const struct timeline_entry *e = &ent[cur[i].idx];
-    if (e->stack == stack && e->thread == thread) return i;
+    if ((sl[cur[i].idx].key & PAIR_MASK) == pair) return i;
   }
 }
 
-static void cur_put(uint32_t slot, size_t idx) {
-  cur[slot].gen = cur_gen;
-  cur[slot].idx = (uint32_t)idx;
-  cur_used++;
-}
-
-/* Starts the current cell's index again for the entries [from, n_ent) (all of cell c). */
-static void cur_rebuild(uint32_t c, size_t from) {
-  cur_gen++;
-  cur_used = 0;
-  cur_cell = c;
-  for (size_t i = from; i < n_ent && cur_used < CUR_SLOTS / 2; i++) {
-    uint32_t s = cur_find(ent[i].stack, ent[i].thread);
-    if (cur[s].gen != cur_gen) cur_put(s, i);
+/* Points the index at entry idx for its pair (the latest entry of a pair is the one added to),
+ * while the index has room; past that, the cell's further pairs get an entry each capture. */
+static void cur_note(size_t idx) {
+  uint32_t s = cur_find(sl[idx].key & PAIR_MASK);
+  if (cur[s].gen == cur_gen) {
+    cur[s].idx = (uint32_t)idx;
+  } else if (cur_used < CUR_SLOTS / 2) {
+    cur[s].gen = cur_gen;
+    cur[s].idx = (uint32_t)idx;
+    cur_used++;
   }
 }
 
-static int by_stack_thread(const void *a, const void *b) {
-  const struct timeline_entry *x = a, *y = b;
-  if (x->stack != y->stack) return x->stack < y->stack ? -1 : 1;
-  return x->thread < y->thread ? -1 : x->thread > y->thread;
+/* Whether entry e can take these weights too. */
+static int fits(const struct slot *e, uint32_t captures, uint64_t units, uint64_t cpu_ns) {
+  return KEY_CAPTURES(e->key) + captures <= MAX_CAPTURES && e->units + units <= UINT32_MAX &&
+         e->cpu_ns + cpu_ns <= UINT32_MAX;
 }
 
-/* Makes the cells one step coarser and merges what now shares a cell. */
+static void add_to(struct slot *e, uint32_t captures, uint32_t units, uint32_t cpu_ns) {
+  e->key += (uint64_t)captures << 48;
+  e->units += units;
+  e->cpu_ns += cpu_ns;
+}
+
+static int by_pair(const void *a, const void *b) {
+  uint64_t x = ((const struct slot *)a)->key & PAIR_MASK,
+           y = ((const struct slot *)b)->key & PAIR_MASK;
+  return x < y ? -1 : x > y;
+}
+
+/* Makes the cells one step coarser and merges what now shares a cell. The block is rewritten in
+ * place: a cell's start and its entries never move forward. */
 static void coarsen(void) {
   uint64_t factor = steps[step + 1] / steps[step];
   step++;
   coarsenings++;
-  size_t w = 0, last_from = 0;
-  for (size_t a = 0; a < n_ent;) {
-    uint32_t c = (uint32_t)(ent[a].cell / factor);
-    size_t b = a;
-    while (b < n_ent && ent[b].cell / factor == c) b++;
-    qsort(ent + a, b - a, sizeof *ent, by_stack_thread);
-    last_from = w;
-    for (size_t i = a; i < b; i++) {
-      if (w > last_from && ent[w - 1].stack == ent[i].stack && ent[w - 1].thread == ent[i].thread) {
-        ent[w - 1].samples += ent[i].samples;
-        ent[w - 1].units += ent[i].units;
-        ent[w - 1].cpu_ns += ent[i].cpu_ns;
+  size_t w = 0, last_from = 0, data = 0;
+  uint32_t c = 0;
+  for (size_t a = 0; a < n_sl;) { /* sl[a] is a cell's start */
+    c = sl[a].units / (uint32_t)factor;
+    size_t from = w + 1, b = a + 1;
+    sl[w++] = (struct slot){MARK, c, 0};
+    for (; b < n_sl; b++) {
+      if (KEY_STACK(sl[b].key) == MARK) {
+        if (sl[b].units / factor != c) break;
       } else {
-        ent[w] = ent[i];
-        ent[w].cell = c;
-        w++;
+        sl[w++] = sl[b];
       }
     }
+    qsort(sl + from, w - from, sizeof *sl, by_pair);
+    size_t m = from;
+    for (size_t i = from; i < w; i++) {
+      struct slot *e = &sl[m - 1];
+      if (m > from && (e->key & PAIR_MASK) == (sl[i].key & PAIR_MASK) &&
+          fits(e, KEY_CAPTURES(sl[i].key), sl[i].units, sl[i].cpu_ns))
+        add_to(e, KEY_CAPTURES(sl[i].key), sl[i].units, sl[i].cpu_ns);
+      else
+        sl[m++] = sl[i];
+    }
+    data += m - from;
+    w = m;
+    last_from = from;
     a = b;
   }
-  n_ent = w;
-  cur_rebuild(n_ent ? ent[n_ent - 1].cell : 0, last_from);
+  n_sl = w;
+  n_data = data;
+  cur_gen++;
+  cur_used = 0;
+  cur_cell = c;
+  for (size_t i = last_from; i < n_sl; i++) cur_note(i);
 }
 
-/* Room for one more entry: grows the block up to the limit, coarsens at it (past the coarsest
+/* Room for k more slots: grows the block up to the limit, coarsens at it (past the coarsest
  * step, grows on). */
-static int make_room(void) {
-  while (n_ent == cap_ent) {
-    size_t want = cap_ent ? cap_ent * 2 : 1024;
-    if (want * sizeof *ent > limit) want = limit / sizeof *ent;
-    if (want <= cap_ent) {
+static int make_room(size_t k) {
+  while (n_sl + k > cap_sl) {
+    size_t want = cap_sl ? cap_sl * 2 : 1024;
+    if (want * sizeof *sl > limit) want = limit / sizeof *sl;
+    if (want < n_sl + k) {
       if (step + 1 < NSTEPS) {
-        size_t before = n_ent;
+        size_t before = n_sl;
         coarsen();
-        if (n_ent < before) continue;    /* room made */
+        if (n_sl < before) continue;     /* room made */
         if (step + 1 < NSTEPS) continue; /* nothing merged yet: coarser still */
       }
-      want = cap_ent * 2; /* the coarsest cells: the entries grow with the stacks */
+      want = cap_sl * 2 > n_sl + k ? cap_sl * 2 : n_sl + k; /* the coarsest cells: grow on */
     }
-    void *p = plat_block_resize(ent, cap_ent * sizeof *ent, want * sizeof *ent);
+    void *p = plat_block_resize(sl, cap_sl * sizeof *sl, want * sizeof *sl);
     if (!p) return -ENOMEM;
-    ent = p;
-    cap_ent = want;
+    sl = p;
+    cap_sl = want;
   }
   return 0;
 }
 
-int timeline_add(uint64_t mono_ns, uint32_t stack, uint32_t thread, uint64_t units,
-                 uint64_t cpu_ns) {
+/* Adds weights that fit an entry (units and cpu_ns at most UINT32_MAX) at mono_ns. */
+static int add_piece(uint64_t mono_ns, uint64_t pair, uint32_t captures, uint32_t units,
+                     uint32_t cpu_ns) {
   for (;;) {
     uint64_t c64 = mono_ns > start_ns ? (mono_ns - start_ns) / steps[step] : 0;
     uint32_t c = c64 > UINT32_MAX ? UINT32_MAX : (uint32_t)c64;
     if (c < cur_cell) c = cur_cell; /* never before the last entry: time order kept */
-    if (n_ent && c == cur_cell) {
-      uint32_t s = cur_find(stack, thread);
-      if (cur[s].gen == cur_gen) {
-        struct timeline_entry *e = &ent[cur[s].idx];
-        e->samples++;
-        e->units += units;
-        e->cpu_ns += cpu_ns;
+    int same_cell = n_sl && c == cur_cell;
+    if (same_cell) {
+      uint32_t s = cur_find(pair);
+      if (cur[s].gen == cur_gen && fits(&sl[cur[s].idx], captures, units, cpu_ns)) {
+        add_to(&sl[cur[s].idx], captures, units, cpu_ns);
         return 0;
       }
-    } else if (c != cur_cell || !n_ent) {
+    }
+    unsigned before = step;
+    if (make_room(same_cell ? 1 : 2)) return -ENOMEM;
+    if (step != before) continue; /* the cells changed: this capture's cell too */
+    if (!same_cell) {
       cur_gen++;
       cur_used = 0;
       cur_cell = c;
+      sl[n_sl++] = (struct slot){MARK, c, 0};
     }
-    unsigned before = step;
-    if (make_room()) return -ENOMEM;
-    if (step != before) continue; /* the cells changed: this capture's cell too */
-    ent[n_ent] = (struct timeline_entry){c, stack, thread, 1, units, cpu_ns};
-    if (cur_used < CUR_SLOTS / 2) {
-      uint32_t s = cur_find(stack, thread);
-      cur_put(s, n_ent);
-    }
-    n_ent++;
+    sl[n_sl] = (struct slot){pair | (uint64_t)captures << 48, units, cpu_ns};
+    cur_note(n_sl);
+    n_sl++;
+    n_data++;
     return 0;
+  }
+}
+
+int timeline_add(uint64_t mono_ns, uint32_t stack, uint32_t thread, uint64_t units,
+                 uint64_t cpu_ns) {
+  if ((stack > TIMELINE_MAX_STACK && stack != TIMELINE_NO_STACK) || thread >= TIMELINE_MAX_THREADS)
+    return -EINVAL;
+  uint64_t pair = KEY(stack == TIMELINE_NO_STACK ? NO_STACK : stack, thread, 0);
+  uint32_t captures = 1;
+  do { /* weights past 32 bits: in more entries, the capture counted in the first */
+    uint32_t u = units > UINT32_MAX ? UINT32_MAX : (uint32_t)units;
+    uint32_t t = cpu_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)cpu_ns;
+    int rc = add_piece(mono_ns, pair, captures, u, t);
+    if (rc) return rc;
+    units -= u;
+    cpu_ns -= t;
+    captures = 0;
+  } while (units || cpu_ns);
+  return 0;
+}
+
+void timeline_read(struct timeline_entry *out) {
+  uint32_t c = 0;
+  for (size_t i = 0; i < n_sl; i++) {
+    uint64_t k = sl[i].key;
+    if (KEY_STACK(k) == MARK) {
+      c = sl[i].units;
+      continue;
+    }
+    *out++ = (struct timeline_entry){
+        .cell = c,
+        .stack = KEY_STACK(k) == NO_STACK ? TIMELINE_NO_STACK : (uint32_t)KEY_STACK(k),
+        .thread = KEY_THREAD(k),
+        .samples = KEY_CAPTURES(k),
+        .units = sl[i].units,
+        .cpu_ns = sl[i].cpu_ns,
+    };
   }
 }
 
@@ -202,6 +278,7 @@ int64_t timeline_thread(int32_t tid, int64_t java_id, const char *name, size_t l
       }
     }
   }
+  if (n_thr >= TIMELINE_MAX_THREADS) return -ENOSPC;
   if (n_thr == cap_thr) {
     size_t c = cap_thr ? cap_thr * 2 : 64;
     void *p = realloc(thr, c * sizeof *thr);
@@ -240,16 +317,12 @@ void timeline_get_info(struct timeline_info *out) {
       .start_wall_ns = start_wall_ns,
       .cell_ns = steps[step],
       .coarsenings = coarsenings,
-      .entries = n_ent,
+      .entries = n_data,
       .threads = n_thr,
-      .bytes = cap_ent * sizeof *ent + cap_thr * sizeof *thr + thr_tab_cap * sizeof *thr_tab +
+      .slot_bytes = n_sl * sizeof *sl,
+      .bytes = cap_sl * sizeof *sl + cap_thr * sizeof *thr + thr_tab_cap * sizeof *thr_tab +
                thr_name_bytes,
   };
-}
-
-const struct timeline_entry *timeline_entries(size_t *n) {
-  *n = n_ent;
-  return ent;
 }
 
 const struct timeline_thread *timeline_threads(size_t *n) {

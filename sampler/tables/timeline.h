@@ -13,6 +13,11 @@
  * Threads are kept by OS tid and name (one entry per distinct pair: a renamed thread, or a tid
  * the kernel gave again to another thread, is another).
  *
+ * Stored packed: 16 bytes an entry (stack and thread ids of 24 bits, captures of 16, units and
+ * CPU ns of 32 — an entry that would pass one of them is followed by another for the same stack
+ * and thread), and 16 bytes at each cell that has entries (its number), in one block in time
+ * order. Readers get them unpacked (timeline_read).
+ *
  * Only the sampler thread adds; readers copy under the same lock as the stack table
  * (traces_lock): no lock of its own. Never from a signal handler (it allocates).
  */
@@ -25,8 +30,13 @@
 #define TIMELINE_MAX_BYTES (32u << 20)
 #define TIMELINE_FIRST_CELL_NS 20000000ull /* 20 ms */
 #define TIMELINE_NO_STACK UINT32_MAX       /* a capture the stack table did not keep */
+#define TIMELINE_MAX_STACK 0xFFFFFDu       /* stack ids it keeps: 0 .. this (24 bits) */
+#define TIMELINE_MAX_THREADS 0xFFFFFFu     /* distinct threads it keeps (24 bits) */
+#define TIMELINE_SLOT_BYTES 16             /* an entry, or a cell's start, in the block */
 
-/* One cell's weights for one stack and thread. */
+/* One cell's weights for one stack and thread (unpacked: timeline_read). The same stack and
+ * thread may have more than one entry in a cell: when the weights passed what one packed entry
+ * holds. */
 struct timeline_entry {
   uint32_t cell;    /* cells of cell_ns since the start */
   uint32_t stack;   /* the stack table's id (traces_add), or TIMELINE_NO_STACK */
@@ -48,19 +58,22 @@ struct timeline_info {
   uint64_t cell_ns;      /* the cells' length now */
   uint32_t coarsenings;  /* times the cells were made coarser */
   size_t entries, threads;
-  size_t bytes; /* what the timeline holds allocated */
+  size_t
+      slot_bytes; /* the entries and cell starts in use (at most the limit while cells coarsen) */
+  size_t bytes;   /* what the timeline holds allocated */
 };
 
 /* Starts an empty timeline at mono_ns (wall_ns: the wall clock then). Returns 0 or -ENOMEM.
  * Frees what an earlier one held. */
 int timeline_clear(uint64_t mono_ns, int64_t wall_ns);
 
-/* The memory limit of the entries, in bytes (the threads come on top: one per distinct thread
+/* The memory limit of the entries and cell starts, in bytes (the threads come on top: one per distinct thread
  * sampled). Tests set small ones. */
 void timeline_set_limit(size_t bytes);
 
 /* The index of the thread (tid, name: UTF-8, at most len bytes used), added if new with its
- * Java id (0: none known; a known one is kept). Returns it, or -ENOMEM. */
+ * Java id (0: none known; a known one is kept). Returns it, -ENOMEM, or -ENOSPC (already
+ * TIMELINE_MAX_THREADS threads). */
 int64_t timeline_thread(int32_t tid, int64_t java_id, const char *name, size_t len);
 
 /* Adds a capture's weights at mono_ns for stack and thread (timeline_thread's index). A time
@@ -68,14 +81,17 @@ int64_t timeline_thread(int32_t tid, int64_t java_id, const char *name, size_t l
  * the captures one round records were taken less than a round apart), one before the start in
  * the first. Returns 0, or -ENOMEM (then the capture's time is lost, not its weights: the
  * stack table has them; counted by the caller). */
+/* stack: at most TIMELINE_MAX_STACK, or TIMELINE_NO_STACK (-EINVAL otherwise). */
 int timeline_add(uint64_t mono_ns, uint32_t stack, uint32_t thread, uint64_t units,
                  uint64_t cpu_ns);
 
 void timeline_get_info(struct timeline_info *out);
 
-/* The entries, in time order (cell ascending), and the threads; valid until the next call
- * that changes the timeline. */
-const struct timeline_entry *timeline_entries(size_t *n);
+/* Unpacks the entries into out (room for timeline_info's `entries`), in time order (cell
+ * ascending). */
+void timeline_read(struct timeline_entry *out);
+
+/* The threads; valid until the next call that changes the timeline. */
 const struct timeline_thread *timeline_threads(size_t *n);
 
 /* Frees everything (timeline_clear starts again). */

@@ -151,6 +151,7 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
  * refused stands as [name not kept: table full]; a stack the stack table cannot take (its
  * limits, or no memory) is kept, weights and all, under [stack not kept: table full]: nothing
  * is dropped. */
+_Static_assert(TRACES_MAX_STACKS - 1 <= TIMELINE_MAX_STACK, "the time axis keeps every stack id");
 static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
                   uint64_t when) {
   for (int i = 0; i < n; i++)

@@ -1,11 +1,26 @@
 /* Unit tests of the time axis: cells, merging within a cell, coarsening at the memory limit
  * without losing a capture, the threads. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "timeline.h"
 
 #define MS 1000000ull
+
+/* The entries unpacked (timeline_read), in a buffer that lives until the next call. */
+static const struct timeline_entry *timeline_entries(size_t *n) {
+  static struct timeline_entry *buf;
+  struct timeline_info info;
+  timeline_get_info(&info);
+  free(buf);
+  buf = malloc((info.entries + 1) * sizeof *buf);
+  cr_assert_not_null(buf);
+  timeline_read(buf);
+  *n = info.entries;
+  return buf;
+}
 
 static uint64_t sum_units(void) {
   size_t n;
@@ -57,7 +72,7 @@ Test(timeline, time_order_is_kept) {
 /* At the limit the cells coarsen and merge; every capture's weight is still there, and the
  * entries stay within the limit while there is a coarser step. */
 Test(timeline, coarsens_at_the_limit_and_drops_nothing) {
-  size_t limit = 2048 * sizeof(struct timeline_entry);
+  size_t limit = 2048 * TIMELINE_SLOT_BYTES;
   timeline_set_limit(limit);
   timeline_clear(0, 0);
   uint64_t units = 0;
@@ -71,7 +86,7 @@ Test(timeline, coarsens_at_the_limit_and_drops_nothing) {
   timeline_get_info(&info);
   cr_expect_gt(info.coarsenings, 0);
   cr_expect_gt(info.cell_ns, 20 * MS);
-  cr_expect_leq(info.entries * sizeof(struct timeline_entry), limit);
+  cr_expect_leq(info.slot_bytes, limit);
   cr_expect_eq(sum_units(), units, "no weight lost: %llu of %llu", (unsigned long long)sum_units(),
                (unsigned long long)units);
   size_t n;
@@ -88,7 +103,7 @@ Test(timeline, coarsens_at_the_limit_and_drops_nothing) {
 
 /* Past the coarsest step nothing is dropped either: the entries grow past the limit. */
 Test(timeline, past_the_coarsest_step_it_grows) {
-  timeline_set_limit(64 * sizeof(struct timeline_entry));
+  timeline_set_limit(64 * TIMELINE_SLOT_BYTES);
   timeline_clear(0, 0);
   for (uint32_t s = 0; s < 1000; s++) cr_assert_eq(timeline_add(0, s, 0, 1, 1), 0);
   struct timeline_info info;
@@ -96,6 +111,49 @@ Test(timeline, past_the_coarsest_step_it_grows) {
   cr_expect_eq(info.entries, 1000);
   cr_expect_eq(info.cell_ns, 3600000 * MS);
   cr_expect_eq(sum_units(), 1000);
+}
+
+/* 16 bytes an entry and one slot a cell: two threads of one stack each, a capture each 1 ms for
+ * 10 s, take 500 cells x (1 start + 2 entries) x 16 bytes — 1.2 bytes a capture. */
+Test(timeline, packed) {
+  timeline_set_limit(TIMELINE_MAX_BYTES);
+  timeline_clear(0, 0);
+  for (uint64_t t = 0; t < 10000 * MS; t += MS)
+    for (uint32_t th = 0; th < 2; th++) cr_assert_eq(timeline_add(t, 5 + th, th, 1, MS), 0);
+  struct timeline_info info;
+  timeline_get_info(&info);
+  cr_expect_eq(info.entries, 1000);
+  cr_expect_eq(info.slot_bytes, 500 * 3 * 16);
+  size_t n;
+  const struct timeline_entry *e = timeline_entries(&n);
+  cr_expect(e[999].cell == 499 && e[999].stack == 6 && e[999].thread == 1 && e[999].samples == 20 &&
+            e[999].units == 20 && e[999].cpu_ns == 20 * MS);
+}
+
+/* Weights past what a packed entry holds go on in another entry of the same stack and thread:
+ * nothing wraps. */
+Test(timeline, weights_past_an_entry) {
+  timeline_set_limit(TIMELINE_MAX_BYTES);
+  timeline_clear(0, 0);
+  for (int i = 0; i < 70000; i++) cr_assert_eq(timeline_add(0, 1, 0, 1, 1), 0);
+  cr_assert_eq(timeline_add(MS, 2, 0, 10000000000ull, 5000000000ull), 0);
+  cr_assert_eq(timeline_add(MS, TIMELINE_NO_STACK, 3, 1, 1), 0);
+  size_t n;
+  const struct timeline_entry *e = timeline_entries(&n);
+  uint64_t samples[3] = {0}, units[3] = {0}, cpu[3] = {0};
+  for (size_t i = 0; i < n; i++) {
+    cr_assert_eq(e[i].cell, 0);
+    int k = e[i].stack == TIMELINE_NO_STACK ? 0 : (int)e[i].stack;
+    samples[k] += e[i].samples;
+    units[k] += e[i].units;
+    cpu[k] += e[i].cpu_ns;
+  }
+  cr_expect(samples[1] == 70000 && units[1] == 70000 && cpu[1] == 70000);
+  cr_expect(samples[2] == 1 && units[2] == 10000000000ull && cpu[2] == 5000000000ull);
+  cr_expect(samples[0] == 1 && units[0] == 1, "the stack the table did not keep");
+  cr_expect_eq(n, 2 + 3 + 1, "70,000 captures in 2 entries, 10^10 units in 3");
+  cr_expect_eq(timeline_add(0, TIMELINE_MAX_STACK + 1, 0, 1, 1), -EINVAL);
+  cr_expect_eq(timeline_add(0, 1, TIMELINE_MAX_THREADS, 1, 1), -EINVAL);
 }
 
 Test(timeline, threads_by_tid_and_name) {
