@@ -2,7 +2,8 @@
  * fg_filter.c — stacks kept or dropped by the frames they hold (see fg_filter.h). Parents have
  * smaller indices than their children (fg_internal.h), so whether a stack holds a matching
  * frame is one forward pass over the nodes; the kept stacks are then added to a new profile,
- * each walked up from where it ends.
+ * each walked up from where it ends. A time axis goes along: its entries follow their frames into
+ * the new profile, those of dropped stacks are dropped with them.
  */
 #include "fg_filter.h"
 #include "fg_internal.h"
@@ -22,9 +23,11 @@ fg_profile *fg_profile_filtered(const fg_profile *p, const regex_t *include, siz
   fg_profile *out = fg_profile_new();
   unsigned char *name_flags = calloc(p->nnames ? p->nnames : 1, 1);
   unsigned char *flags = calloc(p->nnodes ? p->nnodes : 1, 1);
+  uint32_t *moved =
+      p->time ? calloc(p->nnodes ? p->nnodes : 1, sizeof *moved) : NULL; /* 0: dropped */
   const char **frames = NULL;
   size_t *lens = NULL, cap = 0;
-  int rc = out && name_flags && flags ? 0 : -1;
+  int rc = out && name_flags && flags && (moved || !p->time) ? 0 : -1;
   for (uint32_t i = 0; !rc && i < p->nnames; i++)
     name_flags[i] = (unsigned char)(matches(include, ninclude, p->names[i].s) * HAS_INCLUDE |
                                     matches(exclude, nexclude, p->names[i].s) * HAS_EXCLUDE);
@@ -52,10 +55,21 @@ fg_profile *fg_profile_filtered(const fg_profile *p, const regex_t *include, siz
       frames[--i] = p->names[p->nodes[k].name].s;
       lens[i] = p->names[p->nodes[k].name].len;
     }
-    if (self) rc = fg_profile_add_n(out, frames, lens, depth, self, FG_MAIN);
+    if (self)
+      rc = fg_profile_add_n_at(out, frames, lens, depth, self, FG_MAIN, moved ? &moved[n] : NULL);
     if (!rc && base) rc = fg_profile_add_n(out, frames, lens, depth, base, FG_BASE);
   }
   if (out) out->diff = p->diff; /* a diff stays one, even with no base stack left */
+  const fg_time *t = p->time;
+  if (!rc && t) rc = fg_profile_time_init(out, t->start_wall_ns, t->duration_ns, t->cell_ns);
+  for (size_t i = 0; !rc && t && i < t->nthreads; i++)
+    rc = fg_profile_time_thread(out, t->threads[i].tid, t->threads[i].name) < 0 ? -1 : 0;
+  for (size_t i = 0; !rc && t && i < t->n; i++) {
+    const fg_time_entry *e = &t->entries[i];
+    if (moved[e->node])
+      rc = fg_profile_time_add(out, e->cell, moved[e->node], e->thread, e->weight);
+  }
+  free(moved);
   free(name_flags);
   free(flags);
   free(frames);

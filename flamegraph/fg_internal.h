@@ -92,6 +92,11 @@ struct fg_profile {
 /* A copy of s[0..len) with a NUL in the profile's arena, or NULL when out of memory. */
 char *fg_arena_strdup(fg_profile *p, const char *s, size_t len);
 
+/* fg_profile_add_n that also gives the node the count went to (*at, when not NULL): for the
+ * time axis (fg_profile_time_add). Same returns. */
+int fg_profile_add_n_at(fg_profile *p, const char *const *frames, const size_t *lens,
+                        size_t nframes, uint64_t count, int column, uint32_t *at);
+
 /* Frees the time table (fg_profile_free's part). */
 void fg_time_free(fg_time *t);
 

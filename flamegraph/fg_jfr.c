@@ -619,9 +619,21 @@ struct types {
   int th_os_name, th_os_tid, th_java_name;
 };
 
+/* The time axis being built (o->time): the recording's threads in the order first seen (their
+ * index on the axis), and where its cells begin. */
+struct jtime {
+  struct map ids;  /* (0, thread key) -> index + 1 */
+  uint64_t *keys;  /* index -> thread key */
+  size_t n, cap;   /* threads seen */
+  size_t named;    /* of them, given to the profile (fg_profile_time_thread) */
+  int64_t from_ns; /* the first cell's start, from the recording's */
+};
+
 struct chunk {
   struct jr *j;
   const fg_jfr_options *o;
+  struct jtime *tm; /* NULL: no time axis */
+  struct map cells; /* (cell << 32 | thread index, stack) -> the weight of its events */
   struct meta m;
   struct types t;
   struct arena a;
@@ -644,6 +656,7 @@ static void chunk_free(struct chunk *c) {
   arena_free(&c->a);
   free(c->pools.slots);
   free(c->sums.slots);
+  free(c->cells.slots);
   free(c->methods.slots);
   free(c->frames);
   free(c->lens);
@@ -765,7 +778,25 @@ static void clean(char *s, size_t n) {
   }
 }
 
-static int add_pair(struct chunk *c, fg_profile *p, int column, const struct map_slot *e) {
+/* Thread `key`'s name (javaName, else osName; may be empty) and OS tid. Returns 0, 1 when the
+ * chunk does not know the thread (a null reference, or no thread pool), or the error. */
+static int thread_of(struct chunk *c, uint64_t key, struct jstr *name, uint64_t *tid) {
+  memset(name, 0, sizeof *name);
+  *tid = 0;
+  if (c->t.thread == UINT32_MAX) return 1;
+  const int want[3] = {c->t.th_os_name, c->t.th_os_tid, c->t.th_java_name};
+  struct val v[3];
+  int rc = entry(c, c->t.thread, key, want, 3, v, "thread");
+  if (rc) return rc;
+  if (plain(c, &v[0].s) || plain(c, &v[2].s)) return c->j->rc;
+  *name = v[2].s.p && v[2].s.len ? v[2].s : v[0].s;
+  *tid = v[1].num;
+  return 0;
+}
+
+/* Adds the events of one (thread, stack) pair, e->v their weight, to the profile; e->len gets
+ * the frame they went to (for the time axis). */
+static int add_pair(struct chunk *c, fg_profile *p, int column, struct map_slot *e) {
   const uint64_t thread = e->a, stack = e->b, weight = e->v;
   struct jr *j = c->j;
   size_t nframes = 0;
@@ -791,19 +822,17 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct map
     c->textlen += n_;                                                                       \
   } while (0)
   if (c->o->threads) {
-    const int want[3] = {c->t.th_os_name, c->t.th_os_tid, c->t.th_java_name};
-    struct val v[3];
-    int rc = entry(c, c->t.thread, thread, want, 3, v, "thread");
+    struct jstr name;
+    uint64_t tid;
+    int rc = thread_of(c, thread, &name, &tid);
     if (rc < 0) return rc;
     if (rc) {
       PUSH("[unknown thread]", strlen("[unknown thread]"), "", 0, "");
     } else {
-      if (plain(c, &v[0].s) || plain(c, &v[2].s)) return j->rc;
-      const struct jstr *name = v[2].s.p && v[2].s.len ? &v[2].s : &v[0].s;
       char post[40];
-      snprintf(post, sizeof post, " tid=%llu]", (unsigned long long)v[1].num);
-      if (name->p && name->len)
-        PUSH("[", 1, name->p, name->len, post);
+      snprintf(post, sizeof post, " tid=%llu]", (unsigned long long)tid);
+      if (name.p && name.len)
+        PUSH("[", 1, name.p, name.len, post);
       else
         PUSH("[unknown", strlen("[unknown"), "", 0, post);
     }
@@ -856,7 +885,9 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, const struct map
     c->lens[hi] = l;
   }
   for (size_t i = 0; i < nframes; i++) c->frames[i] = c->text + (uintptr_t)c->frames[i];
-  int rc = fg_profile_add_n(p, c->frames, c->lens, nframes, weight, column);
+  uint32_t node = 0;
+  int rc = fg_profile_add_n_at(p, c->frames, c->lens, nframes, weight, column, &node);
+  e->len = node;
   if (rc == -ENOMEM) return fail(j, rc, "out of memory");
   if (rc) return fail(j, rc, "jfr: the samples add up to more than 2^63 - 1");
   return 0;
@@ -961,14 +992,60 @@ static int checkpoint(struct chunk *c, struct rd *r, size_t at) {
 }
 
 /* The chunk at file offset `at`, `size` bytes, starting rel_ns after the recording. */
+/* The index on the time axis of thread `key` (a new one when first seen); -1 out of memory. */
+static int64_t time_thread(struct jtime *tm, uint64_t key) {
+  int oom = 0;
+  struct map_slot *e = map_at(&tm->ids, 0, key, 1, &oom);
+  if (!e) return -1;
+  if (!e->v) {
+    if (tm->n >= UINT32_MAX || fg_grow((void **)&tm->keys, &tm->cap, tm->n + 1, sizeof *tm->keys))
+      return -1;
+    tm->keys[tm->n] = key;
+    e->v = ++tm->n;
+  }
+  return (int64_t)e->v - 1;
+}
+
+/* The chunk's part of the time axis: its new threads named, its cells' weights given to the
+ * frames their stacks went to (add_pair noted them). */
+static int add_cells(struct chunk *c, fg_profile *p) {
+  struct jtime *tm = c->tm;
+  for (; tm->named < tm->n; tm->named++) {
+    struct jstr name;
+    uint64_t tid;
+    int rc = thread_of(c, tm->keys[tm->named], &name, &tid);
+    if (rc < 0) return rc;
+    char buf[256];
+    size_t len = rc || !name.p ? 0 : name.len < sizeof buf - 1 ? name.len : sizeof buf - 1;
+    if (len) memcpy(buf, name.p, len);
+    buf[len] = '\0';
+    clean(buf, len);
+    if (fg_profile_time_thread(p, (int64_t)tid, rc ? "[unknown thread]" : buf) < 0)
+      return fail(c->j, -ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; c->cells.slots && i <= c->cells.mask; i++) {
+    const struct map_slot *e = &c->cells.slots[i];
+    if (!e->used) continue;
+    uint32_t thread = (uint32_t)e->a, cell = (uint32_t)(e->a >> 32);
+    int oom = 0;
+    const struct map_slot *pair =
+        map_at(&c->sums, c->o->threads ? tm->keys[thread] : 0, e->b, 0, &oom);
+    if (!pair || !pair->len) continue; /* (cannot be: every event's pair was added) */
+    if (fg_profile_time_add(p, cell, pair->len, thread, e->v))
+      return fail(c->j, -ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int column, size_t at,
-                      size_t size, int64_t rel_ns, int64_t from, int64_t to, int *has_event) {
+                      size_t size, int64_t rel_ns, int64_t from, int64_t to, int *has_event,
+                      struct jtime *tm) {
   const uint8_t *h = j->file + at;
   uint64_t meta_off = be(h + 24, 8), start_ticks = be(h + 48, 8), tps = be(h + 56, 8);
   if (tps == 0 || tps > INT64_MAX)
     return fail(j, -EINVAL, "jfr: chunk at offset %zu: %llu ticks a second", at,
                 (unsigned long long)tps);
-  struct chunk c = {.j = j, .o = o};
+  struct chunk c = {.j = j, .o = o, .tm = tm};
   int rc = meta_read(j, &c.m, &c.a, at, size, meta_off);
   if (!rc) rc = find_types(&c, at + (size_t)meta_off);
   if (!rc && c.t.event != UINT32_MAX) *has_event = 1;
@@ -1005,6 +1082,17 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
           rc = fail(j, -EINVAL, "jfr: the samples add up to more than 2^63 - 1");
         else
           e->v += w;
+        if (!rc && tm) {
+          int64_t th = time_thread(tm, v[1].num);
+          double cell = (t - (double)tm->from_ns) / (double)FG_JFR_CELL_NS;
+          uint64_t key = (uint64_t)(cell > 0 ? (cell < UINT32_MAX ? cell : UINT32_MAX) : 0) << 32;
+          struct map_slot *ce =
+              th < 0 ? NULL : map_at(&c.cells, key | (uint64_t)th, v[2].num, 1, &oom);
+          if (!ce)
+            rc = fail(j, -ENOMEM, "out of memory");
+          else
+            ce->v += w; /* (no more than the pair's sum, checked above) */
+        }
       }
     } else if (r.bad) {
       rc = fail(j, -EINVAL, "jfr: offset %zu: a malformed event header", off);
@@ -1013,6 +1101,7 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
   }
   for (size_t i = 0; !rc && c.sums.slots && i <= c.sums.mask; i++)
     if (c.sums.slots[i].used) rc = add_pair(&c, p, column, &c.sums.slots[i]);
+  if (!rc && tm) rc = add_cells(&c, p);
   chunk_free(&c);
   return rc;
 }
@@ -1062,13 +1151,23 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
   if (o->has_from) from = o->from_ns < 0 ? length + o->from_ns : o->from_ns;
   if (o->has_to) to = o->to_ns < 0 ? length + o->to_ns : o->to_ns;
   int has_event = 0;
-  for (size_t at = 0; at < len;) {
+  struct jtime tm = {.from_ns = from > 0 ? from : 0};
+  if (o->time) {
+    int64_t end = to < length ? to : length;
+    int rc = fg_profile_time_init(
+        p, start + tm.from_ns, end > tm.from_ns ? (uint64_t)(end - tm.from_ns) : 0, FG_JFR_CELL_NS);
+    if (rc) return fail(&j, rc, "out of memory");
+  }
+  int rc = 0;
+  for (size_t at = 0; at < len && !rc;) {
     size_t size = (size_t)be(j.file + at + 8, 8);
     int64_t rel = (int64_t)be(j.file + at + 32, 8) - start;
-    int rc = read_chunk(&j, o, p, column, at, size, rel, from, to, &has_event);
-    if (rc) return rc;
+    rc = read_chunk(&j, o, p, column, at, size, rel, from, to, &has_event, o->time ? &tm : NULL);
     at += size;
   }
+  free(tm.ids.slots);
+  free(tm.keys);
+  if (rc) return rc;
   if (!has_event && o->value && !strcmp(o->value, "cpu"))
     return fail(&j, -EINVAL,
                 "--value cpu: the recording has no sampler.CPUSample events (the "

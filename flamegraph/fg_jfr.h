@@ -39,10 +39,15 @@ typedef struct fg_jfr_options {
   int lines;         /* 1: a Java frame's line as ":N" */
   int ann;           /* 1: a Java frame's kind as _[j] (JIT compiled), _[i] (inlined), _[0]
                         (interpreted); native frames stay plain */
+  int time;          /* 1: the profile's time axis (fg_profile_time_*: the HTML page's heat map)
+                        from the events' start times, in cells of FG_JFR_CELL_NS from the range's
+                        start, by thread */
   int has_from, has_to;
   int64_t from_ns, to_ns; /* the range [from, to) of events' start times, from the recording's
                              start (its earliest chunk's); negative: from its end */
 } fg_jfr_options;
+
+#define FG_JFR_CELL_NS 20000000ull /* the time axis's cells: 20 ms, as the agent's */
 
 /* Sets every field to its default: samples, no threads, lines or kinds, no range. */
 void fg_jfr_options_init(fg_jfr_options *o);
@@ -50,7 +55,7 @@ void fg_jfr_options_init(fg_jfr_options *o);
 /* Reads the recording in data[0..len) (one or more chunks back to back) into `column` of p: a
  * stack per selected event, root first, frames named "pkg/Cls.method" (a frame without a class,
  * a native function, by its name alone). Work and memory are linear in len (the limits above;
- * the pools' index takes at most 128 bytes per byte, the sums 64). Returns 0, -EINVAL (err->msg
+ * the pools' index takes at most 128 bytes per byte, the sums 64, the time axis's cells 64 more). Returns 0, -EINVAL (err->msg
  * says what is wrong and at which file offset, or which limit was reached; a bad option value
  * too) or -ENOMEM. Not thread-safe for one p. */
 int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const fg_jfr_options *o,

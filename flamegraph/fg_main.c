@@ -68,7 +68,8 @@ static const char k_help[] =
     "  -I, --include REGEX   keep only the stacks with a frame matching REGEX (POSIX\n"
     "                        extended, anywhere in the name; repeated: any of them)\n"
     "  -X, --exclude REGEX   drop the stacks with a frame matching REGEX (repeatable)\n"
-    "JFR input (a recording of the agent's format=jfr or of the JDK's own JFR):\n"
+    "JFR input (a recording of the agent's format=jfr or of the JDK's own JFR; its\n"
+    "HTML page has the time axis, a heat map of 20 ms cells):\n"
     "      --from TIME       only events from TIME on (after the recording's start)\n"
     "      --to TIME         only events before TIME; TIME: 1.5s, 3000ms or seconds,\n"
     "                        negative: before the recording's end (--from -10s)\n"
@@ -417,6 +418,7 @@ int main(int argc, char **argv) {
       format = FMT_FOLDED;
   }
   jfr_opts.ann = ann >= 0 ? ann : format != FMT_FOLDED; /* as the agent's ann option */
+  jfr_opts.time = format == FMT_HTML && ninputs <= 1;   /* the page's heat map (not for a diff) */
   if (ninputs == 2 && strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
     return usage_error("%s", "standard input can be only one of the two inputs");
 

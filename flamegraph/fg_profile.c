@@ -264,9 +264,9 @@ int fg_node_add(fg_profile *p, uint32_t node, uint64_t count, int column) {
   return 0;
 }
 
-/* fg_profile_add_n that also gives the node the count went to (*at, when not NULL). */
-static int add_n_at(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
-                    uint64_t count, int column, uint32_t *at) {
+/* See fg_internal.h. */
+int fg_profile_add_n_at(fg_profile *p, const char *const *frames, const size_t *lens,
+                        size_t nframes, uint64_t count, int column, uint32_t *at) {
   if (!p || nframes == 0 || (column != FG_MAIN && column != FG_BASE)) return -EINVAL;
   for (size_t i = 0; i < nframes; i++)
     if (lens[i] == 0) return -EINVAL;
@@ -285,7 +285,7 @@ static int add_n_at(fg_profile *p, const char *const *frames, const size_t *lens
 /* fg_profile_add_n: see flamegraph.h. */
 int fg_profile_add_n(fg_profile *p, const char *const *frames, const size_t *lens, size_t nframes,
                      uint64_t count, int column) {
-  return add_n_at(p, frames, lens, nframes, count, column, NULL);
+  return fg_profile_add_n_at(p, frames, lens, nframes, count, column, NULL);
 }
 
 /* fg_profile_add into FG_MAIN, giving the node the count went to (*at, when not NULL). */
@@ -303,7 +303,7 @@ static int add_at(fg_profile *p, const char *const *frames, size_t nframes, uint
     }
     lens[i] = strlen(frames[i]);
   }
-  if (rc == 0) rc = add_n_at(p, frames, lens, nframes, count, FG_MAIN, at);
+  if (rc == 0) rc = fg_profile_add_n_at(p, frames, lens, nframes, count, FG_MAIN, at);
   if (lens != small) free(lens);
   return rc;
 }

@@ -641,28 +641,27 @@ def page_node_has(data, needle):
     return has
 
 
-def case_phases_timeline():
-    """The page's time axis: a thread computes in phaseA for ~1.5 s, then in phaseB for ~1.5 s,
-    profiled to HTML; the page's time entries put >= 90% of the thread's samples between its
-    switches (by its own clock, a cell's margin either side) in the phase's method, and add up
-    to the profile's total."""
-    out = tmpfile(".html")
-    p = run(f"interval=1ms,file={out}", "phases", 3)
+def phases_marks(p):
+    """The phases scenario's switches ({a, b, end}: ms since the epoch, by its own clock)."""
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     marks = {m.group(1): int(m.group(2)) for m in re.finditer(r"^phase (a|b|end) (\d+)$", p.stdout, re.M)}
     check(set(marks) == {"a", "b", "end"}, f"the scenario did not print its phases: {p.stdout[-500:]}")
-    d = page_data(out)
-    check("time" in d, "the page has no time axis")
+    return marks
+
+
+def check_phases_page(what, d, marks, least):
+    """A page's time axis (d: its FG_DATA) puts >= 90% of the thread 'phases''s weight between
+    its switches (a cell's margin either side) in the phase's method; the entries add up to the
+    profile's total. least: the fewest samples of the thread a phase must hold."""
+    check("time" in d, f"{what}: the page has no time axis")
     tm = d["time"]
     ent, stacks = tm["entries"], tm["stacks"]
     weight = sum(ent[k + 3] for k in range(0, len(ent), 4))
-    lost = int(summary(p.stderr).get("time_lost", "0"))
-    print(f"entries {len(ent) // 4}, stacks {len(stacks)}, cell {tm['cellNs'] / 1e6:g} ms, "
-          f"weight {weight} of the profile's {d['total']}, time_lost {lost}")
-    check(lost == 0 and weight == d["total"], f"the entries hold {weight} of the profile's {d['total']} samples "
-          f"(time_lost {lost})")
+    print(f"{what}: entries {len(ent) // 4}, stacks {len(stacks)}, cell {tm['cellNs'] / 1e6:g} ms, "
+          f"weight {weight} of the profile's {d['total']}")
+    check(weight == d["total"], f"{what}: the entries hold {weight} of the profile's {d['total']} samples")
     threads = [k for k, (_, name) in enumerate(tm["threads"]) if name == "phases"]
-    check(len(threads) == 1, f"no one thread 'phases' in the time axis: {tm['threads']}")
+    check(len(threads) == 1, f"{what}: no one thread 'phases' in the time axis: {tm['threads']}")
     in_a, in_b = page_node_has(d, "Scenarios.phaseA"), page_node_has(d, "Scenarios.phaseB")
     node = lambda ref: ref if ref >= 0 else -ref - 1  # noqa: E731 (a pruned frame: its kept ancestor)
     cell_ms = tm["cellNs"] / 1e6
@@ -678,10 +677,53 @@ def case_phases_timeline():
             total += w
             got += w if want[n] else 0
             rest += w if other[n] else 0
-        print(f"phase {phase} ({hi - lo} ms): {got} of the thread's {total} samples in phase{phase} "
-              f"({100 * got / max(total, 1):.1f}%), {rest} in the other phase's method")
-        check(total >= 20, f"phase {phase}: only {total} samples of the thread in its time")
-        check(got >= 0.9 * total, f"phase {phase}: {got} of {total} samples in its method (< 90%)")
+        print(f"{what}: phase {phase} ({hi - lo} ms): {got} of the thread's {total} samples in "
+              f"phase{phase} ({100 * got / max(total, 1):.1f}%), {rest} in the other phase's method")
+        check(total >= least, f"{what}: phase {phase}: only {total} samples of the thread in its time")
+        check(got >= 0.9 * total, f"{what}: phase {phase}: {got} of {total} samples in its method (< 90%)")
+
+
+def case_phases_timeline():
+    """The page's time axis: a thread computes in phaseA for ~1.5 s, then in phaseB for ~1.5 s,
+    profiled to HTML; the page's time entries put >= 90% of the thread's samples between its
+    switches (by its own clock, a cell's margin either side) in the phase's method, and add up
+    to the profile's total."""
+    out = tmpfile(".html")
+    p = run(f"interval=1ms,file={out}", "phases", 3)
+    marks = phases_marks(p)
+    lost = int(summary(p.stderr).get("time_lost", "0"))
+    check(lost == 0, f"time_lost {lost}")
+    check_phases_page("the agent's page", page_data(out), marks, 20)
+
+
+def case_phases_jfr():
+    """The flamegraph tool's page from JFR recordings has the time axis too: the phases scenario
+    recorded by the agent (format=jfr) and, in the same run, by the JDK's own JFR
+    (-XX:StartFlightRecording, its jdk.ExecutionSample every 10 ms), each made into HTML by the
+    tool; each page's entries put >= 90% of the thread's samples between its switches in the
+    phase's method."""
+    ours, jdks = tmpfile(".jfr"), tmpfile(".jfr")
+    p = run(f"interval=1ms,file={ours}", "phases", 3,
+            extra_jvm=[f"-XX:StartFlightRecording=filename={jdks},settings=profile"])
+    marks = phases_marks(p)
+    for what, path, least in (("the agent's JFR", ours, 20), ("the JDK's JFR", jdks, 5)):
+        page = tmpfile(".html")
+        r = subprocess.run([flamegraph_tool(), path, "-o", page], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"{what}: flamegraph exited {r.returncode}: {r.stderr[-1000:]}")
+        check_phases_page(what, page_data(page), marks, least)
+    # -I keeps the time axis of the stacks it keeps, and only theirs
+    page = tmpfile(".html")
+    r = subprocess.run([flamegraph_tool(), ours, "-I", "phaseA", "-o", page], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0, f"-I: flamegraph exited {r.returncode}: {r.stderr[-1000:]}")
+    d = page_data(page)
+    check("time" in d, "-I phaseA: the page has no time axis")
+    ent, stacks, in_a = d["time"]["entries"], d["time"]["stacks"], page_node_has(d, "Scenarios.phaseA")
+    weight = sum(ent[k + 3] for k in range(0, len(ent), 4))
+    off = [k for k in range(0, len(ent), 4) if not in_a[stacks[ent[k + 1]] if stacks[ent[k + 1]] >= 0 else -stacks[ent[k + 1]] - 1]]
+    print(f"-I phaseA: {weight} of the page's {d['total']} on the time axis, {len(off)} entries outside phaseA")
+    check(weight == d["total"] and not off, f"-I phaseA: the time axis holds {weight} of {d['total']}, "
+          f"{len(off)} entries outside phaseA")
 
 
 def case_lines():
@@ -2578,7 +2620,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
-                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline",
+                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
                     "same_result"}
 
