@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define HEADER_SIZE 68
 
@@ -1108,6 +1109,25 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
 
 void fg_jfr_options_init(fg_jfr_options *o) { memset(o, 0, sizeof *o); }
 
+/* A bound of the range (fg_jfr_options) in ns from the recording's start (start: ns since the
+ * epoch; length: its ns). */
+static int64_t bound(int kind, int64_t v, int utc, int64_t start, int64_t length) {
+  if (kind == FG_JFR_AT_START) return v < 0 ? length + v : v;
+  if (kind == FG_JFR_AT_DAY) { /* the midnight of the start's day, then the nearest day */
+    time_t sec = (time_t)(start / 1000000000);
+    struct tm t;
+    if (!(utc ? gmtime_r(&sec, &t) : localtime_r(&sec, &t))) return 0;
+    t.tm_hour = t.tm_min = t.tm_sec = 0;
+    t.tm_isdst = -1;
+    time_t midnight = utc ? timegm(&t) : mktime(&t);
+    const int64_t day = 86400 * 1000000000ll, half = day / 2;
+    v += (int64_t)midnight * 1000000000;
+    if (v < start - half) v += day;
+    if (v > start + half) v -= day;
+  }
+  return v - start;
+}
+
 int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const fg_jfr_options *o,
                 fg_read_error *err) {
   struct jr j = {.file = data, .len = len, .err = err};
@@ -1147,9 +1167,10 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
     at += (size_t)size;
   }
   if (!nchunks) return fail(&j, -EINVAL, "jfr: an empty file");
-  int64_t length = stop - start, from = INT64_MIN, to = INT64_MAX;
-  if (o->has_from) from = o->from_ns < 0 ? length + o->from_ns : o->from_ns;
-  if (o->has_to) to = o->to_ns < 0 ? length + o->to_ns : o->to_ns;
+  int64_t length = stop - start;
+  int64_t from =
+      o->has_from ? bound(o->has_from, o->from_ns, o->from_utc, start, length) : INT64_MIN;
+  int64_t to = o->has_to ? bound(o->has_to, o->to_ns, o->to_utc, start, length) : INT64_MAX;
   int has_event = 0;
   struct jtime tm = {.from_ns = from > 0 ? from : 0};
   if (o->time) {

@@ -33,19 +33,24 @@ static inline int fg_is_jfr(const void *data, size_t len) {
 
 /* What to read and how to name it. */
 typedef struct fg_jfr_options {
-  const char *value; /* NULL or "samples": 1 per jdk.ExecutionSample; "cpu": sampler.CPUSample's
+  const char *value;    /* NULL or "samples": 1 per jdk.ExecutionSample; "cpu": sampler.CPUSample's
                         cpuTime in ns */
-  int threads;       /* 1: the sampled thread as a root frame "[NAME tid=OS_TID]" */
-  int lines;         /* 1: a Java frame's line as ":N" */
-  int ann;           /* 1: a Java frame's kind as _[j] (JIT compiled), _[i] (inlined), _[0]
+  int threads;          /* 1: the sampled thread as a root frame "[NAME tid=OS_TID]" */
+  int lines;            /* 1: a Java frame's line as ":N" */
+  int ann;              /* 1: a Java frame's kind as _[j] (JIT compiled), _[i] (inlined), _[0]
                         (interpreted); native frames stay plain */
-  int time;          /* 1: the profile's time axis (fg_profile_time_*: the HTML page's heat map)
+  int time;             /* 1: the profile's time axis (fg_profile_time_*: the HTML page's heat map)
                         from the events' start times, in cells of FG_JFR_CELL_NS from the range's
                         start, by thread */
-  int has_from, has_to;
-  int64_t from_ns, to_ns; /* the range [from, to) of events' start times, from the recording's
-                             start (its earliest chunk's); negative: from its end */
+  int has_from, has_to; /* 0: no bound; else how from_ns / to_ns count (FG_JFR_AT_*) */
+  int64_t from_ns, to_ns; /* the range [from, to) of events' start times */
+  int from_utc, to_utc;   /* FG_JFR_AT_DAY: the time of day is UTC's (else local) */
 } fg_jfr_options;
+
+/* How a bound of the range counts: from the recording's start (its earliest chunk's; negative:
+ * from its end), since the epoch, or since midnight — the day whose midnight puts it nearest
+ * the recording's start. */
+enum { FG_JFR_AT_START = 1, FG_JFR_AT_EPOCH = 2, FG_JFR_AT_DAY = 3 };
 
 #define FG_JFR_CELL_NS 20000000ull /* the time axis's cells: 20 ms, as the agent's */
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { FMT_SVG, FMT_HTML, FMT_FOLDED };
@@ -72,7 +73,9 @@ static const char k_help[] =
     "HTML page has the time axis, a heat map of 20 ms cells):\n"
     "      --from TIME       only events from TIME on (after the recording's start)\n"
     "      --to TIME         only events before TIME; TIME: 1.5s, 3000ms or seconds,\n"
-    "                        negative: before the recording's end (--from -10s)\n"
+    "                        negative: before the recording's end (--from -10s), or a\n"
+    "                        wall-clock time, local (Z: UTC): 14:03:05.250, or\n"
+    "                        2026-11-28T14:03 (without a date: the day of the start)\n"
     "      --threads         the sampled thread as a root frame \"[NAME tid=N]\"\n"
     "      --lines           Java frames carry their source line: Cls.method:152\n"
     "      --ann, --no-ann   Java frames carry their kind: _[j] JIT compiled, _[i]\n"
@@ -162,8 +165,50 @@ static fg_jfr_options jfr_opts; /* --from, --to, --threads, --lines, --ann */
 static int jfr_only;            /* the first option given that only JFR input takes, or 0 */
 static const char *jfr_only_name;
 
-/* A time for --from / --to: a number of seconds, or with the unit s or ms; negative allowed. */
-static int parse_time(const char *s, int64_t *ns) {
+/* A wall-clock time for --from / --to: [YYYY-MM-DD(T| )]HH:MM[:SS[.fff]][Z] — local time, UTC
+ * with Z; without a date, the time of day nearest the recording's start. *kind gets
+ * FG_JFR_AT_EPOCH (*ns: since the epoch) or FG_JFR_AT_DAY (*ns: since midnight, *utc set with Z). */
+static int parse_clock(const char *s, int *kind, int64_t *ns, int *utc) {
+  int y = 0, mo = 0, d = 0, h, mi, n = 0;
+  const char *p = s;
+  if (sscanf(p, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && (p[n] == 'T' || p[n] == ' '))
+    p += n + 1;
+  else
+    y = 0;
+  n = 0;
+  if (sscanf(p, "%2d:%2d%n", &h, &mi, &n) != 2 || h < 0 || h > 23 || mi < 0 || mi > 59) return -1;
+  p += n;
+  double sec = 0;
+  if (*p == ':') {
+    char *end;
+    if (p[1] < '0' || p[1] > '9') return -1;
+    sec = strtod(p + 1, &end);
+    if (!(sec >= 0 && sec < 61)) return -1;
+    p = end;
+  }
+  *utc = *p == 'Z';
+  if (*p == 'Z') p++;
+  if (*p) return -1;
+  int64_t day_ns = ((int64_t)h * 3600 + mi * 60) * 1000000000 + (int64_t)(sec * 1e9);
+  if (!y) {
+    *kind = FG_JFR_AT_DAY;
+    *ns = day_ns;
+    return 0;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31) return -1;
+  struct tm t = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_isdst = -1};
+  time_t midnight = *utc ? timegm(&t) : mktime(&t);
+  if (midnight == (time_t)-1) return -1;
+  *kind = FG_JFR_AT_EPOCH;
+  *ns = (int64_t)midnight * 1000000000 + day_ns;
+  return 0;
+}
+
+/* A time for --from / --to: a number of seconds, or with the unit s or ms, from the recording's
+ * start (negative: from its end; *kind FG_JFR_AT_START), or a wall-clock time (parse_clock). */
+static int parse_time(const char *s, int *kind, int64_t *ns, int *utc) {
+  if (strchr(s, ':')) return parse_clock(s, kind, ns, utc);
+  *kind = FG_JFR_AT_START;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -306,18 +351,23 @@ int main(int argc, char **argv) {
     case O_FROM:
     case O_TO: {
       int64_t ns;
-      if (parse_time(optarg, &ns))
-        return usage_error(opt == O_FROM ? "--from '%s': expected a time from the start, 1.5s, "
-                                           "3000ms or seconds; negative from the end"
-                                         : "--to '%s': expected a time from the start, 1.5s, "
-                                           "3000ms or seconds; negative from the end",
+      int kind, utc = 0;
+      if (parse_time(optarg, &kind, &ns, &utc))
+        return usage_error(opt == O_FROM ? "--from '%s': expected a time from the start (1.5s, "
+                                           "3000ms or seconds; negative from the end) or a "
+                                           "wall-clock time ([YYYY-MM-DDT]HH:MM[:SS.fff][Z])"
+                                         : "--to '%s': expected a time from the start (1.5s, "
+                                           "3000ms or seconds; negative from the end) or a "
+                                           "wall-clock time ([YYYY-MM-DDT]HH:MM[:SS.fff][Z])",
                            optarg);
       if (opt == O_FROM) {
-        jfr_opts.has_from = 1;
+        jfr_opts.has_from = kind;
         jfr_opts.from_ns = ns;
+        jfr_opts.from_utc = utc;
       } else {
-        jfr_opts.has_to = 1;
+        jfr_opts.has_to = kind;
         jfr_opts.to_ns = ns;
+        jfr_opts.to_utc = utc;
       }
       break;
     }

@@ -62,9 +62,13 @@ check(r.returncode == 1 and r.stderr.decode().startswith(
 r = run([os.path.join(tmp, "nope.folded")])
 check(r.returncode == 1 and "No such file or directory" in r.stderr.decode(), "missing file")
 for args in (["--width", "abc"], ["--colors", "plaid"], ["--format", "png"], ["--bogus"],
-             ["a", "b", "c"], ["--minwidth", "200%"]):
+             ["a", "b", "c"], ["--minwidth", "200%"], ["--from", "25:00"], ["--to", "12:61"],
+             ["--from", "2026-13-01T00:00"], ["--from", "12:00:05x"], ["--to", "1.5h"]):
     r = run(args)
     check(r.returncode == 2, "usage error %s exits 2 (got %d)" % (args, r.returncode))
+    if args[0] in ("--from", "--to"):
+        check("expected a time from the start (1.5s, 3000ms or seconds; negative from the end) "
+              "or a wall-clock time" in r.stderr.decode(), "%s: %r" % (args, r.stderr))
 
 # SVG: well-formed XML even with hostile names
 good = write("good.folded", "main;<b>&\"'é;€ 3\nmain;java/lang/String.hashCode_[j] 5\n"

@@ -1599,7 +1599,8 @@ def case_jfr_read():
     """The flamegraph tool reads JFR: the agent's format=jfr of `spin` gives as many samples as the
     profile has (those with a time) and the same count per leaf method as `jfr print` finds in the
     file; --from/--to keep exactly the jdk.ExecutionSamples whose startTime is in the range (by
-    `jfr print --json` and the chunk header's start), and are refused for folded input (it has no
+    `jfr print --json` and the chunk header's start), from the start, the end or as wall-clock
+    times (UTC with a date, the local time of day), and are refused for folded input (it has no
     time); a recording the JDK's own JFR made of the same program reads with its
     jdk.ExecutionSample count and leaves too."""
     fg = flamegraph_tool()
@@ -1633,7 +1634,9 @@ def case_jfr_read():
         return per
 
     def read(path, *opts):
-        r = subprocess.run([fg, "-f", "folded", *opts, path], capture_output=True, timeout=300)
+        # local time: 5:30 ahead of UTC (a POSIX TZ: no zone files needed)
+        r = subprocess.run([fg, "-f", "folded", *opts, path], capture_output=True, timeout=300,
+                           env=dict(os.environ, TZ="XST-5:30"))
         check(r.returncode == 0, f"flamegraph {' '.join(opts)} {path}: {r.stderr.decode(errors='replace')}")
         folded = tmpfile(".folded")
         with open(folded, "wb") as f:
@@ -1662,9 +1665,21 @@ def case_jfr_read():
         head = f.read(68)
     start, length = struct.unpack(">qq", head[32:48])  # the chunk's start (ns since the epoch), duration
     rel = [t - start for t, _ in ex]
+
+    def clock(ns, utc):
+        """ns since the epoch as a wall-clock time: with the date and Z (UTC), or the time of day in
+        read()'s local time (UTC+5:30)."""
+        sec, frac = divmod(ns, 10**9)
+        if utc:
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{frac:09d}Z"
+        return time.strftime("%H:%M:%S", time.gmtime(sec + 5 * 3600 + 1800)) + f".{frac:09d}"
+
     for opts, lo, hi in ((["--from", "1s", "--to", "2000ms"], 10**9, 2 * 10**9),
                          (["--from", "-1.5s"], length - 15 * 10**8, None),
-                         (["--to", "0.5"], None, 5 * 10**8)):
+                         (["--to", "0.5"], None, 5 * 10**8),
+                         (["--from", clock(start + 10**9, True), "--to", clock(start + 2 * 10**9, True)],
+                          10**9, 2 * 10**9),
+                         (["--from", clock(start + 5 * 10**8, False)], 5 * 10**8, None)):
         n = sum((lo is None or t >= lo) and (hi is None or t < hi) for t in rel)
         cut = sum(read(out, *opts).values())
         print(f"jfr_read: {' '.join(opts)}: {cut} samples, jfr print's startTimes {n}")
