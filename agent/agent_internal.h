@@ -45,6 +45,7 @@ struct agent {
   jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread's address, or NULL */
   jfieldID tid;   /* java.lang.Thread.tid: what Thread.getId() returns, or NULL */
   _Atomic int dead;
+  int gc_marks;        /* the JVM posts GC pauses to us (can_generate_garbage_collection_events) */
   pthread_mutex_t ctl; /* commands, the end of a run, the JVM's death */
   enum agent_state state;
   unsigned run;                 /* runs started: a sampler thread ends its own run only */

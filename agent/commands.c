@@ -308,6 +308,10 @@ static int command(int cmd, const char *rest) {
     else
       chunks_current_file(path, sizeof path);
     agent.opt.format = o.format;
+    if (agent.state == RUNNING) {
+      uint64_t now = plat_mono_ns();
+      sampler_mark(SAMPLER_MARK_DUMP, now, now);
+    }
     int rc = chunks_write(path, 0, 0, "dump");
     agent.opt = saved;
     pthread_mutex_unlock(&agent.cut_lock);

@@ -282,12 +282,32 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   pthread_mutex_unlock(&agent.ctl);
 }
 
+/* GC pauses, marked on the time axis. The callbacks run in the VM's GC pause, where JNI and
+ * most of JVMTI are not allowed: a clock read and sampler_mark only (a mutex held for a few
+ * stores). One pause at a time: HotSpot posts Start and Finish around each. */
+static _Atomic uint64_t gc_start_ns;
+
+static void JNICALL on_gc_start(jvmtiEnv *jvmti) {
+  (void)jvmti;
+  atomic_store(&gc_start_ns, plat_mono_ns());
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
+  (void)jvmti;
+  uint64_t start = atomic_exchange(&gc_start_ns, 0);
+  if (start)
+    sampler_mark(SAMPLER_MARK_GC, start,
+                 plat_mono_ns()); /* (outside a profile: dropped as one starts) */
+}
+
 static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   (void)jvmti;
   if (atomic_load(&agent.dead)) return;
   pthread_mutex_lock(&agent.ctl);
   if (agent.state == RUNNING) {
     char path[OPT_FILE_MAX];
+    uint64_t now = plat_mono_ns();
+    sampler_mark(SAMPLER_MARK_KILL3, now, now);
     pthread_mutex_lock(&agent.cut_lock);
     chunks_current_file(path, sizeof path);
     if (chunks_write(path, 0, 0, "kill -3") == 0) say("profile so far written to %s", path);
@@ -299,6 +319,8 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
 static const jvmtiEvent EVENTS[] = {
     JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
+    /* GC pauses (when the capability was had: events_gc) */
+    JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
     /* the code map's, last */
     JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
     JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
@@ -314,14 +336,20 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
   cb.ClassLoad = on_class_load;
   cb.ClassPrepare = on_class_prepare;
   cb.DataDumpRequest = on_data_dump;
+  cb.GarbageCollectionStart = on_gc_start;
+  cb.GarbageCollectionFinish = on_gc_finish;
   cb.CompiledMethodLoad = on_compiled_method_load;
   cb.CompiledMethodUnload = on_compiled_method_unload;
   cb.DynamicCodeGenerated = on_dynamic_code;
   size_t nevents = sizeof EVENTS / sizeof *EVENTS - (codemap ? 0 : 3);
   int rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
-  for (size_t i = 0; i < nevents && !rc; i++)
+  for (size_t i = 0; i < nevents && !rc; i++) {
+    int gc = EVENTS[i] == JVMTI_EVENT_GARBAGE_COLLECTION_START ||
+             EVENTS[i] == JVMTI_EVENT_GARBAGE_COLLECTION_FINISH;
+    if (gc && !agent.gc_marks) continue;
     rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL),
                "SetEventNotificationMode");
+  }
   return rc;
 }
 

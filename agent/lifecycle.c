@@ -227,6 +227,10 @@ static int setup(JavaVM *vm, const char *options) {
   caps.can_generate_compiled_method_load_events = (unsigned)agent.opt.codemap;
   rc = check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
   if (rc) return rc;
+  /* GC pauses on the time axis, where the JVM offers them (a JVM that does not: no marks) */
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_garbage_collection_events = 1;
+  agent.gc_marks = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
 
   struct sampler_config sc = agent_config_of(&agent.opt);
   struct sampler_jvm jvm = {.asgct = asgct,

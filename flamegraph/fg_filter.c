@@ -64,6 +64,9 @@ fg_profile *fg_profile_filtered(const fg_profile *p, const regex_t *include, siz
   if (!rc && t) rc = fg_profile_time_init(out, t->start_wall_ns, t->duration_ns, t->cell_ns);
   for (size_t i = 0; !rc && t && i < t->nthreads; i++)
     rc = fg_profile_time_thread(out, t->threads[i].tid, t->threads[i].name) < 0 ? -1 : 0;
+  for (size_t i = 0; !rc && t && i < t->nmarks; i++)
+    rc = fg_profile_time_mark(out, t->marks[i].at_ns, t->marks[i].dur_ns, t->marks[i].what);
+  if (!rc && t) fg_profile_time_marks_lost(out, t->marks_lost);
   for (size_t i = 0; !rc && t && i < t->n; i++) {
     const fg_time_entry *e = &t->entries[i];
     if (moved[e->node])

@@ -64,6 +64,12 @@ typedef struct fg_time_thread {
   uint32_t len;
 } fg_time_thread;
 
+typedef struct fg_time_mark {
+  uint64_t at_ns, dur_ns;
+  const char *what; /* NUL-terminated copy in the profile's arena */
+  uint32_t len;
+} fg_time_mark;
+
 typedef struct fg_time {
   int64_t start_wall_ns;
   uint64_t duration_ns, cell_ns;
@@ -71,6 +77,9 @@ typedef struct fg_time {
   size_t n, cap;
   fg_time_thread *threads;
   size_t nthreads, cap_threads;
+  fg_time_mark *marks;
+  size_t nmarks, cap_marks;
+  uint64_t marks_lost;
 } fg_time;
 
 struct fg_profile {

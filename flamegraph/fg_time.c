@@ -32,6 +32,7 @@ void fg_time_free(fg_time *t) {
   if (!t) return;
   free(t->entries);
   free(t->threads);
+  free(t->marks);
   free(t);
 }
 
@@ -43,6 +44,8 @@ int fg_profile_time_init(fg_profile *p, int64_t start_wall_ns, uint64_t duration
   fg_time *t = p->time;
   t->n = 0;
   t->nthreads = 0;
+  t->nmarks = 0;
+  t->marks_lost = 0;
   t->start_wall_ns = start_wall_ns;
   t->duration_ns = duration_ns;
   t->cell_ns = cell_ns;
@@ -76,6 +79,26 @@ int fg_profile_time_add(fg_profile *p, uint32_t cell, uint32_t node, uint32_t th
   t->entries = ne;
   t->entries[t->n++] = (fg_time_entry){cell, node, thread, weight};
   return 0;
+}
+
+/* fg_profile_time_mark: see flamegraph.h. */
+int fg_profile_time_mark(fg_profile *p, uint64_t at_ns, uint64_t dur_ns, const char *what) {
+  if (!p || !p->time || !what || !*what) return -EINVAL;
+  fg_time *t = p->time;
+  size_t len = strlen(what);
+  if (len > UINT32_MAX) return -EINVAL;
+  fg_time_mark *nm = with_room(t->marks, t->nmarks, &t->cap_marks, sizeof *nm);
+  if (!nm) return -ENOMEM;
+  t->marks = nm;
+  char *copy = fg_arena_strdup(p, what, len);
+  if (!copy) return -ENOMEM;
+  t->marks[t->nmarks++] = (fg_time_mark){at_ns, dur_ns, copy, (uint32_t)len};
+  return 0;
+}
+
+/* fg_profile_time_marks_lost: see flamegraph.h. */
+void fg_profile_time_marks_lost(fg_profile *p, uint64_t n) {
+  if (p && p->time) p->time->marks_lost = n;
 }
 
 /* ---- the page's form ---- */
@@ -167,7 +190,19 @@ int fg_time_write_page(fg_buf *b, const fg_profile *p, const uint32_t *page_of,
     fg_buf_json(b, t->threads[i].name, t->threads[i].len);
     fg_buf_putc(b, ']');
   }
-  fg_buf_puts(b, "],\n\"stacks\":[");
+  fg_buf_puts(b, "],\n\"marks\":[");
+  for (size_t i = 0; i < t->nmarks; i++) {
+    fg_buf_puts(b, i ? (i & 15 ? ",[" : ",\n[") : "[");
+    fg_buf_u64(b, t->marks[i].at_ns);
+    fg_buf_putc(b, ',');
+    fg_buf_u64(b, t->marks[i].dur_ns);
+    fg_buf_putc(b, ',');
+    fg_buf_json(b, t->marks[i].what, t->marks[i].len);
+    fg_buf_putc(b, ']');
+  }
+  fg_buf_puts(b, "],\n\"marksLost\":");
+  fg_buf_u64(b, t->marks_lost);
+  fg_buf_puts(b, ",\n\"stacks\":[");
   for (size_t i = 0; i < nstacks; i++) {
     if (i) fg_buf_puts(b, (i & 31) ? "," : ",\n");
     fg_buf_i64(b, stacks[i] > 0 ? stacks[i] - 1 : stacks[i]);

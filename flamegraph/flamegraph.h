@@ -75,6 +75,13 @@ int fg_profile_time_thread(fg_profile *p, int64_t tid, const char *name);
 int fg_profile_time_add(fg_profile *p, uint32_t cell, uint32_t node, uint32_t thread,
                         uint64_t weight);
 
+/* A moment (or span) of the run for the time axis, at_ns from its start for dur_ns (0: an
+ * instant), named `what` (copied; the page draws marks of one name alike, e.g. "GC pause").
+ * Returns 0 or -EINVAL (no time table, empty name) or -ENOMEM. */
+int fg_profile_time_mark(fg_profile *p, uint64_t at_ns, uint64_t dur_ns, const char *what);
+/* How many marks the source could not keep (the page says so). */
+void fg_profile_time_marks_lost(fg_profile *p, uint64_t n);
+
 /* The frames (tree nodes, the root included) the profile holds. */
 size_t fg_profile_nodes(const fg_profile *p);
 

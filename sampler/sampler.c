@@ -14,6 +14,7 @@
 #include "handler.h"
 #include "hotspot.h"
 #include "intern.h"
+#include "marks.h"
 #include "native.h"
 #include "objects.h"
 #include "platform.h"
@@ -319,6 +320,21 @@ static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
     return -ENOMEM;
   }
   timeline_read(e);
+  size_t nm = marks_count(ti.start_ns); /* (one added meanwhile is after this moment) */
+  struct mark *mk = malloc((nm ? nm : 1) * sizeof *mk);
+  t->marks = malloc((nm ? nm : 1) * sizeof *t->marks);
+  if (!mk || !t->marks) {
+    free(e);
+    free(mk);
+    return -ENOMEM;
+  }
+  t->nmarks = marks_copy(ti.start_ns, mk, nm, &t->marks_lost);
+  for (size_t i = 0; i < t->nmarks; i++) {
+    uint64_t a = mk[i].start_ns > ti.start_ns ? mk[i].start_ns - ti.start_ns : 0;
+    uint64_t b = mk[i].end_ns > ti.start_ns ? mk[i].end_ns - ti.start_ns : 0;
+    t->marks[i] = (struct sampler_time_mark){a, b - a, mk[i].kind};
+  }
+  free(mk);
   for (size_t i = 0; i < n; i++)
     t->entries[i] = (struct sampler_time_entry){
         e[i].cell,   e[i].stack == TIMELINE_NO_STACK ? not_kept : e[i].stack,
@@ -335,6 +351,10 @@ static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
   t->n = n;
   t->nthreads = nt;
   return 0;
+}
+
+int sampler_mark(int kind, uint64_t start_mono_ns, uint64_t end_mono_ns) {
+  return marks_add(kind, start_mono_ns, end_mono_ns);
 }
 
 int sampler_snapshot(struct sampler_snapshot *s, int cut) {
@@ -370,6 +390,7 @@ void sampler_snapshot_free(struct sampler_snapshot *s) {
   free(s->time.entries);
   free(s->time.threads);
   free(s->time.names);
+  free(s->time.marks);
   memset(s, 0, sizeof *s);
 }
 

@@ -155,6 +155,18 @@ struct sampler_time_entry {
   uint64_t units, cpu_ns;
 };
 
+/* A moment of the run on the time axis (sampler_mark). */
+enum sampler_mark_kind {
+  SAMPLER_MARK_GC = 1, /* a garbage collection pause (JVMTI GarbageCollectionStart to Finish) */
+  SAMPLER_MARK_KILL3,  /* the profile so far written on kill -3 */
+  SAMPLER_MARK_DUMP,   /* the profile so far written by the dump command */
+};
+
+struct sampler_time_mark {
+  uint64_t at_ns, dur_ns; /* from the profile's start (clipped to it); how long */
+  int kind;               /* enum sampler_mark_kind */
+};
+
 struct sampler_time_thread {
   int32_t tid;      /* the OS thread id */
   int64_t java_id;  /* java.lang.Thread's id, 0 when not a Java thread (or not known) */
@@ -171,8 +183,18 @@ struct sampler_time {
   size_t n;
   struct sampler_time_thread *threads;
   size_t nthreads;
-  char *names; /* the threads' names */
+  char *names;                     /* the threads' names */
+  struct sampler_time_mark *marks; /* in the order they were noted */
+  size_t nmarks;
+  uint64_t marks_lost; /* marks past the most a profile keeps (MARKS_MAX: 65,536), not kept */
 };
+
+/* Notes a moment of the run, [start_mono_ns, end_mono_ns] (plat_mono_ns's clock), for the
+ * time axis of the profiles that span it (kind: enum sampler_mark_kind). Thread-safe; holds a
+ * mutex for a few stores only, waits for nothing else: callable from a JVMTI GC callback. Not
+ * from a signal handler. Returns 0 or -ENOSPC (the profile holds the most marks it keeps: this
+ * one is counted in marks_lost). */
+int sampler_mark(int kind, uint64_t start_mono_ns, uint64_t end_mono_ns);
 
 /* A copy of what was recorded (stacks, time and report) taken at one moment, for writing
  * without holding up the sampler. */

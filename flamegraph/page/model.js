@@ -404,6 +404,8 @@ const fgModel = (function () {
       cellNs: T.cellNs,
       merged: T.merged || 1,
       ncells: Math.max(last, Math.ceil(T.durationNs / T.cellNs), 1),
+      marks: (T.marks || []).map(([at, dur, what]) => ({ at, dur, what })),
+      marksLost: T.marksLost || 0,
     };
   }
   /* the first entry at or after cell c (entries are by cell) */
@@ -492,6 +494,41 @@ const fgModel = (function () {
       if (values[k] > max) max = values[k];
     }
     return { values, max };
+  }
+  /* The marks (GC pauses, profiles written) in each box of layout hl: per box (column-major, as
+   * heatValues) null or {name: {n, ns}} — how many marks of that name touch the box, and their
+   * time within it. */
+  function markBoxes(tm, hl) {
+    const boxes = new Array(hl.cols * hl.rows).fill(null),
+      cellNs = tm.cellNs,
+      t0 = hl.v0 * cellNs,
+      t1 = hl.v1 * cellNs;
+    for (const m of tm.marks) {
+      const a = Math.max(m.at, t0),
+        b = Math.min(m.at + m.dur, t1 - 1);
+      if (b < a) continue;
+      const k0 = Math.floor((Math.floor(a / cellNs) - hl.v0) / hl.box),
+        k1 = Math.floor((Math.floor(b / cellNs) - hl.v0) / hl.box);
+      for (let k = k0; k <= k1; k++) {
+        const c = boxCells(hl, k),
+          ns = Math.min(b, c[1] * cellNs) - Math.max(a, c[0] * cellNs),
+          box = boxes[k] || (boxes[k] = {}),
+          e = box[m.what] || (box[m.what] = { n: 0, ns: 0 });
+        e.n++;
+        e.ns += Math.max(0, ns);
+      }
+    }
+    return boxes;
+  }
+  /* Per name of mark: how many, and their time in all (ms). */
+  function markTotals(tm) {
+    const out = {};
+    for (const m of tm.marks) {
+      const e = out[m.what] || (out[m.what] = { n: 0, ms: 0 });
+      e.n++;
+      e.ms += m.dur / 1e6;
+    }
+    return out;
   }
   /* The cells [c0, c1) of box k of layout hl, within the view. */
   function boxCells(hl, k) {
@@ -607,6 +644,8 @@ const fgModel = (function () {
     timeThreadOf,
     heatLayout,
     heatValues,
+    markBoxes,
+    markTotals,
     boxCells,
     boxRange,
     heatColour,

@@ -410,6 +410,7 @@
     MIN_COL = 4;
   let HL = null,
     heat = null,
+    marked = null,
     colPx = 0,
     rowPx = 0,
     drag = null;
@@ -420,6 +421,7 @@
       v = st.view || [0, TM.ncells];
     HL = M.heatLayout(v[0], v[1], width, MIN_COL);
     heat = M.heatValues(TM, HL, st.tthread);
+    marked = M.markBoxes(TM, HL);
     colPx = Math.max(MIN_COL, Math.min(60, Math.floor(width / HL.cols)));
     rowPx = Math.max(3, Math.min(40, Math.floor(200 / HL.rows)));
     const css = paintable(hm, hctx, width, HL.rows * rowPx + AXIS, "--panel");
@@ -443,6 +445,19 @@
       if (a || b) {
         hctx.fillStyle = b ? "#8250df" : css.getPropertyValue("--accent");
         hctx.fillRect(x, y, Math.min(3, colPx / 3), rowPx - 1);
+      }
+      /* marks: a GC pause, a bar along the box's foot; a profile written, a corner */
+      const mk = marked[k];
+      if (mk) {
+        hctx.fillStyle = css.getPropertyValue("--fg");
+        if (mk["GC pause"]) hctx.fillRect(x, y + rowPx - 3, colPx - 1, 2);
+        if (Object.keys(mk).some((w) => w !== "GC pause")) {
+          hctx.beginPath();
+          hctx.moveTo(x + colPx - 1, y);
+          hctx.lineTo(x + colPx - 1 - Math.min(7, colPx - 1), y);
+          hctx.lineTo(x + colPx - 1, y + Math.min(7, rowPx - 1));
+          hctx.fill();
+        }
       }
     }
     /* labels every ~90 px: seconds from the start, and the wall-clock time */
@@ -509,9 +524,20 @@
       tip.style.display = "none";
       return;
     }
-    const c = M.boxCells(HL, k);
+    const c = M.boxCells(HL, k),
+      mk = marked[k],
+      marks = mk
+        ? Object.keys(mk)
+            .map(
+              (w) =>
+                `<br>${esc(w)}${mk[w].n > 1 ? " ×" + mk[w].n : ""}` +
+                (mk[w].ns ? `, ${+(mk[w].ns / 1e6).toFixed(2)} ms` : ""),
+            )
+            .join("")
+        : "";
     tip.innerHTML =
       `<b>${M.rangeText(TM, c)}</b> (${M.clockAt(TM, c[0])})<br>${fmt(heat.values[k])} ${esc(cnt)}` +
+      marks +
       "<br>click or drag: a range; shift+drag: a second range (differential)";
     tip.style.display = "block";
     tip.style.left = Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 8) + "px";
@@ -546,7 +572,15 @@
       (TM.merged > 1
         ? ` (${TM.merged} of the profile's cells merged in one: a smaller page)`
         : "") +
-      ". Click or drag: a range; shift+drag: a second one, compared.";
+      ". Click or drag: a range; shift+drag: a second one, compared." +
+      Object.entries(M.markTotals(TM))
+        .map(([w, e]) =>
+          w === "GC pause"
+            ? ` A bar under a box: GC pauses (${fmt(e.n)}, ${+e.ms.toFixed(1)} ms in all).`
+            : ` A corner: ${w} (${fmt(e.n)}).`,
+        )
+        .join("") +
+      (TM.marksLost ? ` ${fmt(TM.marksLost)} more marks not kept (the agent keeps 65,536).` : "");
     $("tlall").onclick = () => {
       st.range = st.range2 = st.view = null;
       applyRange();

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "codemap.h"
+#include "marks.h"
 #include "platform.h"
 #include "timeline.h"
 #include "traces.h"
@@ -81,6 +82,7 @@ void loop_time_begin(uint64_t mono_ns) {
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   timeline_clear(mono_ns, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
+  marks_forget_before(mono_ns);
 }
 
 void sthread_clear(void) {

@@ -377,6 +377,35 @@ test("heat map: columns of 50 boxes, boxes as wide as the width needs", () => {
   assert.notEqual(M.heatColour(3, 3), M.heatColour(1, 3));
 });
 
+test("heat map: marks in the boxes they touch, with their time there", () => {
+  const { tm } = timed();
+  assert.deepEqual(tm.marks, []);
+  tm.marks = [
+    { at: 25e6, dur: 30e6, what: "GC pause" } /* cells 1-2: 15 ms in each */,
+    { at: 170e6, dur: 0, what: "profile written: kill -3" } /* cell 8 */,
+    { at: 185e6, dur: 2e6, what: "GC pause" } /* cell 9 */,
+  ];
+  const fine = M.markBoxes(tm, M.heatLayout(0, 10, 1200, 4));
+  assert.equal(fine[0], null);
+  assert.deepEqual(fine[1], { "GC pause": { n: 1, ns: 15e6 } });
+  assert.deepEqual(fine[2], { "GC pause": { n: 1, ns: 15e6 } });
+  assert.deepEqual(fine[8], { "profile written: kill -3": { n: 1, ns: 0 } });
+  assert.deepEqual(fine[9], { "GC pause": { n: 1, ns: 2e6 } });
+  const coarse = M.markBoxes(tm, { v0: 0, v1: 10, rows: 2, box: 5, cols: 1 });
+  assert.deepEqual(coarse[0], { "GC pause": { n: 1, ns: 30e6 } });
+  assert.deepEqual(coarse[1], {
+    "profile written: kill -3": { n: 1, ns: 0 },
+    "GC pause": { n: 1, ns: 2e6 },
+  });
+  const zoomed = M.markBoxes(tm, M.heatLayout(2, 5, 1200, 4)); /* the view cuts the first pause */
+  assert.deepEqual(zoomed[0], { "GC pause": { n: 1, ns: 15e6 } });
+  assert.deepEqual(zoomed.slice(1), [null, null]);
+  assert.deepEqual(M.markTotals(tm), {
+    "GC pause": { n: 2, ms: 32 },
+    "profile written: kill -3": { n: 1, ms: 0 },
+  });
+});
+
 test("time axis: seconds and ranges as the page says them", () => {
   const { tm } = timed();
   assert.equal(M.secondsAt(tm, 50), 1);

@@ -16,7 +16,9 @@ writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
   heatmap  a time axis (put in the page as the agent writes one): the heat map drawn, a drag
            across it narrows the graph and the table to the range, shift+drag a second range
            shows the differential, "Whole run" restores, the chosen thread narrows the heat
-           map, the link keeps the ranges and reopens them; a page without one shows none."""
+           map, the link keeps the ranges and reopens them, marks (GC pauses, a kill -3)
+           counted above the map and named in their boxes' tooltips; a page without one shows
+           none."""
 import html as htmllib
 import json
 import os
@@ -72,14 +74,16 @@ def with_time(text, time):
         if depth:
             path.append(d["names"][name])
         index[";".join(path)] = i // d["stride"]
-    start, cell_ns, ncells, threads, entries = time
+    start, cell_ns, ncells, threads, entries = time[:5]
+    marks = time[5] if len(time) > 5 else []
     stacks, flat = [], []
     for cell, stack, thread, weight in entries:
         if index[stack] not in stacks:
             stacks.append(index[stack])
         flat += [cell, stacks.index(index[stack]), thread, weight]
     member = json.dumps({"startMs": start, "durationNs": cell_ns * ncells, "cellNs": cell_ns, "merged": 1,
-                         "threads": threads, "stacks": stacks, "entries": flat})
+                         "threads": threads, "marks": marks, "marksLost": 0, "stacks": stacks,
+                         "entries": flat})
     return text.replace(',\n"palette":{', ',\n"time":' + member + ',\n"palette":{', 1)
 
 
@@ -279,7 +283,10 @@ if got:
 TIMED = ("[main tid=1];a;A 60\n[main tid=1];a;B 40\n[w tid=2];C 20\n",
          (1700000000000, 20000000, 10, [[1, "main"], [2, "w"]],
           [e for c in range(10) for e in ((c, "[main tid=1];a;" + ("A" if c < 5 else "B"), 0, 12 if c < 5 else 8),
-                                           (c, "[w tid=2];C", 1, 2))]))
+                                           (c, "[w tid=2];C", 1, 2))],
+          # marks: a GC pause over cells 1-2, another in cell 9, a kill -3 in cell 8
+          [[25000000, 30000000, "GC pause"], [185000000, 2000000, "GC pause"],
+           [170000000, 0, "profile written: kill -3"]]))
 HEAT = r"""
   var hm = document.getElementById("hm"), out = {};
   function box(k) {  /* the centre of box k, in client coordinates */
@@ -303,6 +310,12 @@ HEAT = r"""
 """
 got = probe("heatmap", TIMED[0], HEAT + r"""
   out.shown = !document.getElementById("timeline").hidden;
+  out.info = document.getElementById("tlinfo").textContent;
+  hm.dispatchEvent(new MouseEvent("mousemove", box(1)));
+  out.tip1 = document.getElementById("tip").textContent;
+  hm.dispatchEvent(new MouseEvent("mousemove", box(8)));
+  out.tip8 = document.getElementById("tip").textContent;
+  hm.dispatchEvent(new MouseEvent("mouseleave", box(8)));
   look("whole");
   drag(0, 4);
   look("first");
@@ -322,6 +335,11 @@ got = probe("heatmap", TIMED[0], HEAT + r"""
 """, time=TIMED[1])
 if got:
     expect("heatmap", "the time axis shown", got["shown"], True)
+    expect("heatmap", "the marks counted above the map",
+           [m in got["info"] for m in ("GC pauses (2, 32 ms in all)", "A corner: profile written: kill -3 (1)")],
+           [True, True])
+    expect("heatmap", "a box's tooltip names its marks", ("GC pause, 15 ms" in got["tip1"],
+                                                           "profile written: kill -3" in got["tip8"]), (True, True))
     w = got["whole"]
     expect("heatmap", "whole run: heat map", (w["heat"]["rows"], w["heat"]["cols"], w["heat"]["sum"], w["heat"]["max"]),
            (10, 1, 120, 14))

@@ -696,6 +696,38 @@ def case_phases_timeline():
     check_phases_page("the agent's page", page_data(out), marks, 20)
 
 
+def case_marks():
+    """The page's time axis marks the GC pauses and the profiles written during the run: the
+    allocating scenario with the JVM's GC log, to HTML, one kill -3 a second after its thread
+    started; the page has a GC mark per pause the log counts (one more or fewer: a pause as the
+    profile begins or the JVM ends), their time within 50% of the log's, and the kill -3 mark
+    within 2 s after it was sent."""
+    out, log = tmpfile(".html"), tmpfile(".log")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "alloc", 3, extra_jvm=[f"-Xlog:gc:file={log}"]),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(wait_started(proc), "the program did not start within 60 s")
+    time.sleep(1)
+    sent_ms = time.time() * 1000
+    proc.send_signal(signal.SIGQUIT)
+    _, err = proc.communicate(timeout=120)
+    check(proc.returncode == 0, f"java exited {proc.returncode}: {err[-1500:]}")
+    tm = page_data(out)["time"]
+    gc = [m for m in tm["marks"] if m[2] == "GC pause"]
+    k3 = [m for m in tm["marks"] if m[2] == "profile written: kill -3"]
+    pauses = [float(m.group(1)) for m in re.finditer(r"\bPause\b.* (\d+(?:\.\d+)?)ms$", open(log).read(), re.M)]
+    gc_ms, log_ms = sum(m[1] for m in gc) / 1e6, sum(pauses)
+    print(f"marks: {len(gc)} GC pauses ({gc_ms:.1f} ms), the GC log {len(pauses)} ({log_ms:.1f} ms); "
+          f"kill -3 marks {[round(tm['startMs'] + m[0] / 1e6 - sent_ms) for m in k3]} ms after it was sent; "
+          f"not kept {tm['marksLost']}")
+    check(len(pauses) >= 3, f"the scenario made only {len(pauses)} GC pauses")
+    check(abs(len(gc) - len(pauses)) <= 1, f"{len(gc)} GC marks for the log's {len(pauses)} pauses")
+    check(0.5 * log_ms <= gc_ms <= 1.5 * log_ms + 5, f"GC marks {gc_ms:.1f} ms, the log {log_ms:.1f} ms")
+    check(len(k3) == 1, f"{len(k3)} kill -3 marks, want 1")
+    at = tm["startMs"] + k3[0][0] / 1e6
+    check(sent_ms - 20 <= at <= sent_ms + 2000, f"the kill -3 mark {at - sent_ms:.0f} ms after it was sent")
+    check(tm["marksLost"] == 0, f"{tm['marksLost']} marks not kept")
+
+
 def case_phases_jfr():
     """The flamegraph tool's page from JFR recordings has the time axis too: the phases scenario
     recorded by the agent (format=jfr) and, in the same run, by the JDK's own JFR
