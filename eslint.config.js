@@ -17,6 +17,7 @@ const browser = {
   URLSearchParams: "readonly",
   setTimeout: "readonly",
   clearTimeout: "readonly",
+  atob: "readonly",
 };
 
 module.exports = [
@@ -34,7 +35,12 @@ module.exports = [
     languageOptions: {
       ecmaVersion: 2022,
       sourceType: "commonjs",
-      globals: { require: "readonly", module: "writable", __dirname: "readonly" },
+      globals: {
+        require: "readonly",
+        module: "writable",
+        __dirname: "readonly",
+        Buffer: "readonly",
+      },
     },
   },
 ];

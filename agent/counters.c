@@ -283,7 +283,8 @@ static const struct counter_spec COUNTERS[] = {
      "times the time axis's cells were made coarser to stay within its limit (no capture "
      "dropped: those of one coarser cell merged)"},
     {"time_entries", SEC_TABLES, SIZE(time_entries), COUNT, "entries", 0,
-     "the time axis's entries: one per stack, thread and cell"},
+     "the time axis's entries: one per stack, thread and cell (another when one's weights pass "
+     "what its 16 bytes hold)"},
     {"time_kb", SEC_TABLES, GET(get_time_kb), COUNT, "kB", 0,
      "what the time axis holds (as allocated: its entries at most `timeline=`, 32 MB by default, "
      "while the cells can coarsen; and the threads)"},

@@ -22,6 +22,7 @@ time data in the agent, its files, and its page in headless Chromium.
 Prints one table; the numbers are this machine's (2 vCPUs), with whatever else runs on it.
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -156,9 +157,21 @@ def synthetic_page(args, out):
             seen[stack(c)] = seen.get(stack(c), 0) + weight
         for s, w in sorted(seen.items()):
             entries += [m // merged, s, 0, w]
+    packed, prev = bytearray(), (0, 0)
+    for i in range(0, len(entries), 4):  # fg_time.c's form: LEB128, cell and stack as deltas
+        c, st, th, w = entries[i:i + 4]
+        dc = c - prev[0]
+        for v in (dc, st - prev[1] if i and not dc else st, th, w):
+            while True:
+                packed.append((v & 127) | (128 if v > 127 else 0))
+                v >>= 7
+                if not v:
+                    break
+        prev = (c, st)
     member = {"startMs": 1795800000000, "durationNs": cells * 20_000_000, "cellNs": 20_000_000 * merged,
               "merged": merged, "threads": [[1, "main"]], "marks": [], "marksLost": 0,
-              "stacks": [leaves[k] for k in range(200)], "entries": entries}
+              "stacks": [leaves[k] for k in range(200)], "n": len(entries) // 4,
+              "packed": base64.b64encode(bytes(packed)).decode()}
     text = text.replace(',\n"palette":{', ',\n"time":' + json.dumps(member, separators=(",", ":")) +
                         ',\n"palette":{', 1)
     with open(page, "w", encoding="utf-8") as f:

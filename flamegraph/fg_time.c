@@ -125,6 +125,40 @@ static size_t merge_equal(fg_time_entry *e, size_t n) {
   return o + 1;
 }
 
+/* The page's entries as base64 of LEB128 numbers (flamegraph/README.md): a stream of bytes
+ * written three at a time as four characters. */
+struct b64 {
+  fg_buf *b;
+  uint8_t g[3];
+  int n;
+};
+
+static void b64_out(struct b64 *z, int nbytes) {
+  static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  uint32_t v = (uint32_t)z->g[0] << 16 | (uint32_t)z->g[1] << 8 | z->g[2];
+  char c[4] = {A[v >> 18], A[v >> 12 & 63], nbytes > 1 ? A[v >> 6 & 63] : '=',
+               nbytes > 2 ? A[v & 63] : '='};
+  for (int i = 0; i < 4; i++) fg_buf_putc(z->b, c[i]);
+  z->g[0] = z->g[1] = z->g[2] = 0;
+  z->n = 0;
+}
+
+static void b64_byte(struct b64 *z, uint8_t x) {
+  z->g[z->n++] = x;
+  if (z->n == 3) b64_out(z, 3);
+}
+
+static void b64_var(struct b64 *z, uint64_t v) {
+  do {
+    b64_byte(z, (uint8_t)((v & 127) | (v > 127 ? 128 : 0)));
+    v >>= 7;
+  } while (v);
+}
+
+static void b64_flush(struct b64 *z) {
+  if (z->n) b64_out(z, z->n);
+}
+
 /* See fg_internal.h. The entries are copied with their node replaced by the page's stack index
  * (stacks: one per distinct page reference, in order of first use), merged, and merged again
  * across cells while there are more than max_entries. */
@@ -207,18 +241,19 @@ int fg_time_write_page(fg_buf *b, const fg_profile *p, const uint32_t *page_of,
     if (i) fg_buf_puts(b, (i & 31) ? "," : ",\n");
     fg_buf_i64(b, stacks[i] > 0 ? stacks[i] - 1 : stacks[i]);
   }
-  fg_buf_puts(b, "],\n\"entries\":[");
+  fg_buf_puts(b, "],\n\"n\":");
+  fg_buf_u64(b, n);
+  fg_buf_puts(b, ",\n\"packed\":\"");
+  struct b64 z = {b, {0}, 0};
   for (size_t i = 0; i < n; i++) {
-    if (i) fg_buf_puts(b, (i & 15) ? "," : ",\n");
-    fg_buf_u64(b, e[i].cell);
-    fg_buf_putc(b, ',');
-    fg_buf_u64(b, e[i].node);
-    fg_buf_putc(b, ',');
-    fg_buf_u64(b, e[i].thread);
-    fg_buf_putc(b, ',');
-    fg_buf_u64(b, e[i].weight);
+    uint32_t dc = e[i].cell - (i ? e[i - 1].cell : 0);
+    b64_var(&z, dc);
+    b64_var(&z, i && !dc ? e[i].node - e[i - 1].node : e[i].node);
+    b64_var(&z, e[i].thread);
+    b64_var(&z, e[i].weight);
   }
-  fg_buf_puts(b, "]}");
+  b64_flush(&z);
+  fg_buf_puts(b, "\"}");
   free(e);
   free(ref_of);
   free(stack_of);

@@ -375,21 +375,50 @@ const fgModel = (function () {
   }
 
   /* ---- the time axis (FG_DATA.time, from the agent) ----
-   * Entries (cell, stack, thread, weight) by cell; a stack is a page node, or -(k+1) when its
+   * Entries (cell, stack, thread, weight) by cell, packed (the writer's) or as an array; a stack is a page node, or -(k+1) when its
    * frames were pruned below node k (their weight is in k's total, not its self). */
   function timeOf(D) {
     const T = D.time;
     if (!T) return null;
-    const n = T.entries.length / 4,
+    const n = T.packed !== undefined ? T.n : T.entries.length / 4,
       cell = new Int32Array(n),
       stack = new Int32Array(n),
       thread = new Int32Array(n),
       weight = new Float64Array(n);
-    for (let i = 0, o = 0; i < n; i++, o += 4) {
-      cell[i] = T.entries[o];
-      stack[i] = T.entries[o + 1];
-      thread[i] = T.entries[o + 2];
-      weight[i] = T.entries[o + 3];
+    if (T.packed !== undefined) {
+      /* base64 of LEB128 numbers, four an entry: the cell (from the entry before's), the stack
+         (from the entry before's in the same cell), the thread, the weight */
+      const bin = atob(T.packed),
+        bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      let p = 0;
+      const num = () => {
+        let x = 0,
+          mul = 1,
+          b;
+        do {
+          b = bytes[p++];
+          x += (b & 127) * mul;
+          mul *= 128;
+        } while (b & 128 && p < bytes.length);
+        return x;
+      };
+      for (let i = 0, c = 0; i < n; i++) {
+        const dc = num(),
+          ds = num();
+        c += dc;
+        cell[i] = c;
+        stack[i] = i && !dc ? stack[i - 1] + ds : ds;
+        thread[i] = num();
+        weight[i] = num();
+      }
+    } else {
+      for (let i = 0, o = 0; i < n; i++, o += 4) {
+        cell[i] = T.entries[o];
+        stack[i] = T.entries[o + 1];
+        thread[i] = T.entries[o + 2];
+        weight[i] = T.entries[o + 3];
+      }
     }
     const last = n ? cell[n - 1] + 1 : 0;
     return {

@@ -229,7 +229,8 @@ static char *time_of(const char *html) {
   return s;
 }
 
-/* a;b 3 (entries in cells 0 and 1), a;c 1 (cell 1), a thread with a name to escape */
+/* a;b 3 (entries in cells 0 and 1), a;c 1 (cell 1), a thread with a name to escape, a mark with
+ * one too, and 3 marks not kept */
 static fg_profile *timed(uint32_t *b_node, uint32_t *c_node) {
   fg_profile *p = fg_profile_new();
   const char *ab[] = {"a", "b"}, *ac[] = {"a", "c"};
@@ -241,6 +242,8 @@ static fg_profile *timed(uint32_t *b_node, uint32_t *c_node) {
   cr_assert_eq(fg_profile_time_add(p, 0, *b_node, 0, 2), 0);
   cr_assert_eq(fg_profile_time_add(p, 1, *c_node, 1, 1), 0);
   cr_assert_eq(fg_profile_time_add(p, 1, *b_node, 1, 1), 0);
+  cr_assert_eq(fg_profile_time_mark(p, 5000000, 0, "dump <1>"), 0);
+  fg_profile_time_marks_lost(p, 3);
   return p;
 }
 
@@ -253,7 +256,8 @@ Test(html, time_axis_exact) {
   cr_expect_str_eq(t, "\"time\":{\"startMs\":1700000000123,\"durationNs\":40000000,"
                       "\"cellNs\":20000000,\"merged\":1,\n"
                       "\"threads\":[[7,\"main\"],[8,\"w\\\"\\u003c/script\\u003e\"]],\n"
-                      "\"stacks\":[2,3],\n\"entries\":[0,0,0,2,1,0,1,1,1,1,1,1]}");
+                      "\"marks\":[[5000000,0,\"dump \\u003c1\\u003e\"]],\n\"marksLost\":3,\n"
+                      "\"stacks\":[2,3],\n\"n\":3,\n\"packed\":\"AAAAAgEAAQEAAQEB\"}");
   free(t);
   free(html);
   fg_profile_free(p);
@@ -283,7 +287,8 @@ Test(html, time_axis_merges_cells_past_its_limit) {
   char *t = time_of(html);
   /* cells of 5: b 3 and c 1 in cell 0, thread by thread */
   cr_expect(strstr(t, "\"cellNs\":100000000,\"merged\":5,"));
-  cr_expect(strstr(t, "\"entries\":[0,0,0,2,0,0,1,1,0,1,1,1]}"), "%s", t);
+  /* (LEB128 in base64: cell delta 0, stack 0, thread 0, 2; 0, 0, 1, 1; 0, stack delta 1, 1, 1) */
+  cr_expect(strstr(t, "\"n\":3,\n\"packed\":\"AAAAAgAAAQEAAQEB\"}"), "%s", t);
   free(t);
   free(html);
   fg_profile_free(p);
@@ -307,5 +312,6 @@ Test(html, time_axis_refuses_what_it_cannot_hold) {
   cr_expect_eq(fg_profile_time_add(p, 0, 0, 0, 1), -EINVAL); /* the root */
   cr_expect_eq(fg_profile_time_add(p, 0, 2, 0, 1), -EINVAL); /* no such frame */
   cr_expect_eq(fg_profile_time_add(p, 0, 1, 0, 1), 0);
+  cr_expect_eq(fg_profile_time_mark(p, 0, 0, ""), -EINVAL); /* a mark without a name */
   fg_profile_free(p);
 }

@@ -377,6 +377,34 @@ test("heat map: columns of 50 boxes, boxes as wide as the width needs", () => {
   assert.notEqual(M.heatColour(3, 3), M.heatColour(1, 3));
 });
 
+test("time axis: the writer's packed entries read as the array form", () => {
+  /* fg_time.c's form of test_html.c's time_axis_exact: cells 0, 1, 1; stacks 0, 0, 1 */
+  const base = {
+    startMs: 0,
+    durationNs: 40e6,
+    cellNs: 20e6,
+    threads: [[7, "main"]],
+    stacks: [2, 3],
+  };
+  const packed = M.timeOf({ time: { ...base, n: 3, packed: "AAAAAgEAAQEAAQEB" } }),
+    plain = M.timeOf({ time: { ...base, entries: [0, 0, 0, 2, 1, 0, 1, 1, 1, 1, 1, 1] } });
+  for (const k of ["cell", "stack", "thread", "weight"])
+    assert.deepEqual(arr(packed[k]), arr(plain[k]));
+  assert.equal(packed.n, 3);
+  /* numbers past 32 bits: a weight of 2^40 + 5 (LEB128: 85 80 80 80 80 20) */
+  const big = M.timeOf({
+    time: {
+      ...base,
+      n: 1,
+      packed: Buffer.from([0, 1, 0, 0x85, 0x80, 0x80, 0x80, 0x80, 0x20]).toString("base64"),
+    },
+  });
+  assert.deepEqual(
+    [big.cell[0], big.stack[0], big.thread[0], big.weight[0]],
+    [0, 1, 0, 2 ** 40 + 5],
+  );
+});
+
 test("heat map: marks in the boxes they touch, with their time there", () => {
   const { tm } = timed();
   assert.deepEqual(tm.marks, []);

@@ -7,6 +7,7 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 --java picks the JVM (default: `java` from PATH); jcmd is the one beside it (--jcmd to override).
 """
 import argparse
+import base64
 import calendar
 import glob
 import json
@@ -624,6 +625,26 @@ def page_data(path):
     at = text.find("const FG_DATA = ")
     check(at >= 0, f"{path}: no FG_DATA in the page")
     data, _ = json.JSONDecoder().raw_decode(text, at + len("const FG_DATA = "))
+    tm = data.get("time")
+    if tm and "packed" in tm:  # fg_time.c's form: base64 of LEB128 (cell and stack as deltas)
+        raw, p, flat = base64.b64decode(tm["packed"]), 0, []
+
+        def num():
+            nonlocal p
+            x = shift = 0
+            while True:
+                b = raw[p]
+                p += 1
+                x |= (b & 127) << shift
+                shift += 7
+                if not b & 128:
+                    return x
+        cell = 0
+        for i in range(tm["n"]):
+            dc, ds = num(), num()
+            cell += dc
+            flat += [cell, flat[-3] + ds if i and not dc else ds, num(), num()]
+        tm["entries"] = flat
     return data
 
 
