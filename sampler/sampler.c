@@ -6,10 +6,13 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "codemap.h"
+#include "evq.h"
 #include "guard.h"
 #include "handler.h"
 #include "hotspot.h"
@@ -41,6 +44,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
    * start does not wait for them */
   if (!err && c->native_frames) err = objects_init(0);
   if (!err && c->native_frames) err = native_init();
+  if (!err && c->alloc_interval) err = evq_init(); /* the allocation samples' queue */
   if (err) return err;
   timeline_set_limit(c->time_bytes ? c->time_bytes : TIMELINE_MAX_BYTES);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
@@ -71,6 +75,10 @@ int sampler_configure(const struct sampler_config *c) {
   if (c->native_frames && !sthread_config()->native_frames) {
     err = objects_init(0);
     if (!err) err = native_init();
+    if (err) return err;
+  }
+  if (c->alloc_interval) {
+    err = evq_init(); /* the allocation samples' queue, made once */
     if (err) return err;
   }
   sthread_set_config(c);
@@ -404,3 +412,13 @@ void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s),
 const char *sampler_frame_name(uint32_t id) { return intern_name(id); }
 
 size_t sampler_frame_count(void) { return intern_count(); }
+
+_Static_assert(sizeof(struct alloc_frame) == sizeof(jvmtiFrameInfo) &&
+                   offsetof(struct alloc_frame, method) == offsetof(jvmtiFrameInfo, method) &&
+                   offsetof(struct alloc_frame, bci) == offsetof(jvmtiFrameInfo, location),
+               "GetStackTrace's frames are queued as they are");
+
+int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
+                         const jvmtiFrameInfo *frames, int n) {
+  return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n);
+}

@@ -14,6 +14,7 @@
 #define SAMPLER_SAMPLER_H
 
 #include <jni.h>
+#include <jvmti.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -87,6 +88,19 @@ void sampler_method_unloaded(jmethodID m, const void *code);
 /* DynamicCodeGenerated: a stub, adapter or the interpreter. */
 void sampler_code_generated(const char *name, const void *code, jint size);
 
+/* ---- allocations (event=alloc: cfg.alloc_interval) ---- */
+
+/* JVMTI's SampledObjectAlloc, on the allocating thread: an object of `size` bytes of the class
+ * whose signature is sig[sig_len] ("[B"), allocated at frames[0..n) (GetStackTrace's, the top
+ * first). Queued for the sampler thread, which records it at its next round under the thread's
+ * root, the frames and the class as the leaf ("byte[]_[a]"), weighted as the bytes and
+ * allocations it stands for. Returns 0, -EAGAIN (no allocation run going on), -ENOSPC (the
+ * queue was full) or -ESRCH (the thread is not registered) — those two are counted as lost,
+ * with their estimated bytes, and kept under [sample lost]. Any thread; never waits for the
+ * sampler thread; not signal-safe. */
+int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
+                         const jvmtiFrameInfo *frames, int n);
+
 /* ---- what was recorded ---- */
 
 /* struct sampler_counters, the sampler thread's counters: types.h */
@@ -135,8 +149,8 @@ struct sampler_stack {
   const uint32_t *frames;
   int n;
   uint64_t samples; /* captures of this stack */
-  uint64_t units;   /* cost units */
-  uint64_t cpu_ns;  /* CPU time */
+  uint64_t units;   /* cost units (event=alloc: estimated allocations) */
+  uint64_t cpu_ns;  /* CPU time (event=alloc: estimated bytes) */
 };
 
 /* Calls fn for every distinct stack, in the order first seen (from a snapshot: sampling goes

@@ -47,6 +47,10 @@ struct sampler_config {
   int cpu_timers;       /* busy threads' samples by CPU-time timers at the scheduler tick, when
                            the interval is at least a tick (cpu event only) */
   size_t time_bytes;    /* the time axis's memory for its entries (timeline.h); 0: its default */
+  uint64_t alloc_interval; /* an allocation profile (event=alloc): the mean bytes between
+                              samples; the host feeds sampler_alloc_sample, no signal is sent,
+                              and the weights are estimated allocations (units) and bytes
+                              (cpu_ns). 0: a CPU or wall-clock profile */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of
@@ -187,6 +191,12 @@ struct sampler_counters {
                                   exit (its wall time: the thread's CPU unless preempted in it) */
   uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */
   uint64_t wall_ns;            /* sampling time */
+  /* event=alloc (alloc.h) */
+  uint64_t alloc_samples;    /* allocation samples recorded */
+  uint64_t alloc_bytes;      /* the bytes they stand for (estimated) */
+  uint64_t alloc_objects;    /* the allocations they stand for (estimated) */
+  uint64_t alloc_lost;       /* samples the queue could not take: under [sample lost] */
+  uint64_t alloc_lost_bytes; /* the bytes they stood for (estimated) */
 };
 
 #endif

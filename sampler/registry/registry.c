@@ -7,6 +7,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,6 +186,27 @@ int registry_has(pid_t tid) {
   int found = find_live(tid) >= 0;
   pthread_mutex_unlock(&registry.mu);
   return found;
+}
+
+int registry_identity(pid_t tid, int *hint, char *name, size_t len, int64_t *java_id) {
+  int i = *hint;
+  struct thread_slot *s = registry_slot(i);
+  if (!s || atomic_load(&s->state) != SLOT_LIVE || s->tid != tid) {
+    pthread_mutex_lock(&registry.mu);
+    i = find_live(tid);
+    pthread_mutex_unlock(&registry.mu);
+    if (i < 0) return -ESRCH;
+    *hint = i;
+    s = registry_slot(i);
+  }
+  pthread_mutex_lock(&s->lock); /* a rename writes the name under it */
+  int rc = atomic_load(&s->state) == SLOT_LIVE && s->tid == tid ? 0 : -ESRCH;
+  if (!rc) {
+    snprintf(name, len, "%s", s->name);
+    *java_id = s->java_id;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return rc;
 }
 
 int registry_tid_cmp(const void *a, const void *b) {

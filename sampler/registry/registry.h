@@ -85,6 +85,12 @@ int registry_has(pid_t tid);
  * returns how many there are, which may be more than cap. Thread-safe. */
 int registry_live_tids(pid_t *out, int cap);
 
+/* The name and Java id of the live thread with this tid into name[len] and *java_id, for
+ * events the thread posts itself (an allocation sampled). *hint: the slot index found last
+ * (-1 at first), tried first and updated. Returns 0 or -ESRCH (not registered). Thread-safe:
+ * takes the slot's lock, and the registry's when the hint misses. */
+int registry_identity(pid_t tid, int *hint, char *name, size_t len, int64_t *java_id);
+
 /* qsort/bsearch order of pid_t values. */
 int registry_tid_cmp(const void *a, const void *b);
 

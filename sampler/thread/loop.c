@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "guard.h"
 #include "handler.h"
 #include "objects.h"
@@ -441,6 +442,22 @@ static void drain(void) {
   }
 }
 
+/* event=alloc, after the last round: the records still queued are recorded — waiting at most
+ * ~20 ms for a producer still writing one (it is inside a JVMTI callback, copying). */
+static void drain_alloc(void) {
+  uint64_t deadline = plat_mono_ns() + 20000000;
+  for (;;) {
+    traces_lock();
+    loop.round_ns = plat_mono_ns();
+    alloc_drain();
+    int more = alloc_pending();
+    traces_unlock();
+    if (!more || plat_mono_ns() >= deadline) return;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 /* A xorshift generator for the rounds' jitter (sampler thread only). */
 static uint64_t jitter_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t jitter(uint64_t span) {
@@ -499,13 +516,14 @@ int sthread_run(void) {
   /* threads that end while this run samples in CPU mode leave their last CPU reading for it
    * (account_end); ends left from before it are not its own */
   for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
-  registry_keep_ended(!loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
+  int alloc = loop.cfg.alloc_interval != 0; /* event=alloc: the queue's rounds, no signals */
+  registry_keep_ended(!alloc && !loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
   memset(&loop.unsampled, 0, sizeof loop.unsampled);
   loop.unsampled.phase = loop_phase();
   /* busy threads' samples by CPU-time timers, when the interval is at least the tick that
    * fires them (a shorter one would get a sample a tick, not an interval) */
   loop.tick_ns = plat_tick_ns();
-  loop.timer_wait_ns = loop.cfg.cpu_timers && !loop.cfg.wall &&
+  loop.timer_wait_ns = loop.cfg.cpu_timers && !loop.cfg.wall && !alloc &&
                                loop.cfg.hasrun != SAMPLER_HASRUN_REGS && loop.tick_ns &&
                                loop.cfg.interval_ns >= loop.tick_ns
                            ? 2 * loop.tick_ns
@@ -520,7 +538,10 @@ int sthread_run(void) {
   loop.self_cpu_recorded = loop.self_units_given = 0;
   loop.next_discovery = 0;
   traces_unlock();
-  handler_set_active(1);
+  if (alloc)
+    alloc_set_interval(loop.cfg.alloc_interval); /* its queue was made by sampler_configure */
+  else
+    handler_set_active(1);
   uint64_t interval = loop.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
@@ -541,8 +562,9 @@ int sthread_run(void) {
       break;
     }
     loop.round_ns = now;
-    tick();
+    if (!alloc) tick();
     traces_lock();
+    if (alloc) alloc_drain();
     int refresh = housekeeping();
     /* a round costs from the end of the last one: its wake-up included, and one clock read
      * (a system call) a round instead of two */
@@ -565,7 +587,12 @@ int sthread_run(void) {
     }
     when = round_time(next, span);
   }
-  drain();
+  if (alloc) {
+    alloc_set_interval(0); /* no more records; those queued are recorded now */
+    drain_alloc();
+  } else {
+    drain();
+  }
   for (int i = 0; i < loop.cap; i++) loop_timer_drop(&loop.books[i]); /* none left armed */
   registry_keep_ended(0);
   plat_thread_running_release(); /* no descriptors kept between runs */

@@ -186,8 +186,22 @@ static void store_marker(const struct thread_slot *s, struct thread_book *b, uin
   store(s, n, units, cpu_ns, loop.round_ns);
 }
 
+uint32_t record_method_frame(jmethodID m, jint bci) {
+  return method_frame(m, bci, CODEMAP_FRAME_NATIVE);
+}
+
+int record_begin_stack(const struct thread_slot *s) { return begin_stack(s, NULL); }
+
+void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+                  uint64_t when) {
+  store(s, n, units, cpu_ns, when);
+}
+
 void record_self(uint64_t sampler_cpu_ns) {
-  if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS) return;
+  /* an allocation profile weighs bytes: the sampler thread's CPU has no place in it */
+  if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS ||
+      loop.cfg.alloc_interval)
+    return;
   uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
   if (!units) return; /* less than an interval's worth so far: it waits, like any thread's */
   int n = 0;

@@ -201,6 +201,16 @@ void record_self(uint64_t sampler_cpu_ns);
  * jmethodIDs are never seen again), counted in keys_unloaded. traces_lock held. */
 void record_sweep_keys(void);
 
+/* For records that come from elsewhere than the signal handler (alloc.c): the frame of method
+ * m at bytecode index bci (its kind unknown: plain); the root frame of thread s (with
+ * `threads`) into loop.fbuf, returning the frame count; and the store of loop.fbuf[0..n) with
+ * its weights at time `when` (s NULL: the sampler thread's), as every capture is stored.
+ * traces_lock held. */
+uint32_t record_method_frame(jmethodID m, jint bci);
+int record_begin_stack(const struct thread_slot *s);
+void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+                  uint64_t when);
+
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);
 

@@ -1,0 +1,191 @@
+/*
+ * alloc.c — allocation samples, from the allocating thread to the stack table (see alloc.h).
+ *
+ * The producer side (alloc_push) runs on any Java thread inside a JVMTI callback: it copies
+ * the record into the queue and counts what the queue refused, never waiting for the sampler
+ * thread. The consumer side (alloc_drain) runs on the sampler thread with traces_lock held,
+ * like every other writer of the stack table and the time axis.
+ */
+#include "alloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "evq.h"
+#include "platform.h"
+#include "registry.h"
+#include "round.h"
+#include "traces.h"
+#include "utf8.h"
+
+#define CLASS_MAX 512 /* bytes of a class signature kept (longer ones are cut) */
+
+/* A queued record; then nframes alloc_frame, the thread's name, the class signature. */
+struct alloc_rec {
+  uint64_t when; /* plat_mono_ns() in the callback */
+  uint64_t size; /* bytes */
+  int64_t java_id;
+  int32_t tid;
+  uint16_t name_len, class_len;
+  uint32_t nframes, pad;
+};
+
+static _Atomic uint64_t interval;                    /* 0: no run takes samples */
+static _Atomic uint64_t lost_samples, lost_bytes, lost_objects; /* since the last drain */
+static uint64_t rnd = 0x2545f4914f6cdd1dull;         /* the drain's rounding (sampler thread) */
+
+int alloc_set_interval(uint64_t i) {
+  if (i) {
+    int rc = evq_init();
+    if (rc) return rc;
+  }
+  atomic_store(&interval, i);
+  return 0;
+}
+
+double alloc_weight(uint64_t size, uint64_t i, double *objects) {
+  if (!size || !i) { /* interval 0 would sample every allocation: each is itself */
+    *objects = 1;
+    return (double)size;
+  }
+  double p = -expm1(-(double)size / (double)i);
+  *objects = 1 / p;
+  return (double)size / p;
+}
+
+/* Counts one sample the queue could not take, with its estimated weights. */
+static void count_lost(uint64_t size, uint64_t i) {
+  double objects, bytes = alloc_weight(size, i, &objects);
+  atomic_fetch_add(&lost_samples, 1);
+  atomic_fetch_add(&lost_bytes, (uint64_t)llround(bytes));
+  atomic_fetch_add(&lost_objects, (uint64_t)llround(objects));
+}
+
+int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
+               int n) {
+  uint64_t i = atomic_load(&interval);
+  if (!i) return -EAGAIN;
+  static __thread int hint = -1; /* this thread's registry slot, found once */
+  char name[REG_NAME_MAX];
+  int64_t java_id = 0;
+  pid_t tid = plat_gettid();
+  if (registry_identity(tid, &hint, name, sizeof name, &java_id) != 0) {
+    count_lost(size, i);
+    return -ESRCH;
+  }
+  if (n < 0) n = 0;
+  if (sig_len > CLASS_MAX) sig_len = CLASS_MAX;
+  size_t name_len = strlen(name);
+  size_t len = sizeof(struct alloc_rec) + (size_t)n * sizeof *frames + name_len + sig_len;
+  struct evq_ticket t;
+  unsigned char *p = evq_reserve(len, &t);
+  if (!p) {
+    count_lost(size, i);
+    return -ENOSPC;
+  }
+  struct alloc_rec r = {.when = plat_mono_ns(),
+                        .size = size,
+                        .java_id = java_id,
+                        .tid = (int32_t)tid,
+                        .name_len = (uint16_t)name_len,
+                        .class_len = (uint16_t)sig_len,
+                        .nframes = (uint32_t)n};
+  memcpy(p, &r, sizeof r);
+  p += sizeof r;
+  memcpy(p, frames, (size_t)n * sizeof *frames);
+  p += (size_t)n * sizeof *frames;
+  memcpy(p, name, name_len);
+  memcpy(p + name_len, sig, sig_len);
+  evq_commit(&t);
+  return 0;
+}
+
+size_t alloc_class_name(const char *sig, size_t n, char *out, size_t len) {
+  static const char *const prim[] = {"B", "byte",  "C", "char", "D", "double",  "F", "float",
+                                     "I", "int",   "J", "long", "S", "short",   "Z", "boolean",
+                                     "V", "void"};
+  size_t dims = 0, o = 0;
+  while (dims < n && sig[dims] == '[') dims++;
+  const char *e = sig + dims;
+  size_t el = n - dims;
+  char tmp[CLASS_MAX * 3 + 64];
+  if (el >= 2 && e[0] == 'L' && e[el - 1] == ';') { /* Ljava/lang/String; */
+    for (size_t k = 1; k + 1 < el && o + 1 < sizeof tmp; k++) tmp[o++] = e[k] == '/' ? '.' : e[k];
+  } else {
+    const char *word = NULL;
+    for (size_t k = 0; el == 1 && k < sizeof prim / sizeof *prim; k += 2)
+      if (e[0] == prim[k][0]) word = prim[k + 1];
+    if (word) {
+      o = strlen(word);
+      memcpy(tmp, word, o);
+    } else { /* not a signature: as it is */
+      for (size_t k = 0; k < el && o + 1 < sizeof tmp; k++) tmp[o++] = e[k];
+    }
+  }
+  for (size_t d = 0; d < dims && o + 2 < sizeof tmp; d++) tmp[o++] = '[', tmp[o++] = ']';
+  int w = utf8_name(tmp, o, out, len);
+  return w < 0 ? strlen(out) : (size_t)w;
+}
+
+/* A whole number whose expectation is x: floor(x), plus 1 with x's fraction as probability. */
+static uint64_t round_unbiased(double x) {
+  rnd ^= rnd << 13;
+  rnd ^= rnd >> 7;
+  rnd ^= rnd << 17;
+  double f = floor(x);
+  return (uint64_t)f + ((double)(rnd >> 11) * 0x1p-53 < x - f);
+}
+
+/* The interned leaf of class sig: "byte[]_[a]", the allocated-class frame kind. */
+static uint32_t class_frame(const char *sig, size_t n) {
+  char name[CLASS_MAX * 3 + 16];
+  size_t l = alloc_class_name(sig, n, name, sizeof name - 4);
+  memcpy(name + l, "_[a]", 5);
+  return intern_string(name, l + 4);
+}
+
+/* Records one queued record (evq_drain's callback). */
+static void record_one(void *ctx, const void *rec, size_t len) {
+  (void)ctx;
+  struct alloc_rec r;
+  if (len < sizeof r) return;
+  memcpy(&r, rec, sizeof r);
+  const unsigned char *p = (const unsigned char *)rec + sizeof r;
+  static struct thread_slot who; /* the thread as the record names it (it may have ended) */
+  who.tid = r.tid;
+  who.java_id = r.java_id;
+  size_t nl = r.name_len < sizeof who.name ? r.name_len : sizeof who.name - 1;
+  memcpy(who.name, p + (size_t)r.nframes * sizeof(struct alloc_frame), nl);
+  who.name[nl] = '\0';
+  const char *sig = (const char *)p + (size_t)r.nframes * sizeof(struct alloc_frame) + r.name_len;
+  int n = record_begin_stack(&who);
+  int depth = (int)r.nframes < loop.cfg.depth ? (int)r.nframes : loop.cfg.depth;
+  for (int k = depth - 1; k >= 0; k--) {
+    struct alloc_frame f;
+    memcpy(&f, p + (size_t)k * sizeof f, sizeof f);
+    loop.fbuf[n++] = record_method_frame(f.method, (jint)f.bci);
+  }
+  loop.fbuf[n++] = class_frame(sig, r.class_len);
+  double objects, bytes = alloc_weight(r.size, loop.cfg.alloc_interval, &objects);
+  uint64_t b = (uint64_t)llround(bytes), o = round_unbiased(objects);
+  record_store(&who, n, o, b, r.when);
+  loop.st.samples++;
+  loop.st.alloc_samples++;
+  loop.st.alloc_bytes += b;
+  loop.st.alloc_objects += o;
+}
+
+void alloc_drain(void) {
+  evq_drain(record_one, NULL);
+  uint64_t ls = atomic_exchange(&lost_samples, 0);
+  if (!ls) return;
+  uint64_t lb = atomic_exchange(&lost_bytes, 0), lo = atomic_exchange(&lost_objects, 0);
+  loop.fbuf[0] = loop.id_lost;
+  record_store(NULL, 1, lo, lb, loop.round_ns);
+  loop.st.alloc_lost += ls;
+  loop.st.alloc_lost_bytes += lb;
+}
+
+int alloc_pending(void) { return evq_pending(); }

@@ -1,0 +1,55 @@
+/*
+ * alloc.h — allocation samples (event=alloc): JVMTI's SampledObjectAlloc posts them on the
+ * allocating thread, where alloc_push puts a record (thread, time, size, class, Java frames)
+ * into the bounded queue (evq.h); the sampler thread drains the queue each round
+ * (alloc_drain) into the stack table and the time axis, weighted as estimated bytes and
+ * allocations. What the queue cannot take is counted (samples, estimated bytes) and kept in
+ * the profile under [sample lost]. The frames' and the class's names are made on the sampler
+ * thread.
+ */
+#ifndef SAMPLER_ALLOC_H
+#define SAMPLER_ALLOC_H
+
+#include <jni.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One frame as JVMTI's GetStackTrace gives it (jvmtiFrameInfo's layout). */
+struct alloc_frame {
+  jmethodID method;
+  int64_t bci; /* jlocation: the bytecode index, -1 for a native method */
+};
+
+/* Starts (interval: the mean sampling interval in bytes, > 0) or stops (0) taking records.
+ * Returns 0 or -ENOMEM (the queue could not be made). Between runs, or at their start. */
+int alloc_set_interval(uint64_t interval);
+
+/* A sampled allocation of `size` bytes of the class whose JVMTI signature is sig[sig_len]
+ * ("[B", "Ljava/lang/String;"), allocated at frames[0..n) (the top frame first), on the calling
+ * thread. Returns 0, -EAGAIN (no run is taking samples: not counted), -ENOSPC (the queue was
+ * full: counted lost), -ESRCH (the thread is not registered: counted lost). Any thread;
+ * lock-free but for the thread registry's lookup of the caller's name; never waits for the
+ * sampler thread. */
+int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
+               int n);
+
+/* The estimated weight of one sample of an allocation of size bytes at mean interval I:
+ * HotSpot samples the byte stream at exponentially distributed distances (mean I), so the
+ * allocation is sampled with p = 1 - exp(-size/I); it stands for size/p bytes and 1/p
+ * allocations. Pure. */
+double alloc_weight(uint64_t size, uint64_t interval, double *objects);
+
+/* The Java name of a class from its JVMTI signature (UTF-8): "[B" -> "byte[]",
+ * "[[Ljava/lang/Object;" -> "java.lang.Object[][]", "Ljava/lang/String;" -> "java.lang.String".
+ * Writes at most len bytes (NUL-terminated; cut when longer); returns the length. Pure. */
+size_t alloc_class_name(const char *sig, size_t n, char *out, size_t len);
+
+/* Records every record the queue holds now (each under the thread's root when `threads`, its
+ * Java frames, and its class as the leaf), and what could not be queued since the last drain.
+ * Sampler thread; traces_lock held. */
+void alloc_drain(void);
+
+/* 1 when records wait in the queue (a drain would record some). */
+int alloc_pending(void);
+
+#endif
