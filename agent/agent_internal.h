@@ -109,6 +109,11 @@ void events_remove(jvmtiEnv *jvmti);
  * at attach; ctl held. Returns 0 or agent_begin_run's negative errno-style code (said why). */
 int events_start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t);
 
+/* event=alloc: turns JVMTI's sampled allocation events on — the capability, the mean interval
+ * `bytes`, stacks of up to depth frames — or off (bytes 0). Returns 0 or check()'s code. ctl
+ * held. */
+int events_alloc(jvmtiEnv *jvmti, uint64_t bytes, int depth);
+
 /* The enum sampler_thread_state of the thread whose handle (a global reference) is h: the
  * sampler's thread_state callback. Called on the sampler thread; not signal-safe. */
 int events_thread_state(void *ctx, void *h);

@@ -110,6 +110,18 @@ static const struct counter_spec COUNTERS[] = {
      "`event=wall`: a state leaf)"},
     {"wall_reused", SEC_SAMPLING, U64(n.wall_reused), COUNT, "samples", 0,
      "`event=wall`: samples given again without a signal (the thread had not run)"},
+    {"alloc_samples", SEC_SAMPLING, U64(n.alloc_samples), COUNT, "samples", 0,
+     "`event=alloc`: allocation samples recorded (JVMTI `SampledObjectAlloc`)"},
+    {"alloc_bytes", SEC_SAMPLING, U64(n.alloc_bytes), COUNT, "bytes", 0,
+     "`event=alloc`: the bytes they stand for, estimated (each sample of an object of s bytes: "
+     "s / (1 − e^(−s/`alloc`))) — the folded counts, the flame graph's total"},
+    {"alloc_objects", SEC_SAMPLING, U64(n.alloc_objects), COUNT, "allocations", 0,
+     "`event=alloc`: the allocations they stand for, estimated (1 / (1 − e^(−s/`alloc`)) each)"},
+    {"alloc_lost", SEC_SAMPLING, U64(n.alloc_lost), COUNT, "samples", 1,
+     "`event=alloc`: samples the queue to the sampler thread could not take (full, or the "
+     "thread not registered): kept under `[sample lost]`"},
+    {"alloc_lost_bytes", SEC_SAMPLING, U64(n.alloc_lost_bytes), COUNT, "bytes", 0,
+     "`event=alloc`: the bytes they stood for, estimated (in the profile, under `[sample lost]`)"},
     {"process_cpu_ms", SEC_SAMPLING, U64(n.process_cpu_ns), NS_AS(1e6, 1), "ms", 0,
      "the whole process's CPU time while sampling (every thread)"},
     {"coverage", SEC_SAMPLING, GET(get_coverage), 1.0, 1, "%", 0,
@@ -380,7 +392,9 @@ int counters_json(FILE *f, const struct agent_options *o, const char *path,
   int rc = fg_write_json_string(f, path, strlen(path));
   if (rc) return rc;
   fprintf(f, ",\n  \"format\": \"%s\",\n  \"event\": \"%s\"", opt_format_name(o->format),
-          o->wall ? "wall" : "cpu");
+          o->alloc  ? "alloc"
+          : o->wall ? "wall"
+                    : "cpu");
   for (size_t i = 0; i < COUNTER_COUNT; i++) {
     char v[64];
     counter_value(&COUNTERS[i], r, v, sizeof v);
@@ -419,9 +433,14 @@ void counters_exit_line(char *buf, size_t len, const struct agent_options *o, co
                         const char *stats, const struct sampler_report *r) {
   char cov[32] = "n/a"; /* hasrun=regs measures no CPU time */
   if (o->hasrun != SAMPLER_HASRUN_REGS) snprintf(cov, sizeof cov, "%.1f%%", get_coverage(r));
-  int w =
-      snprintf(buf, len, "profile written to %s: %" PRIu64 " samples, coverage %s, own CPU %.2f%%",
-               path, r->n.units, cov, get_own_cpu_pct(r));
+  int w = o->alloc
+              ? snprintf(buf, len,
+                         "profile written to %s: %" PRIu64 " allocation samples, %" PRIu64
+                         " bytes (estimated), own CPU %.2f%%",
+                         path, r->n.alloc_samples, r->n.alloc_bytes, get_own_cpu_pct(r))
+              : snprintf(buf, len,
+                         "profile written to %s: %" PRIu64 " samples, coverage %s, own CPU %.2f%%",
+                         path, r->n.units, cov, get_own_cpu_pct(r));
   size_t n = w < 0 ? 0 : (size_t)w;
   const char *sep = "; ";
   for (size_t i = 0; i < COUNTER_COUNT && n < len; i++) {

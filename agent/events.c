@@ -316,6 +316,54 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   pthread_mutex_unlock(&agent.ctl);
 }
 
+/* ---- allocations (event=alloc) ---- */
+
+static _Atomic int alloc_depth; /* frames taken per sample while an allocation run is on */
+
+/* A sampled allocation (SampledObjectAlloc), on the allocating thread, in Java context: its
+ * stack from JVMTI (allowed here), queued for the sampler thread with the class's signature
+ * and the object's size. Never waits for the sampler thread. */
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject obj,
+                                     jclass cls, jlong size) {
+  (void)jni, (void)t, (void)obj;
+  int depth = atomic_load(&alloc_depth);
+  if (!depth || atomic_load(&agent.dead)) return;
+  char *sig = NULL;
+  if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
+  jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
+  jint n = 0;
+  if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
+    n = 0; /* the sample stays, under its class alone */
+  const char *c = sig ? sig : "?";
+  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n);
+  free(frames);
+  if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+}
+
+/* Turns allocation sampling on (mean interval `bytes`, frames up to depth) or off (bytes 0).
+ * Returns 0 or check()'s code. ctl held. */
+int events_alloc(jvmtiEnv *jvmti, uint64_t bytes, int depth) {
+  if (!bytes) {
+    atomic_store(&alloc_depth, 0);
+    return check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE,
+                                                    JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+                 "SetEventNotificationMode");
+  }
+  jvmtiCapabilities caps;
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_sampled_object_alloc_events = 1;
+  int rc = check((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities");
+  if (!rc)
+    rc = check((*jvmti)->SetHeapSamplingInterval(jvmti, (jint)bytes), "SetHeapSamplingInterval");
+  atomic_store(&alloc_depth, depth);
+  if (!rc)
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                  JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
+               "SetEventNotificationMode");
+  if (rc) atomic_store(&alloc_depth, 0);
+  return rc;
+}
+
 static const jvmtiEvent EVENTS[] = {
     JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
@@ -341,6 +389,7 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
   cb.CompiledMethodLoad = on_compiled_method_load;
   cb.CompiledMethodUnload = on_compiled_method_unload;
   cb.DynamicCodeGenerated = on_dynamic_code;
+  cb.SampledObjectAlloc = on_sampled_alloc; /* enabled by events_alloc */
   size_t nevents = sizeof EVENTS / sizeof *EVENTS - (codemap ? 0 : 3);
   int rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
   for (size_t i = 0; i < nevents && !rc; i++) {
@@ -357,5 +406,6 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
 void events_remove(jvmtiEnv *jvmti) {
   for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
   (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);
 }

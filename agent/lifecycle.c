@@ -103,6 +103,12 @@ int agent_begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
     chunks_cutter_stop();
     return rc;
   }
+  if (agent.opt.alloc && events_alloc(jvmti, agent.opt.alloc_bytes, agent.opt.depth) != 0) {
+    say("%s", "event=alloc: this JVM does not give sampled allocation events");
+    sampler_stop();
+    chunks_cutter_stop();
+    return -EINVAL;
+  }
   agent.state = RUNNING;
   return 0;
 }
@@ -110,6 +116,7 @@ int agent_begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
 /* Ends the run: sampling stopped, the last chunk (or the whole profile) written, the summary
  * line printed. ctl held. */
 void agent_finish_run(const char *why) {
+  if (agent.opt.alloc) events_alloc(agent.jvmti, 0, 0); /* before the queue's last drain */
   sampler_stop();
   chunks_cutter_stop();
   char path[OPT_FILE_MAX];
@@ -131,13 +138,15 @@ struct sampler_config agent_config_of(const struct agent_options *o) {
                                  .lines = o->lines,
                                  .ann = o->ann,
                                  .codemap = o->codemap,
-                                 .native_frames = o->cstack,
-                                 .jvm_threads = o->jvmthreads,
+                                 /* an allocation's stack is its Java frames (JVMTI's) */
+                                 .native_frames = o->cstack && !o->alloc,
+                                 .jvm_threads = o->jvmthreads && !o->alloc,
                                  .duration_ns = o->duration_ns,
                                  .wall = o->wall,
                                  .sig = o->sig,
                                  .cpu_timers = o->cputimers,
-                                 .time_bytes = o->timeline_bytes};
+                                 .time_bytes = o->timeline_bytes,
+                                 .alloc_interval = o->alloc ? o->alloc_bytes : 0};
 }
 
 /* Keeps this library mapped for the life of the process, even when the JVM unloads it after

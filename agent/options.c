@@ -30,6 +30,8 @@
 #define MAX_DEPTH 8192
 #define MIN_LOOP_NS 1000000000ull
 #define MIN_TIMELINE_BYTES (4ull << 10)
+#define MIN_ALLOC_BYTES (1ull << 10)
+#define MAX_ALLOC_BYTES (1ull << 30) /* SetHeapSamplingInterval takes a jint */
 #define MAX_TIMELINE_BYTES (1ull << 30)
 #define HELP_WIDTH 80 /* columns of the help text */
 
@@ -378,8 +380,10 @@ static int parse_event(const struct opt_spec *opt, const char *v, struct agent_o
     o->wall = 0;
   else if (!strcmp(v, "wall"))
     o->wall = 1;
+  else if (!strcmp(v, "alloc"))
+    o->alloc = 1;
   else
-    return fail(err, errlen, "event=%s: accepted: cpu, wall", v);
+    return fail(err, errlen, "event=%s: accepted: cpu, wall, alloc", v);
   return 0;
 }
 
@@ -416,6 +420,32 @@ static int parse_timeline(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
+/* A size in bytes: digits with an optional unit k, m or g (KiB, MiB, GiB), in lo..hi; into
+ * *out. Returns 0 or -1. */
+static int parse_size(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (v[0] < '0' || v[0] > '9') return -1;
+  unsigned long long n = strtoull(v, &end, 10);
+  unsigned shift = *end == 'k' ? 10 : *end == 'm' ? 20 : *end == 'g' ? 30 : 0;
+  if (errno || (shift && end[1]) || (!shift && *end) || n > (1ull << 34) || (n << shift) < lo ||
+      (n << shift) > hi)
+    return -1;
+  *out = n << shift;
+  return 0;
+}
+
+static int parse_alloc(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                       char *err, size_t errlen) {
+  (void)opt;
+  if (parse_size(v, MIN_ALLOC_BYTES, MAX_ALLOC_BYTES, &o->alloc_bytes))
+    return fail(err, errlen,
+                "alloc=%s: accepted: a size in bytes, with or without a unit k, m or g, from 1k "
+                "to 1g (e.g. alloc=512k)",
+                v);
+  return 0;
+}
+
 static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_options *o,
                         char *err, size_t errlen) {
   (void)opt;
@@ -446,7 +476,16 @@ static const struct opt_spec OPTIONS[] = {
      "they spend wall-clock time, running or waiting (a sample per interval per thread, its "
      "state — `[running]`, `[sleeping]`, `[parked]`, `[waiting]`, `[blocked on monitor]`, `[in "
      "system call]` — as the leaf; a thread that has not run since its last sample gives it "
-     "again without being signalled)"},
+     "again without being signalled); `alloc`: what allocates (JVMTI's sampled allocations, "
+     "every `alloc=` bytes on average, TLAB or not): the allocating Java stack, the allocated "
+     "class as the leaf (`byte[]_[a]`), weighed in estimated bytes (the folded counts) and "
+     "allocations; Java frames only (`cstack`, `jvmthreads`, `hasrun`, `signal`, `cputimers` do "
+     "not apply; `interval` is how often the samples are recorded); not with `format=pprof` or "
+     "`jfr` yet"},
+    {"alloc", "SIZE", OPT_TAKES_VALUE, parse_alloc, 0, "512k", NULL,
+     "with `event=alloc`: the mean number of bytes a thread allocates between two samples "
+     "(HotSpot draws each distance at random, so every size is seen in proportion); `k`, `m`, "
+     "`g` or bytes, from `1k` to `1g`"},
     {"interval", "TIME", OPT_TAKES_VALUE, parse_interval, 0, "10ms", NULL,
      "time between samples, with a unit `ns`, `us`, `ms`, `s`; 100us to 10s"},
     {"file", "PATH", OPT_TAKES_VALUE, parse_file, 0, NULL, "`sampler-%p.<format>`",
@@ -584,6 +623,11 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(err, errlen,
                 "event=wall: needs hasrun=auto or hasrun=cpu (it tells threads that have not run "
                 "by their CPU clocks)");
+  if (o->alloc && o->weight == WEIGHT_CPU)
+    return fail(err, errlen, "weight=cpu: not with event=alloc (its weight is bytes)");
+  if (o->alloc && o->hasrun == SAMPLER_HASRUN_REGS)
+    return fail(err, errlen, "hasrun=regs: not with event=alloc (no thread is signalled)");
+  if (o->alloc) o->weight = WEIGHT_BYTES;
   if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(
         err, errlen,
@@ -598,6 +642,11 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
+  if (o->alloc && (o->format == FORMAT_PPROF || o->format == FORMAT_JFR))
+    return fail(err, errlen,
+                "event=alloc: format=%s is not written for allocations yet (folded, text, svg, "
+                "html are)",
+                opt_format_name(o->format));
   if (*o->stats) {
     char pattern[sizeof o->stats];
     snprintf(pattern, sizeof pattern, "%s", o->stats);

@@ -22,7 +22,8 @@ enum opt_format {
   FORMAT_PPROF,
   FORMAT_JFR
 };
-enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU };
+/* What a folded count is: samples, CPU ns, or (event=alloc, set by the parser) bytes. */
+enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU, WEIGHT_BYTES };
 
 struct agent_options {
   uint64_t interval_ns;            /* interval=     default 10ms */
@@ -46,6 +47,8 @@ struct agent_options {
   uint64_t loop_ns;         /* loop=         default 0: one profile */
   size_t timeline_bytes;    /* timeline=     default 32m: the time axis's memory */
   int wall;                 /* event=        cpu (0, default) | wall (1) */
+  int alloc;                /* event=alloc   allocations (wall 0): weight is then WEIGHT_BYTES */
+  uint64_t alloc_bytes;     /* alloc=        mean bytes between allocation samples, 512k */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
   char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */
   int help;                 /* help */

@@ -47,8 +47,19 @@ static size_t max_nodes = OUTPUT_MAX_NODES;
 
 void output_set_graph_limit(size_t frames) { max_nodes = frames ? frames : OUTPUT_MAX_NODES; }
 
+/* Of a stack's two weights, the one `weight` (enum opt_weight) counts: its cost units
+ * (samples), or its second weight — CPU ns, or an allocation profile's estimated bytes. */
+static uint64_t pick(int weight, uint64_t units, uint64_t second) {
+  return weight == WEIGHT_SAMPLES ? units : second;
+}
+
+/* The unit of `weight` as the outputs name it. */
+static const char *unit_of(int weight) {
+  return weight == WEIGHT_BYTES ? "bytes" : weight == WEIGHT_CPU ? "ns" : "samples";
+}
+
 static uint64_t stack_weight(int weight, const struct sampler_stack *t) {
-  return weight == WEIGHT_CPU ? t->cpu_ns : t->units;
+  return pick(weight, t->units, t->cpu_ns);
 }
 
 /* qsort_r order of stack indices: the heaviest first, then the order first seen. */
@@ -136,7 +147,7 @@ static int add_time(const struct sampler_snapshot *s, int weight, struct graph *
     rc = fg_profile_time_thread(g->p, tm->threads[i].tid, tm->threads[i].name);
   for (size_t i = 0; i < tm->n && rc >= 0; i++) {
     const struct sampler_time_entry *e = &tm->entries[i];
-    uint64_t w = weight == WEIGHT_CPU ? e->cpu_ns : e->units;
+    uint64_t w = pick(weight, e->units, e->cpu_ns);
     if (w && e->stack < s->n && node_of[e->stack] != UINT32_MAX)
       rc = fg_profile_time_add(g->p, e->cell, node_of[e->stack], e->thread, w);
   }
@@ -229,7 +240,7 @@ struct report_ctx {
 };
 
 static uint64_t view_weight(const struct report_ctx *c, const struct sampler_stack *t) {
-  return c->weight == WEIGHT_CPU ? t->cpu_ns : t->units;
+  return stack_weight(c->weight, t);
 }
 
 static void report_trace(void *vctx, const struct sampler_stack *t) {
@@ -313,11 +324,28 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   struct tm tm;
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
   opt_format_duration(o->interval_ns, ival, sizeof ival);
-  fprintf(f, "sampler %s profile of %s (pid %d), written %s\n", o->wall ? "wall-clock" : "CPU",
+  fprintf(f, "sampler %s profile of %s (pid %d), written %s\n",
+          o->alloc  ? "allocation"
+          : o->wall ? "wall-clock"
+                    : "CPU",
           program, (int)getpid(), when);
-  fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s, is it running: %s\n\n", ival,
-          hasrun_name(o->hasrun), o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples", o->depth,
-          o->sig_name, plat_thread_running_source());
+  if (o->alloc) {
+    const struct sampler_counters *n = &r->n;
+    fprintf(f,
+            "allocation sampling interval %" PRIu64 " bytes (mean, JVMTI SampledObjectAlloc), "
+            "weight bytes (estimated), depth %d, recorded every %s\n",
+            o->alloc_bytes, o->depth, ival);
+    fprintf(f,
+            "%" PRIu64 " samples stand for %" PRIu64 " bytes in %" PRIu64
+            " allocations (estimated); lost: %" PRIu64 " samples (%" PRIu64
+            " bytes), kept under [sample lost]\n\n",
+            n->alloc_samples + n->alloc_lost, n->alloc_bytes + n->alloc_lost_bytes,
+            n->alloc_objects, n->alloc_lost, n->alloc_lost_bytes);
+  } else {
+    fprintf(f, "interval %s, hasrun %s, weight %s, depth %d, signal %s, is it running: %s\n\n",
+            ival, hasrun_name(o->hasrun), o->weight == WEIGHT_CPU ? "cpu (ns)" : "samples",
+            o->depth, o->sig_name, plat_thread_running_source());
+  }
   counters_text(f, r);
   write_breakdowns(f, o, r);
 }
@@ -325,14 +353,17 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
 static void write_hot(FILE *f, struct report_ctx *c, const char *what,
                       int (*cmp)(const void *, const void *), int self) {
   qsort(c->rows, c->nrows, sizeof *c->rows, cmp);
-  fprintf(f, "Hot frames by %s\n  %8s %7s  %s\n", what, c->weight == WEIGHT_CPU ? "ms" : "samples",
+  fprintf(f, "Hot frames by %s\n  %8s %7s  %s\n", what,
+          c->weight == WEIGHT_CPU     ? "ms"
+          : c->weight == WEIGHT_BYTES ? "kB"
+                                      : "samples",
           "%", "frame");
   for (size_t i = 0; i < c->nrows && i < 25; i++) {
     uint64_t v = self ? c->rows[i].self : c->rows[i].total;
     if (!v) break;
-    if (c->weight == WEIGHT_CPU)
-      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / 1e6, pct(v, c->total),
-              sampler_frame_name(c->rows[i].id));
+    if (c->weight != WEIGHT_SAMPLES)
+      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / (c->weight == WEIGHT_CPU ? 1e6 : 1024.0),
+              pct(v, c->total), sampler_frame_name(c->rows[i].id));
     else
       fprintf(f, "  %8" PRIu64 " %6.2f%%  %s\n", v, pct(v, c->total),
               sampler_frame_name(c->rows[i].id));
@@ -355,7 +386,10 @@ static int write_text(FILE *f, const struct agent_options *o, const struct sampl
   for (size_t i = 0; i < c.nrows; i++) c.rows[i].id = (uint32_t)i;
   sampler_snapshot_foreach(s, report_trace, &c);
   fprintf(f, "Total: %" PRIu64 " %s in %zu distinct stacks\n\n", c.total,
-          c.weight == WEIGHT_CPU ? "ns of CPU" : "samples", s->report.stacks);
+          c.weight == WEIGHT_CPU     ? "ns of CPU"
+          : c.weight == WEIGHT_BYTES ? "bytes allocated (estimated)"
+                                     : "samples",
+          s->report.stacks);
   write_hot(f, &c, "self", by_self, 1);
   write_hot(f, &c, "total (inclusive)", by_total, 0);
   free(c.rows);
@@ -411,19 +445,31 @@ int output_write(const struct agent_options *o, const char *path, const struct s
       char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
       fg_options_init(&fo);
       opt_format_duration(o->interval_ns, ival, sizeof ival);
-      snprintf(title, sizeof title, "%s profile: %s", o->wall ? "Wall-clock" : "CPU", program);
+      snprintf(title, sizeof title, "%s profile: %s",
+               o->alloc  ? "Allocation"
+               : o->wall ? "Wall-clock"
+                         : "CPU",
+               program);
       grouped(r->n.samples, captures, sizeof captures);
       grouped(g.total, total, sizeof total);
       /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
        * none, so its subtitle says it */
       if (o->format == FORMAT_SVG)
         snprintf(weighed, sizeof weighed, "%s %s from ", total,
-                 o->weight == WEIGHT_CPU ? "ns of CPU" : "samples");
-      snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
-               (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
+                 o->weight == WEIGHT_CPU     ? "ns of CPU"
+                 : o->weight == WEIGHT_BYTES ? "bytes"
+                                             : "samples");
+      if (o->alloc)
+        snprintf(sub, sizeof sub,
+                 "sampler, pid %d, allocations sampled every %" PRIu64
+                 " bytes on average, %s%s samples (bytes estimated)",
+                 (int)getpid(), o->alloc_bytes, weighed, captures);
+      else
+        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
+                 (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
       fo.title = title;
       fo.subtitle = sub;
-      fo.count_name = o->weight == WEIGHT_CPU ? "ns" : "samples";
+      fo.count_name = unit_of(o->weight);
       fo.palette = FG_PAL_JAVA;
       rc = o->format == FORMAT_SVG ? fg_write_svg(f, g.p, &fo) : fg_write_html(f, g.p, &fo);
       fg_profile_free(g.p);

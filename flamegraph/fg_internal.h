@@ -203,6 +203,7 @@ typedef enum fg_kind {
   FG_KIND_SYNTHETIC,
   FG_KIND_CPP,
   FG_KIND_THREAD,
+  FG_KIND_ALLOC, /* _[a]: the class an allocation profile's leaf allocated */
   FG_KIND_COUNT
 } fg_kind;
 

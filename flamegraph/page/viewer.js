@@ -11,6 +11,13 @@
   const $ = (id) => document.getElementById(id);
   const { fmt, pct, esc } = M;
   const cnt = D.countName || "samples";
+  /* the tables' headers say the unit (samples, ns, bytes) */
+  for (const th of document.querySelectorAll("#ftable th.num, #rtable th.num"))
+    th.textContent = th.textContent.replace("Samples", cnt[0].toUpperCase() + cnt.slice(1));
+  for (const k of ["self", "total"]) {
+    const th = document.querySelector(`#ftable th[data-k="${k}"]`);
+    if (th) th.textContent += ` (${cnt})`;
+  }
 
   /* ---- frame kinds and colours (the data's palette) ---- */
   const P = D.palette,

@@ -209,9 +209,9 @@ ParameterizedTestParameters(options, rejected) {
        "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
        "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
-       "unknown option 'nope' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'nope' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'Interval' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -286,6 +286,7 @@ static bool is_weight_cpu(const struct agent_options *p) { return p->weight == W
 static bool is_timeline_64k(const struct agent_options *p) { return p->timeline_bytes == 65536; }
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
 static bool is_event_wall(const struct agent_options *p) { return p->wall == 1; }
+static bool is_alloc_64k(const struct agent_options *p) { return p->alloc_bytes == 65536; }
 static bool is_loop_10m(const struct agent_options *p) {
   return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
 }
@@ -307,8 +308,12 @@ struct option_case {
 
 /* In the option table's order (options/every_option_has_a_case checks). */
 static const struct option_case OPTION_CASES[] = {
-    {"event", "event=wall", is_event_wall, "event=alloc", "event=alloc: accepted: cpu, wall",
+    {"event", "event=wall", is_event_wall, "event=lock", "event=lock: accepted: cpu, wall, alloc",
      "event=cpu"},
+    {"alloc", "alloc=64k", is_alloc_64k, "alloc=512",
+     "alloc=512: accepted: a size in bytes, with "
+     "or without a unit k, m or g, from 1k to 1g (e.g. alloc=512k)",
+     "alloc=512k"},
     {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
      "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
      "interval=10ms"},
@@ -373,6 +378,8 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->weight, b->weight, "%s: weight", what);
   cr_expect_eq(a->loop_ns, b->loop_ns, "%s: loop_ns", what);
   cr_expect_eq(a->wall, b->wall, "%s: wall", what);
+  cr_expect_eq(a->alloc, b->alloc, "%s: alloc", what);
+  cr_expect_eq(a->alloc_bytes, b->alloc_bytes, "%s: alloc_bytes", what);
   cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
   cr_expect_str_eq(a->stats, b->stats, "%s: stats", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
@@ -604,4 +611,36 @@ Test(options, loop_chunks_are_named_by_number_and_start_time) {
   cr_expect_str_eq(o.file_pattern, "sampler-%p-%n.svg", "the default name numbers the chunks");
   cr_assert_eq(opt_set_file(&o, "/tmp/last.html", err, sizeof err), 0, "%s", err);
   cr_expect_eq(o.format, FORMAT_HTML, "the format follows the new file's extension");
+}
+
+/* event=alloc: its weight is bytes, the sizes it takes, and the combinations it refuses. */
+Test(options, event_alloc) {
+  cr_assert_eq(opt_parse("event=alloc", &o, err, sizeof err), 0, "%s", err);
+  cr_expect(o.alloc && !o.wall && o.weight == WEIGHT_BYTES && o.alloc_bytes == 512 << 10);
+  static const struct {
+    const char *s;
+    uint64_t bytes;
+  } good[] = {{"event=alloc,alloc=1k", 1024},
+              {"event=alloc,alloc=4096", 4096},
+              {"event=alloc,alloc=1g", 1 << 30},
+              {"event=alloc,alloc=2m,format=html", 2 << 20}};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    cr_expect_eq(opt_parse(good[i].s, &o, err, sizeof err), 0, "%s: %s", good[i].s, err);
+    cr_expect_eq(o.alloc_bytes, good[i].bytes, "%s", good[i].s);
+  }
+  static const struct {
+    const char *s, *msg;
+  } bad[] = {{"event=alloc,alloc=1023", "alloc=1023: accepted"},
+             {"event=alloc,alloc=2g", "alloc=2g: accepted"},
+             {"event=alloc,alloc=-1k", "alloc=-1k: accepted"},
+             {"event=alloc,alloc=1kb", "alloc=1kb: accepted"},
+             {"event=alloc,alloc=99999999999999999999", "alloc=99999999999999999999: accepted"},
+             {"event=alloc,weight=cpu", "weight=cpu: not with event=alloc"},
+             {"event=alloc,hasrun=regs", "hasrun=regs: not with event=alloc"},
+             {"event=alloc,format=pprof", "event=alloc: format=pprof is not written"},
+             {"event=alloc,file=x.jfr", "event=alloc: format=jfr is not written"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_expect_eq(opt_parse(bad[i].s, &o, err, sizeof err), -EINVAL, "%s", bad[i].s);
+    cr_expect(strstr(err, bad[i].msg), "%s: %s", bad[i].s, err);
+  }
 }
