@@ -416,7 +416,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -2666,6 +2666,106 @@ def case_arm64_torture():
             no_temp_left(out)
 
 
+# ---- event=alloc: what allocates ----
+
+ALLOC_INTERVAL = 8 << 10  # alloc=8k: ~10,000 samples per small-object method at 64 MB a part
+ALLOC_CLASSES = {"allocTruthSmall": "Scenarios$AllocTruthItem", "allocTruthArrays": "long[]",
+                 "allocTruthBig": "byte[]"}
+
+
+def alloc_truth(stdout):
+    """{method: (bytes, objects)} from the alloctruth scenario's own count."""
+    truth = {}
+    for line in stdout.splitlines():
+        if line.startswith("alloctruth "):
+            _, method, b, o = line.split()
+            truth[method] = (int(b), int(o))
+    check(set(truth) == set(ALLOC_CLASSES), f"the scenario's counts are missing: {stdout[-1000:]!r}")
+    return truth
+
+
+def case_alloc_truth():
+    """event=alloc against ground truth: two threads allocate 3:1 in bytes (alloc-three: small
+    objects and long[100] arrays; alloc-one: byte[2 MB], too big for a TLAB), each method one
+    class, its bytes measured by ThreadMXBean.getThreadAllocatedBytes around each call. The
+    estimated bytes per method within 5% of the truth, the per-class shares of the two threads
+    within 2 points; the run has the samples for that (computed from the interval) and lost
+    none. A bad alloc= is refused, naming the option."""
+    for opts, msg in (("event=alloc,alloc=0", "alloc=0: accepted: a size in bytes"),
+                      ("event=alloc,alloc=2g", "alloc=2g: accepted: a size in bytes"),
+                      ("event=alloc,alloc=12x", "alloc=12x: accepted: a size in bytes"),
+                      ("event=alloc,format=pprof", "event=alloc: format=pprof is not written")):
+        p = run(opts, "exit", 0.1, timeout=60)
+        check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
+    out = tmpfile(".folded")
+    p = run(f"event=alloc,alloc={ALLOC_INTERVAL // 1024}k,threads,file={out}", "alloctruth", 0, extra_args=("64",))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    truth = alloc_truth(p.stdout)
+    stats = summary(p.stderr)
+    stacks = parse_folded(out)
+    est = {m: 0 for m in ALLOC_CLASSES}
+    classes, threads = {}, {}
+    for stack, v in stacks.items():
+        frames = stack.split(";")
+        if not frames[0].startswith(("[alloc-three tid=", "[alloc-one tid=")):
+            continue
+        threads[frames[0].split()[0]] = threads.get(frames[0].split()[0], 0) + v
+        check(frames[-1].endswith("_[a]"), f"leaf not an allocated class: {stack[-200:]}")
+        classes[frames[-1][:-4]] = classes.get(frames[-1][:-4], 0) + v
+        for m in est:
+            if f"Scenarios.{m}" in frames:
+                est[m] += v
+    # the precondition: enough samples for 5% — an estimate from n samples of objects much
+    # smaller than the interval has a relative standard error of ~1/sqrt(n); 4 of them in 5%
+    need = (4 / 0.05) ** 2
+    for m, (b, o) in truth.items():
+        size = b / o
+        expected = o * -math.expm1(-size / ALLOC_INTERVAL)
+        err = math.sqrt(o * (1 / -math.expm1(-size / ALLOC_INTERVAL) - 1)) * size / b  # relative
+        print(f"{m}: truth {b} bytes in {o} objects ({size:.0f} B each), estimated {est[m]} "
+              f"({100 * (est[m] - b) / b:+.2f}%), ~{expected:.0f} samples, standard error {100 * err:.2f}%")
+        check(err * 4 <= 0.05, f"{m}: {expected:.0f} samples expected, fewer than the {need:.0f} that 5% needs")
+    lost = int(stats["alloc_lost_bytes"])
+    print(f"samples {stats['alloc_samples']}, lost {stats['alloc_lost']} ({lost} bytes); threads {threads}")
+    check(lost * 100 < sum(b for b, _ in truth.values()), f"the queue lost {lost} bytes' samples (over 1%)")
+    for m, (b, _) in truth.items():
+        check(abs(est[m] - b) <= 0.05 * b, f"{m}: estimated {est[m]} bytes, truth {b}: off by more than 5%")
+    whole, twhole = sum(classes.values()), sum(b for b, _ in truth.values())
+    for m, cls in ALLOC_CLASSES.items():
+        share, tshare = 100 * classes.get(cls, 0) / whole, 100 * truth[m][0] / twhole
+        print(f"class {cls}: {share:.2f}% of the two threads' bytes, truth {tshare:.2f}%")
+        check(abs(share - tshare) <= 2, f"class {cls}: share {share:.2f}%, truth {tshare:.2f}%")
+    three, one = threads.get("[alloc-three", 0), threads.get("[alloc-one", 0)
+    check(one and abs(three / one - 3) <= 0.15, f"threads 3:1 in bytes, profile says {three}:{one}")
+    no_temp_left(out)
+
+
+def case_alloc_outputs():
+    """event=alloc's units in the text report and the HTML page: bytes, not samples or CPU; the
+    interval and what was lost said; the allocated class as its own frame kind on the page."""
+    out = tmpfile(".txt")
+    p = run(f"event=alloc,alloc=64k,file={out}", "alloctruth", 0, extra_args=("8",))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    text = open(out, encoding="utf-8").read()
+    for must in ("sampler allocation profile of", "allocation sampling interval 65536 bytes",
+                 "bytes allocated (estimated)", "lost: 0 samples (0 bytes)", "Hot frames by self\n        kB",
+                 "byte[]_[a]", "Scenarios.allocTruthBig"):
+        check(must in text, f"text report: {must!r} missing:\n{text[:3000]}")
+    check("samples in" not in text.split("Total:")[1].splitlines()[0], "text total not in bytes")
+    print("text:", text.split("Total:")[1].splitlines()[0].strip())
+    page = tmpfile(".html")
+    p = run(f"event=alloc,alloc=64k,threads,file={page}", "alloctruth", 0, extra_args=("8",))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    data = page_data(page)
+    check(data["countName"] == "bytes", f"page unit {data['countName']!r}")
+    check("Allocation profile" in open(page, encoding="utf-8").read(), "page title")
+    kinds = [k["id"] for k in data["palette"]["kinds"]]
+    alloc = [n for k, n in zip(data["nameKinds"], data["names"]) if kinds[k] == "alloc"]
+    check("byte[]_[a]" in alloc and "long[]_[a]" in alloc, f"allocated-class frames: {alloc[:10]}")
+    print(f"page: {data['countName']}, {len(alloc)} allocated classes, total {data['total']}")
+    no_temp_left(page)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 # The one list of cases is the case_* functions above, in their order; `run.py --list` prints
@@ -2690,7 +2790,7 @@ DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlo
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
-                    "same_result"}
+                    "same_result", "alloc_outputs"}
 
 
 def list_cases():

@@ -11,6 +11,11 @@
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 //   inline    one thread in a hot loop whose small callee the JIT inlines
 //   allocsmall one thread allocating small arrays (with -Xint: a VM call each)
+//   alloctruth two threads allocating known volumes (third argument: MB per part), 3:1 in
+//             bytes: "alloc-three" small objects (allocTruthSmall, AllocTruthItem) and long[100]
+//             arrays (allocTruthArrays), "alloc-one" byte[2 MB] arrays, too big for a TLAB
+//             (allocTruthBig); prints "alloctruth <method> <bytes> <objects>" per method (its
+//             bytes measured by ThreadMXBean.getThreadAllocatedBytes around each call)
 //   unload    one thread that loads Payload0..7 from the directory given as the third argument
 //             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
 //             every 8 loads unloads them); prints "loaded N" and "unloaded N"
@@ -172,6 +177,61 @@ public class Scenarios {
             for (int i = 0; i < 1000; i++) { long[] a = new long[1000 + (i & 7)]; h += a.length + a[i & 7]; }
         }
         return h;
+    }
+
+    // ---- alloctruth: known allocation volumes, one class per method ----
+    static final class AllocTruthItem {
+        long a, b;
+        AllocTruthItem(long x) { a = x; b = ~x; }
+    }
+    static final Object[] allocKeep = new Object[4096]; // escapes: no allocation is optimized away
+
+    static int allocTruthSmall(int k) {
+        for (int i = 0; i < 2000; i++) allocKeep[(k + i) & 4095] = new AllocTruthItem(i);
+        return 2000;
+    }
+
+    static int allocTruthArrays(int k) {
+        for (int i = 0; i < 100; i++) allocKeep[(k + i) & 4095] = new long[100];
+        return 100;
+    }
+
+    static int allocTruthBig(int k) {
+        allocKeep[k & 4095] = new byte[2 << 20];
+        return 1;
+    }
+
+    interface AllocStep { int run(int k); }
+
+    // Calls each step in turn until the thread has allocated `limit` bytes; each step's bytes
+    // (the thread's own counter around the call) and objects go into bytes[i] and objects[i].
+    static void allocTruthThread(AllocStep[] steps, long limit, long[] bytes, long[] objects) {
+        com.sun.management.ThreadMXBean m = (com.sun.management.ThreadMXBean) mx;
+        long id = Thread.currentThread().getId(), start = m.getThreadAllocatedBytes(id), k = 0;
+        while (m.getThreadAllocatedBytes(id) - start < limit) {
+            for (int i = 0; i < steps.length; i++) {
+                long before = m.getThreadAllocatedBytes(id);
+                objects[i] += steps[i].run((int) k++);
+                bytes[i] += m.getThreadAllocatedBytes(id) - before;
+            }
+        }
+    }
+
+    static void allocTruth(long mbPerPart) throws InterruptedException {
+        long part = mbPerPart << 20;
+        long[] threeBytes = new long[2], threeObjects = new long[2];
+        long[] oneBytes = new long[1], oneObjects = new long[1];
+        Thread three = new Thread(() -> allocTruthThread(new AllocStep[] {Scenarios::allocTruthSmall, Scenarios::allocTruthArrays},
+                3 * part, threeBytes, threeObjects), "alloc-three");
+        Thread one = new Thread(() -> allocTruthThread(new AllocStep[] {Scenarios::allocTruthBig}, part, oneBytes, oneObjects),
+                "alloc-one");
+        three.start();
+        one.start();
+        three.join();
+        one.join();
+        System.out.println("alloctruth allocTruthSmall " + threeBytes[0] + " " + threeObjects[0]);
+        System.out.println("alloctruth allocTruthArrays " + threeBytes[1] + " " + threeObjects[1]);
+        System.out.println("alloctruth allocTruthBig " + oneBytes[0] + " " + oneObjects[0]);
     }
 
     static long inlineCaller() {
@@ -560,6 +620,9 @@ public class Scenarios {
                 break;
             case "alloc":
                 worker("alloc", () -> sink += allocLoop());
+                break;
+            case "alloctruth":
+                allocTruth(Long.parseLong(args[2]));
                 break;
             case "allocsmall":
                 worker("allocsmall", () -> sink += allocSmallLoop());
