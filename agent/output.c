@@ -411,9 +411,15 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   } else if (o->format == FORMAT_PPROF) {
     char ival[32], comment[128];
     opt_format_duration(o->interval_ns, ival, sizeof ival);
-    snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
-             ival, hasrun_name(o->hasrun));
-    struct pprof_info info = {o->interval_ns, o->threads, o->wall, comment, program};
+    if (o->alloc)
+      snprintf(comment, sizeof comment,
+               "sampler, pid %d, allocations sampled every %" PRIu64 " bytes on average",
+               (int)getpid(), o->alloc_bytes);
+    else
+      snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
+               ival, hasrun_name(o->hasrun));
+    struct pprof_info info = {o->interval_ns, o->threads, o->wall,
+                              comment,        program,    o->alloc ? o->alloc_bytes : 0};
     rc = pprof_write(f, &info, s);
   } else if (o->format == FORMAT_JFR) {
     char ival[32];

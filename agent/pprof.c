@@ -4,7 +4,9 @@
  * its own and then copied into its parent), and zlib's gzip.
  *
  * What goes in: two sample types, `samples`/count (cost units: the folded counts) and
- * `cpu`/nanoseconds; one Function and one Location per distinct frame name, except that a name
+ * `cpu`/nanoseconds (`event=wall`: `wall`/nanoseconds between them; `event=alloc`:
+ * `alloc_objects`/count and `alloc_space`/bytes, the estimated allocations and bytes, as Go's
+ * and async-profiler's allocation profiles name them); one Function and one Location per distinct frame name, except that a name
  * ending in ":<line>" (the `lines` option) becomes its function's name plus Line.line, so
  * pprof's views add up the lines of a method; a stack's root frame `[NAME tid=N]` (the
  * `threads` option) becomes the labels thread=NAME and tid=N. Stacks are leaf first, as pprof
@@ -249,9 +251,11 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   if (!e.location_of) return -ENOMEM;
   str_of(&e.str, ""); /* string_table[0] */
   e.wall_ns = info->wall ? info->interval_ns : 0;
-  value_type(&e, 1, "samples", "count");
+  /* the sample types in the order sample() writes the values: units, [wall], second weight */
+  int alloc = info->alloc_bytes != 0;
+  value_type(&e, 1, alloc ? "alloc_objects" : "samples", "count");
   if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
-  value_type(&e, 1, "cpu", "nanoseconds");
+  value_type(&e, 1, alloc ? "alloc_space" : "cpu", alloc ? "bytes" : "nanoseconds");
   /* one Mapping for everything, with functions and lines: nothing for pprof to symbolize */
   pb_uint(&e.sub, 1, 1);                                                     /* id */
   pb_int(&e.sub, 5, str_of(&e.str, info->program ? info->program : "java")); /* filename */
@@ -265,12 +269,13 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-  pb_uint(&e.prof, 9, now_ns > wall ? now_ns - wall : 0);         /* time_nanos: the start */
-  pb_uint(&e.prof, 10, wall);                                     /* duration_nanos */
-  value_type(&e, 11, info->wall ? "wall" : "cpu", "nanoseconds"); /* period_type */
-  pb_uint(&e.prof, 12, info->interval_ns);                        /* period */
+  pb_uint(&e.prof, 9, now_ns > wall ? now_ns - wall : 0); /* time_nanos: the start */
+  pb_uint(&e.prof, 10, wall);                             /* duration_nanos */
+  const char *dflt = alloc ? "alloc_space" : info->wall ? "wall" : "cpu";
+  value_type(&e, 11, alloc ? "space" : dflt, alloc ? "bytes" : "nanoseconds"); /* period_type */
+  pb_uint(&e.prof, 12, alloc ? info->alloc_bytes : info->interval_ns);         /* period */
   if (info->comment) pb_int(&e.prof, 13, str_of(&e.str, info->comment));
-  pb_int(&e.prof, 14, str_of(&e.str, info->wall ? "wall" : "cpu")); /* default_sample_type */
+  pb_int(&e.prof, 14, str_of(&e.str, dflt)); /* default_sample_type */
   int rc = e.prof.err ? e.prof.err : e.msg.err ? e.msg.err : e.sub.err ? e.sub.err : e.packed.err;
   if (!rc) rc = e.str.err ? e.str.err : e.str.out.err;
   if (!rc) { /* fields may come in any order: the strings after the rest */

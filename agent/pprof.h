@@ -15,6 +15,8 @@ struct pprof_info {
   int wall;             /* wall-clock samples: a sample is interval_ns of wall time */
   const char *comment;  /* a line about how the profile was taken, or NULL */
   const char *program;  /* the program's name (the mapping's file name), or NULL: "java" */
+  uint64_t alloc_bytes; /* event=alloc: the mean sampling interval in bytes (the period); the
+                           sample types are then alloc_objects/count and alloc_space/bytes */
 };
 
 /* Writes snapshot s to f as a gzipped profile.proto. Returns 0, -ENOMEM or -EIO. */

@@ -2694,7 +2694,7 @@ def case_alloc_truth():
     for opts, msg in (("event=alloc,alloc=0", "alloc=0: accepted: a size in bytes"),
                       ("event=alloc,alloc=2g", "alloc=2g: accepted: a size in bytes"),
                       ("event=alloc,alloc=12x", "alloc=12x: accepted: a size in bytes"),
-                      ("event=alloc,format=pprof", "event=alloc: format=pprof is not written")):
+                      ("event=alloc,format=jfr", "event=alloc: format=jfr is not written")):
         p = run(opts, "exit", 0.1, timeout=60)
         check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
     out = tmpfile(".folded")
@@ -2764,6 +2764,29 @@ def case_alloc_outputs():
     check("byte[]_[a]" in alloc and "long[]_[a]" in alloc, f"allocated-class frames: {alloc[:10]}")
     print(f"page: {data['countName']}, {len(alloc)} allocated classes, total {data['total']}")
     no_temp_left(page)
+    pb = tmpfile(".pb.gz")
+    p = run(f"event=alloc,alloc=64k,threads,file={pb}", "alloctruth", 0, extra_args=("8",))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    s = summary(p.stderr)
+    go = shutil.which("go")
+    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
+    raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True, timeout=120)
+    check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[-1500:]}")
+    check("alloc_objects/count alloc_space/bytes[dflt]" in raw.stdout, "sample types: " + raw.stdout[:800])
+    objects = space = 0
+    for m in re.finditer(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw.stdout, re.M):
+        objects += int(m.group(1))
+        space += int(m.group(2))
+    print(f"go tool pprof -raw: {objects} allocations, {space} bytes; stats: {s['alloc_objects']}, {s['alloc_bytes']}")
+    check(space == int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"]), "the bytes differ from the stats'")
+    check(objects >= int(s["alloc_objects"]), "the allocations differ from the stats'")
+    fg = os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")
+    folded = subprocess.run([fg, "-f", "folded", "--value", "alloc_space", pb], capture_output=True, text=True,
+                            timeout=120)
+    check(folded.returncode == 0, folded.stderr)
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.stdout.splitlines())
+    check(total == space, f"flamegraph read {total} bytes, pprof {space}")
+    check("Scenarios.allocTruthBig;byte[]_[a]" in folded.stdout, "the class leaf back from pprof")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

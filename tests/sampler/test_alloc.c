@@ -88,8 +88,7 @@ static _Atomic int stop_producers;
 static void *producer(void *arg) {
   uintptr_t base = (uintptr_t)arg;
   for (uint32_t i = 0; !atomic_load(&stop_producers) && i < 20000; i++) {
-    while (push((uint32_t)(base + i)) != 0 && !atomic_load(&stop_producers)) {
-    }
+    while (push((uint32_t)(base + i)) != 0 && !atomic_load(&stop_producers)) {}
   }
   return NULL;
 }
