@@ -24,10 +24,10 @@ struct half {
 };
 
 static struct half halves[2];
-static _Atomic int active;        /* the half producers write to */
-static int taken = -1;            /* the half the consumer took and has not read yet */
-static _Atomic int ready;         /* evq_init done */
-#define HEAD sizeof(uint64_t)     /* a record's length, before it */
+static _Atomic int active;    /* the half producers write to */
+static int taken = -1;        /* the half the consumer took and has not read yet */
+static _Atomic int ready;     /* evq_init done */
+#define HEAD sizeof(uint64_t) /* a record's length, before it */
 #define ALIGN(n) (((n) + 7) & ~(size_t)7)
 
 int evq_init(void) {

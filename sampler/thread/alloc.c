@@ -32,9 +32,9 @@ struct alloc_rec {
   uint32_t nframes, pad;
 };
 
-static _Atomic uint64_t interval;                    /* 0: no run takes samples */
+static _Atomic uint64_t interval;                               /* 0: no run takes samples */
 static _Atomic uint64_t lost_samples, lost_bytes, lost_objects; /* since the last drain */
-static uint64_t rnd = 0x2545f4914f6cdd1dull;         /* the drain's rounding (sampler thread) */
+static uint64_t rnd = 0x2545f4914f6cdd1dull; /* the drain's rounding (sampler thread) */
 
 int alloc_set_interval(uint64_t i) {
   if (i) {
@@ -103,9 +103,9 @@ int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct allo
 }
 
 size_t alloc_class_name(const char *sig, size_t n, char *out, size_t len) {
-  static const char *const prim[] = {"B", "byte",  "C", "char", "D", "double",  "F", "float",
-                                     "I", "int",   "J", "long", "S", "short",   "Z", "boolean",
-                                     "V", "void"};
+  static const char *const prim[] = {"B", "byte",  "C", "char",    "D", "double",
+                                     "F", "float", "I", "int",     "J", "long",
+                                     "S", "short", "Z", "boolean", "V", "void"};
   size_t dims = 0, o = 0;
   while (dims < n && sig[dims] == '[') dims++;
   const char *e = sig + dims;
