@@ -1527,6 +1527,19 @@ def case_launcher_agentpath():
     check(not os.path.exists(out), "the start's file was written at exit")
 
 
+def pprof_raw(path):
+    """`go tool pprof -raw` of path: its text, and the sums of the samples' first two values."""
+    go = shutil.which("go")
+    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
+    raw = subprocess.run([go, "tool", "pprof", "-raw", path], capture_output=True, text=True, timeout=120)
+    check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[-1500:]}")
+    first = second = 0
+    for m in re.finditer(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw.stdout, re.M):
+        first += int(m.group(1))
+        second += int(m.group(2))
+    return raw.stdout, first, second
+
+
 def case_pprof():
     """format=pprof: `go tool pprof` reads the file with the summary's totals and finds the hot
     method; the flamegraph tool reads it back with the thread roots."""
@@ -1535,21 +1548,14 @@ def case_pprof():
     check(p.returncode == 0, p.stderr[-1500:])
     s = summary(p.stderr)
     check(s["format"] == "pprof", f"format {s['format']} from .pb.gz")
-    go = shutil.which("go")
-    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
-    raw = subprocess.run([go, "tool", "pprof", "-raw", out], capture_output=True, text=True, timeout=120)
-    check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[-1500:]}")
-    check("samples/count cpu/nanoseconds[dflt]" in raw.stdout, "sample types: " + raw.stdout[:800])
-    units = cpu = 0
-    for m in re.finditer(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw.stdout, re.M):
-        units += int(m.group(1))
-        cpu += int(m.group(2))
+    raw, units, cpu = pprof_raw(out)
+    check("samples/count cpu/nanoseconds[dflt]" in raw, "sample types: " + raw[:800])
     print(f"go tool pprof -raw: {units} samples, {cpu / 1e6:.1f} ms of CPU; summary: samples={s['samples']} "
           f"cpu_ms={s['cpu_ms']}")
     check(units == int(s["samples"]), "the samples differ from the summary's")
     check(abs(cpu / 1e6 - float(s["cpu_ms"])) <= 0.1, "the CPU time differs from the summary's")
-    check("thread:[main]" in raw.stdout or "thread:[spinner" in raw.stdout, "no thread labels")
-    top = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=3", out], capture_output=True, text=True,
+    check("thread:[main]" in raw or "thread:[spinner" in raw, "no thread labels")
+    top = subprocess.run([shutil.which("go"), "tool", "pprof", "-top", "-nodecount=3", out], capture_output=True, text=True,
                          timeout=120)
     rows = [l.split()[-1] for l in top.stdout.splitlines() if re.match(r"^\s+[\d.]+m?s\s", l)]
     print(f"go tool pprof -top: {rows}")
@@ -2768,15 +2774,8 @@ def case_alloc_outputs():
     p = run(f"event=alloc,alloc=64k,threads,file={pb}", "alloctruth", 0, extra_args=("8",))
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     s = summary(p.stderr)
-    go = shutil.which("go")
-    check(go is not None, "`go` (Debian golang-go) is needed to read pprof files: not found")
-    raw = subprocess.run([go, "tool", "pprof", "-raw", pb], capture_output=True, text=True, timeout=120)
-    check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[-1500:]}")
-    check("alloc_objects/count alloc_space/bytes[dflt]" in raw.stdout, "sample types: " + raw.stdout[:800])
-    objects = space = 0
-    for m in re.finditer(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw.stdout, re.M):
-        objects += int(m.group(1))
-        space += int(m.group(2))
+    raw, objects, space = pprof_raw(pb)
+    check("alloc_objects/count alloc_space/bytes[dflt]" in raw, "sample types: " + raw[:800])
     print(f"go tool pprof -raw: {objects} allocations, {space} bytes; stats: {s['alloc_objects']}, {s['alloc_bytes']}")
     check(space == int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"]), "the bytes differ from the stats'")
     check(objects >= int(s["alloc_objects"]), "the allocations differ from the stats'")

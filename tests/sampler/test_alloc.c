@@ -40,14 +40,18 @@ static void drain_all(struct seen *s) {
   for (int k = 0; k < 4 && evq_pending(); k++) evq_drain(collect, s);
 }
 
+/* The queue made and emptied, s with nothing seen. */
+static void fresh_queue(struct seen *s) {
+  cr_assert_eq(evq_init(), 0);
+  drain_all(s);
+  s->n = 0;
+}
+
 /* Records come out whole and in the order reserved; a full half refuses (the caller counts)
  * and the records before the refusal are all read; after a drain there is room again. */
 Test(evq, order_full_and_room_again) {
-  cr_assert_eq(evq_init(), 0);
   static struct seen s;
-  s.n = 0;
-  drain_all(&s);
-  s.n = 0;
+  fresh_queue(&s);
   uint32_t pushed = 0, refused = 0;
   for (uint32_t i = 0; i < 200000; i++) (push(i) == 0 ? pushed++ : refused++);
   cr_expect_gt(refused, 0u, "a half of %zu bytes took %u records of 20 bytes", EVQ_HALF_BYTES,
@@ -65,11 +69,8 @@ Test(evq, order_full_and_room_again) {
 /* A writer still inside the half the consumer takes: that half is left for the next drain
  * (no wait, nothing read half-written), and read then. */
 Test(evq, a_writer_inside_defers_the_half) {
-  cr_assert_eq(evq_init(), 0);
   static struct seen s;
-  s.n = 0;
-  drain_all(&s);
-  s.n = 0;
+  fresh_queue(&s);
   cr_assert_eq(push(1), 0);
   struct evq_ticket t;
   uint32_t *p = evq_reserve(sizeof(uint32_t) * 3, &t); /* open */
@@ -96,11 +97,8 @@ static void *producer(void *arg) {
 /* Four producers against one consumer: every record arrives once, whole (collect checks), in
  * each producer's order. */
 Test(evq, four_producers_one_consumer) {
-  cr_assert_eq(evq_init(), 0);
   static struct seen s;
-  s.n = 0;
-  drain_all(&s);
-  s.n = 0;
+  fresh_queue(&s);
   pthread_t th[4];
   for (uintptr_t k = 0; k < 4; k++) pthread_create(&th[k], NULL, producer, (void *)(k << 24));
   time_t until = time(NULL) + 20; /* producers spin on a full half until the consumer reads it */
