@@ -261,13 +261,16 @@ enum type_id {
   T_CPU_SAMPLE,
   T_SETTING,
   T_SUMMARY,
+  T_DATAAMOUNT,
+  T_ALLOCATION_SAMPLE,
   T_END
 };
 
-#define F_CP 1    /* a constant-pool reference */
-#define F_ARRAY 2 /* dimension 1 */
-#define F_TICKS 4 /* @Timestamp("TICKS") */
-#define F_NANOS 8 /* @Timespan("NANOSECONDS") */
+#define F_CP 1     /* a constant-pool reference */
+#define F_ARRAY 2  /* dimension 1 */
+#define F_TICKS 4  /* @Timestamp("TICKS") */
+#define F_NANOS 8  /* @Timespan("NANOSECONDS") */
+#define F_BYTES 16 /* @DataAmount("BYTES") */
 
 struct field_def {
   const char *name;
@@ -359,6 +362,14 @@ static const struct type_def TYPES[] = {
      .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
                 {"name", T_STRING, 0, "Name"},
                 {"value", T_STRING, 0, "Value"}}},
+    {T_DATAAMOUNT, "jdk.jfr.DataAmount", ANNOTATION, .fields = VALUE},
+    {T_ALLOCATION_SAMPLE, "jdk.ObjectAllocationSample", EVENT, "Object Allocation Sample",
+     .category = {"Java Application"},
+     .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
+                {"eventThread", T_THREAD, F_CP, "Event Thread"},
+                {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
+                {"objectClass", T_CLASS, F_CP, "Object Class"},
+                {"weight", T_LONG, F_BYTES, "Sample Weight"}}},
 };
 
 static const char *const FRAME_TYPES[JFR_FRAME_TYPES] = {"Interpreted", "JIT compiled", "Inlined",
@@ -525,20 +536,32 @@ int jfr_thread(struct jfr_writer *w, int64_t os_tid, int64_t java_id, const char
   return 0;
 }
 
-/* The id of a frame's method, with its class and package. */
-static int method(struct jfr_writer *w, const struct jfr_frame *fr, uint32_t *id) {
-  uint32_t cls[2] = {0, 0}, m[3]; /* class: name symbol, package; method: class, name, sig */
-  int rc = symbol(w, fr->class_name, &cls[0]);
-  const char *slash = strrchr(fr->class_name, '/');
-  if (!rc && slash) {
-    char *pkg = strndup(fr->class_name, (size_t)(slash - fr->class_name));
+/* The id of the class named `name` (internal form), with its package. */
+static int class_of(struct jfr_writer *w, const char *name, uint32_t *id) {
+  uint32_t cls[2] = {0, 0}; /* name symbol, package */
+  int rc = symbol(w, name, &cls[0]);
+  const char *slash = strrchr(name, '/');
+  if (!rc && slash && name[0] != '[') {
+    char *pkg = strndup(name, (size_t)(slash - name));
     if (!pkg) return -ENOMEM;
     uint32_t sym;
     rc = symbol(w, pkg, &sym);
     free(pkg);
     if (!rc) rc = pool_intern(&w->packages, &sym, sizeof sym, &cls[1]);
   }
-  if (!rc) rc = pool_intern(&w->classes, cls, sizeof cls, &m[0]);
+  if (!rc) rc = pool_intern(&w->classes, cls, sizeof cls, id);
+  return rc;
+}
+
+int jfr_class(struct jfr_writer *w, const char *name, uint32_t *id) {
+  if (!w || !name || !id) return -EINVAL;
+  return class_of(w, name, id);
+}
+
+/* The id of a frame's method, with its class and package. */
+static int method(struct jfr_writer *w, const struct jfr_frame *fr, uint32_t *id) {
+  uint32_t m[3]; /* class, name, signature */
+  int rc = class_of(w, fr->class_name, &m[0]);
   if (!rc) rc = symbol(w, fr->method, &m[1]);
   /* an unknown signature is written "()": the JDK's printer cuts the parameters out of the
    * parentheses and fails without them */
@@ -586,6 +609,21 @@ int jfr_sample(struct jfr_writer *w, enum jfr_sample_kind kind, int64_t ticks, u
   put_var(&w->ev, stack);
   put_var(&w->ev, (uint64_t)state);
   if (kind == JFR_CPU_SAMPLE) put_var(&w->ev, cpu_ns);
+  return event_end(w);
+}
+
+int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_t stack,
+                   uint32_t cls, uint64_t bytes) {
+  if (!w || thread == 0 || thread > w->threads.n || stack == 0 || stack > w->stacks.n || cls == 0 ||
+      cls > w->classes.n)
+    return -EINVAL;
+  if (w->err) return w->err;
+  event_begin(w, T_ALLOCATION_SAMPLE);
+  put_var(&w->ev, (uint64_t)ticks);
+  put_var(&w->ev, w->thread_key[thread - 1]);
+  put_var(&w->ev, stack);
+  put_var(&w->ev, cls);
+  put_var(&w->ev, bytes);
   return event_end(w);
 }
 
@@ -761,10 +799,11 @@ static void m_field(struct meta *m, const struct field_def *f) {
   m_attr_int(m, "class", f->type);
   if (f->flags & F_CP) m_attr(m, "constantPool", "true");
   if (f->flags & F_ARRAY) m_attr(m, "dimension", "1");
-  put_var(&m->tree, !!f->label + !!(f->flags & (F_TICKS | F_NANOS)));
+  put_var(&m->tree, !!f->label + !!(f->flags & (F_TICKS | F_NANOS | F_BYTES)));
   if (f->label) m_annotation(m, T_LABEL, f->label);
   if (f->flags & F_TICKS) m_annotation(m, T_TIMESTAMP, "TICKS");
   if (f->flags & F_NANOS) m_annotation(m, T_TIMESPAN, "NANOSECONDS");
+  if (f->flags & F_BYTES) m_annotation(m, T_DATAAMOUNT, "BYTES");
 }
 
 static void m_type(struct meta *m, const struct type_def *t) {

@@ -5,7 +5,8 @@
  *
  * What it writes, in one chunk: the 68-byte chunk header; the events as they are given
  * (jdk.ExecutionSample, jdk.NativeMethodSample, sampler.CPUSample with a CPU weight,
- * sampler.Setting and sampler.Summary with a key and a value); at jfr_close the checkpoint
+ * jdk.ObjectAllocationSample with its class and weight in bytes, sampler.Setting and
+ * sampler.Summary with a key and a value); at jfr_close the checkpoint
  * events with the constant pools (java.lang.Thread, jdk.types.StackTrace of jdk.types.StackFrame,
  * jdk.types.Method, java.lang.Class, jdk.types.Package, jdk.types.Symbol, jdk.types.FrameType,
  * jdk.types.ThreadState), then the metadata event that describes every type with its standard
@@ -106,6 +107,17 @@ int jfr_stack(struct jfr_writer *w, const struct jfr_frame *frames, size_t n, in
  * unknown id or kind), -ENOMEM or -EIO. */
 int jfr_sample(struct jfr_writer *w, enum jfr_sample_kind kind, int64_t ticks, uint32_t thread,
                uint32_t stack, enum jfr_thread_state state, uint64_t cpu_ns);
+
+/* The id of the class `name` (internal form: "java/lang/String", "[B"; UTF-8 or modified
+ * UTF-8) in *id, for jfr_allocation; the same name gives the same id. 0, -EINVAL, -ENOMEM or
+ * -E2BIG. */
+int jfr_class(struct jfr_writer *w, const char *name, uint32_t *id);
+
+/* Writes a jdk.ObjectAllocationSample event at ticks: thread, stack (ids as for jfr_sample), the
+ * allocated class (jfr_class) and its weight, the bytes the sample stands for. 0, -EINVAL (an
+ * unknown id), -ENOMEM or -EIO. */
+int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_t stack,
+                   uint32_t cls, uint64_t bytes);
 
 /* Writes a sampler.Setting or sampler.Summary event at ticks: key and value, UTF-8. 0, -EINVAL,
  * -ENOMEM or -EIO. */

@@ -8,6 +8,7 @@
 #include "jfr_profile.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,23 +57,23 @@ static int frame_room(struct frame_text *ft, size_t n, size_t text) {
 }
 
 /* The JFR stack of snapshot stack st (root first there, leaf first here; a thread root left
- * out) into *id. 0 or a negative code. */
+ * out, and the leaf too with drop_leaf) into *id. 0 or a negative code. */
 static int stack_of(struct jfr_writer *w, struct frame_text *ft, const struct sampler_stack *st,
-                    uint32_t *id) {
+                    int drop_leaf, uint32_t *id) {
   int first = 0;
   const char *tname;
   size_t tlen;
   int64_t tid;
   if (st->n > 1 && names_thread_root(sampler_frame_name(st->frames[0]), &tname, &tlen, &tid))
     first = 1;
-  size_t n = (size_t)(st->n - first), text = 0;
+  size_t n = (size_t)(st->n - first - drop_leaf), text = 0;
   for (int i = first; i < st->n; i++) text += strlen(sampler_frame_name(st->frames[i])) + 2;
   int rc = frame_room(ft, n ? n : 1, text ? text : 1);
   if (rc) return rc;
   /* pointers into ft->text are taken once it no longer moves */
   char *t = ft->text;
   for (size_t k = 0; k < n; k++) {
-    const char *name = sampler_frame_name(st->frames[st->n - 1 - (int)k]);
+    const char *name = sampler_frame_name(st->frames[st->n - 1 - drop_leaf - (int)k]);
     size_t shown, len = strlen(name), bare;
     int java;
     const char *kind = fg_frame_kind(name, len, &shown);
@@ -139,6 +140,73 @@ static int summary(void *vctx, const char *key, const char *value) {
   return jfr_key_value(c->w, JFR_SUMMARY, c->ticks, key, value);
 }
 
+/* The internal name of the class an allocation stack's leaf names ("byte[]_[a]" -> "[B",
+ * "java.lang.Object[]_[a]" -> "[Ljava/lang/Object;", "java.lang.String_[a]" ->
+ * "java/lang/String") into out[cap]; a leaf of another kind ([sample lost]) as it is. Returns 1
+ * when the leaf was an allocated class (not a frame of the stack then), else 0. */
+static int leaf_class(const char *leaf, char *out, size_t cap) {
+  size_t shown, len = strlen(leaf);
+  if (strcmp(fg_frame_kind(leaf, len, &shown), "alloc")) {
+    snprintf(out, cap, "%s", leaf);
+    return 0;
+  }
+  static const char *const prim[] = {"byte",  "B", "char",    "C", "double", "D",
+                                     "float", "F", "int",     "I", "long",   "J",
+                                     "short", "S", "boolean", "Z", "void",   "V"};
+  size_t dims = 0;
+  while (shown >= 2 && !memcmp(leaf + shown - 2, "[]", 2)) shown -= 2, dims++;
+  size_t o = 0;
+  for (size_t d = 0; d < dims && o + 1 < cap; d++) out[o++] = '[';
+  const char *letter = NULL;
+  for (size_t k = 0; dims && k < sizeof prim / sizeof *prim; k += 2)
+    if (strlen(prim[k]) == shown && !memcmp(leaf, prim[k], shown)) letter = prim[k + 1];
+  if (letter) {
+    if (o + 1 < cap) out[o++] = letter[0];
+  } else {
+    if (dims && o + 1 < cap) out[o++] = 'L';
+    for (size_t i = 0; i < shown && o + 1 < cap; i++) out[o++] = leaf[i] == '.' ? '/' : leaf[i];
+    if (dims && o + 1 < cap) out[o++] = ';';
+  }
+  out[o] = '\0';
+  return 1;
+}
+
+/* event=alloc: the time axis's entries as jdk.ObjectAllocationSample events. 0 or a negative
+ * code. */
+static int allocations(struct jfr_writer *w, const struct sampler_snapshot *s, uint32_t *stack_ids,
+                       const uint32_t *thread_ids, struct frame_text *ft) {
+  const struct sampler_time *tm = &s->time;
+  uint32_t *class_ids = malloc((s->n ? s->n : 1) * sizeof *class_ids);
+  if (!class_ids) return -ENOMEM;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < tm->n; i++) {
+    const struct sampler_time_entry *e = &tm->entries[i];
+    if (e->stack >= s->n || e->thread >= tm->nthreads) {
+      rc = -EINVAL;
+      break;
+    }
+    const struct sampler_stack *st = &s->stacks[e->stack];
+    if (stack_ids[e->stack] == UINT32_MAX && st->n > 0) {
+      char cls[1024];
+      int drop = leaf_class(sampler_frame_name(st->frames[st->n - 1]), cls, sizeof cls);
+      rc = jfr_class(w, cls, &class_ids[e->stack]);
+      if (!rc) rc = stack_of(w, ft, st, drop, &stack_ids[e->stack]);
+    }
+    if (rc || stack_ids[e->stack] == UINT32_MAX || !e->cpu_ns) continue;
+    uint64_t n = e->samples ? e->samples : 1, each = e->cpu_ns / n;
+    int64_t at = (int64_t)(e->cell * tm->cell_ns);
+    for (uint64_t k = 0; !rc && k < n; k++) {
+      int64_t t = at + (int64_t)(k * tm->cell_ns / n);
+      if (t > (int64_t)tm->duration_ns) t = (int64_t)tm->duration_ns; /* the last cell */
+      uint64_t bytes = k ? each : e->cpu_ns - each * (n - 1);         /* the rest with the first */
+      rc = jfr_allocation(w, t, thread_ids[e->thread], stack_ids[e->stack], class_ids[e->stack],
+                          bytes);
+    }
+  }
+  free(class_ids);
+  return rc;
+}
+
 /* The events of the time axis. 0 or a negative code. */
 static int events(struct jfr_writer *w, const struct jfr_profile_info *info,
                   const struct sampler_snapshot *s, uint32_t *stack_ids, const uint32_t *thread_ids,
@@ -149,7 +217,7 @@ static int events(struct jfr_writer *w, const struct jfr_profile_info *info,
     if (e->stack >= s->n || e->thread >= tm->nthreads) return -EINVAL;
     const struct sampler_stack *st = &s->stacks[e->stack];
     if (stack_ids[e->stack] == UINT32_MAX) {
-      int rc = stack_of(w, ft, st, &stack_ids[e->stack]);
+      int rc = stack_of(w, ft, st, 0, &stack_ids[e->stack]);
       if (rc) return rc;
     }
     int64_t at = (int64_t)(e->cell * tm->cell_ns);
@@ -185,13 +253,20 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   for (size_t i = 0; !rc && i < tm->nthreads; i++)
     rc = jfr_thread(w, tm->threads[i].tid, tm->threads[i].java_id, tm->threads[i].name,
                     &thread_ids[i]);
-  const char *const settings[][2] = {{"event", info->wall ? "wall" : "cpu"},
+  char alloc[32];
+  snprintf(alloc, sizeof alloc, "%llu", (unsigned long long)info->alloc_bytes);
+  const char *const settings[][2] = {{"event", info->alloc_bytes ? "alloc"
+                                               : info->wall      ? "wall"
+                                                                 : "cpu"},
                                      {"interval", info->interval},
-                                     {"hasrun", info->hasrun},
+                                     {"hasrun", info->alloc_bytes ? NULL : info->hasrun},
+                                     {"alloc", info->alloc_bytes ? alloc : NULL},
                                      {"program", info->program}};
   for (size_t i = 0; !rc && i < sizeof settings / sizeof *settings; i++)
     if (settings[i][1]) rc = jfr_key_value(w, JFR_SETTING, 0, settings[i][0], settings[i][1]);
-  if (!rc) rc = events(w, info, s, stack_ids, thread_ids, &ft);
+  if (!rc)
+    rc = info->alloc_bytes ? allocations(w, s, stack_ids, thread_ids, &ft)
+                           : events(w, info, s, stack_ids, thread_ids, &ft);
   struct summary_ctx sc = {w, (int64_t)tm->duration_ns};
   if (!rc) rc = counters_each(&s->report, summary, &sc);
   free(stack_ids);

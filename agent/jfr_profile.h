@@ -15,6 +15,7 @@ struct jfr_profile_info {
   const char *interval; /* the sampling interval ("1ms"), or NULL */
   const char *hasrun;   /* how running threads were told apart, or NULL */
   const char *program;  /* the program's name, or NULL */
+  uint64_t alloc_bytes; /* event=alloc: the mean sampling interval in bytes; 0 otherwise */
 };
 
 /* Writes snapshot s to f (seekable, at its start) as one JFR chunk:
@@ -25,6 +26,9 @@ struct jfr_profile_info {
  *   from the frames' kinds (interpreted, JIT compiled, inlined; native for the rest); a thread
  *   root frame [NAME tid=N] is not a frame there, and a ":<line>" becomes the frame's line;
  * - one sampler.CPUSample per stack, thread and cell with the CPU time it stands for;
+ * - event=alloc instead: one jdk.ObjectAllocationSample per sample, with the stack's allocated
+ *   class (its `_[a]` leaf, in internal form: "[B", "java/lang/String") as objectClass, not as a
+ *   frame, and the bytes of its stack, thread and cell shared among its samples as weights;
  * - sampler.Setting events at the start (event, interval, hasrun, program) and one
  *   sampler.Summary per counter (the stats file's keys and values) at the end.
  * Returns 0, -ENOMEM, -EIO or -EINVAL (a snapshot the writer refused). */

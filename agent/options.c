@@ -480,7 +480,7 @@ static const struct opt_spec OPTIONS[] = {
      "every `alloc=` bytes on average, TLAB or not): the allocating Java stack, the allocated "
      "class as the leaf (`byte[]_[a]`), weighed in estimated bytes (the folded counts) and "
      "allocations; Java frames only (`cstack`, `jvmthreads`, `hasrun`, `signal`, `cputimers` do "
-     "not apply; `interval` is how often the samples are recorded); not with `format=jfr` yet"},
+     "not apply; `interval` is how often the samples are recorded)"},
     {"alloc", "SIZE", OPT_TAKES_VALUE, parse_alloc, 0, "512k", NULL,
      "with `event=alloc`: the mean number of bytes a thread allocates between two samples "
      "(HotSpot draws each distance at random, so every size is seen in proportion); `k`, `m`, "
@@ -641,11 +641,6 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
-  if (o->alloc && o->format == FORMAT_JFR)
-    return fail(err, errlen,
-                "event=alloc: format=%s is not written for allocations yet (folded, text, svg, "
-                "html, pprof are)",
-                opt_format_name(o->format));
   if (*o->stats) {
     char pattern[sizeof o->stats];
     snprintf(pattern, sizeof pattern, "%s", o->stats);

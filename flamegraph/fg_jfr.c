@@ -8,9 +8,10 @@
  * is the metadata: a string table and an element tree of classes with their fields (name, type
  * id, constantPool, dimension), from which every other event and pool entry is decoded — no
  * layout is assumed beyond the field names read (startTime, sampledThread, stackTrace, frames,
- * method, lineNumber, type, name, string, description, osName, javaName, osThreadId, cpuTime).
+ * method, lineNumber, type, name, string, description, osName, javaName, osThreadId, cpuTime;
+ * with --value alloc, jdk.ObjectAllocationSample's eventThread, objectClass and weight).
  * Type 1 is a checkpoint: constant pools, entries "key value". One pass over a chunk's events
- * notes where each pool entry is and sums the selected events by (thread, stack); the stacks
+ * notes where each pool entry is and sums the selected events by (thread, stack[, class]); the stacks
  * are named at the chunk's end, each pair once, methods cached.
  *
  * Hazards of untrusted input, each bounded: counts and lengths are checked against the bytes
@@ -549,7 +550,7 @@ static int read_object(struct jr *j, const struct meta *m, struct arena *a, stru
 /* (a, b) -> v (and len): a pool entry (class, key) -> its file offset + 1; a sum (thread,
  * stack) -> the weight; a method (0, key) -> its name (a pointer) and length. */
 struct map_slot {
-  uint64_t a, b, v;
+  uint64_t a, b, c, v; /* the key (a, b, c) and its value */
   uint32_t len;
   int used;
 };
@@ -559,14 +560,15 @@ struct map {
   size_t mask, n;
 };
 
-static size_t map_hash(uint64_t a, uint64_t b) {
-  uint64_t x = (b ^ a << 40) * 0x9E3779B97F4A7C15ull;
+static size_t map_hash(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t x = (b ^ a << 40 ^ c * 0xC2B2AE3D27D4EB4Full) * 0x9E3779B97F4A7C15ull;
   return (size_t)(x ^ x >> 29);
 }
 
 /* The slot of (a, b); when absent, a new one (v = 0) if add is set, else NULL. NULL with *oom
  * set when the table cannot grow. At most half full, 32 bytes a slot. */
-static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, int add, int *oom) {
+static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, uint64_t c, int add,
+                               int *oom) {
   if (add && (m->n + 1) * 2 > (m->slots ? m->mask + 1 : 0)) {
     size_t cap = m->slots ? (m->mask + 1) * 2 : 1024;
     struct map_slot *t = calloc(cap, sizeof *t);
@@ -576,7 +578,7 @@ static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, int add, i
     }
     for (size_t i = 0; m->slots && i <= m->mask; i++) {
       if (!m->slots[i].used) continue;
-      size_t h = map_hash(m->slots[i].a, m->slots[i].b) & (cap - 1);
+      size_t h = map_hash(m->slots[i].a, m->slots[i].b, m->slots[i].c) & (cap - 1);
       while (t[h].used) h = (h + 1) & (cap - 1);
       t[h] = m->slots[i];
     }
@@ -585,11 +587,11 @@ static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, int add, i
     m->mask = cap - 1;
   }
   if (!m->slots) return NULL;
-  size_t h = map_hash(a, b) & m->mask;
+  size_t h = map_hash(a, b, c) & m->mask;
   for (; m->slots[h].used; h = (h + 1) & m->mask)
-    if (m->slots[h].a == a && m->slots[h].b == b) return &m->slots[h];
+    if (m->slots[h].a == a && m->slots[h].b == b && m->slots[h].c == c) return &m->slots[h];
   if (!add) return NULL;
-  m->slots[h] = (struct map_slot){a, b, 0, 0, 1};
+  m->slots[h] = (struct map_slot){a, b, c, 0, 0, 1};
   m->n++;
   return &m->slots[h];
 }
@@ -597,7 +599,7 @@ static struct map_slot *map_at(struct map *m, uint64_t a, uint64_t b, int add, i
 /* Notes where pool entry (cls, key) is; the first of a key stays. 0 or -ENOMEM. */
 static int pool_put(struct map *pools, uint32_t cls, uint64_t key, uint64_t off) {
   int oom = 0;
-  struct map_slot *e = map_at(pools, cls, key, 1, &oom);
+  struct map_slot *e = map_at(pools, cls, key, 0, 1, &oom);
   if (!e) return -ENOMEM;
   if (!e->v) e->v = off + 1;
   return 0;
@@ -606,7 +608,7 @@ static int pool_put(struct map *pools, uint32_t cls, uint64_t key, uint64_t off)
 /* The file offset of the entry + 1, or 0 when the pools do not hold it. */
 static uint64_t pool_get(struct map *pools, uint32_t cls, uint64_t key) {
   int oom = 0;
-  struct map_slot *e = cls == UINT32_MAX ? NULL : map_at(pools, cls, key, 0, &oom);
+  struct map_slot *e = cls == UINT32_MAX ? NULL : map_at(pools, cls, key, 0, 0, &oom);
   return e ? e->v : 0;
 }
 
@@ -615,7 +617,8 @@ static uint64_t pool_get(struct map *pools, uint32_t cls, uint64_t key) {
 /* The classes and fields a chunk's events are read by (UINT32_MAX / -1 when absent). */
 struct types {
   uint32_t event, thread, stacktrace, frame, method, klass, symbol, frametype, string;
-  int ev_time, ev_thread, ev_stack, ev_cpu;
+  int ev_time, ev_thread, ev_stack, ev_cpu; /* ev_cpu: cpuTime, or an allocation's weight */
+  int ev_class;                             /* an allocation's objectClass, else -1 */
   int st_frames, fr_method, fr_line, fr_type, me_type, me_name, cl_name, sy_string, ft_desc;
   int th_os_name, th_os_tid, th_java_name;
 };
@@ -708,7 +711,7 @@ static int symbol(struct chunk *c, uint64_t key, struct jstr *out) {
 /* "pkg/Cls.method" (or the method's name alone when it has no class) of a method key. */
 static int method_name(struct chunk *c, uint64_t key, const char **s, uint32_t *len) {
   int oom = 0;
-  struct map_slot *e = map_at(&c->methods, 0, key, 1, &oom); /* naming it adds no method */
+  struct map_slot *e = map_at(&c->methods, 0, key, 0, 1, &oom); /* naming it adds no method */
   if (!e) return fail(c->j, -ENOMEM, "out of memory");
   if (e->v) {
     *s = (const char *)(uintptr_t)e->v;
@@ -795,10 +798,32 @@ static int thread_of(struct chunk *c, uint64_t key, struct jstr *name, uint64_t 
   return 0;
 }
 
-/* Adds the events of one (thread, stack) pair, e->v their weight, to the profile; e->len gets
- * the frame they went to (for the time axis). */
+/* The Java name of a class named in internal form ("[B" -> "byte[]", "[Ljava/lang/Object;" ->
+ * "java.lang.Object[]", "java/lang/String" -> "java.lang.String") into out[cap]; its length.
+ * An empty name is "[unknown class]". */
+static size_t java_class_name(const char *s, size_t n, char *out, size_t cap) {
+  static const char prim[] = "BbyteCcharDdoubleFfloatIintJlongSshortZboolean";
+  size_t dims = 0, o = 0;
+  if (!n) return (size_t)snprintf(out, cap, "[unknown class]");
+  while (dims < n && s[dims] == '[') dims++;
+  const char *e = s + dims;
+  size_t el = n - dims;
+  if (dims && el >= 2 && e[0] == 'L' && e[el - 1] == ';') e++, el -= 2;
+  const char *word = dims && el == 1 ? strchr(prim, e[0]) : NULL;
+  if (word && e[0] >= 'B' && e[0] <= 'Z') { /* the letter, then its name up to the next letter */
+    for (word++; *word >= 'a' && o + 1 < cap; word++) out[o++] = *word;
+  } else {
+    for (size_t i = 0; i < el && o + 1 < cap; i++) out[o++] = e[i] == '/' ? '.' : e[i];
+  }
+  for (size_t d = 0; d < dims && o + 3 < cap; d++) out[o++] = '[', out[o++] = ']';
+  out[o] = '\0';
+  return o;
+}
+
+/* Adds the events of one (thread, stack[, class]) key, e->v their weight, to the profile; e->len
+ * gets the frame they went to (for the time axis). */
 static int add_pair(struct chunk *c, fg_profile *p, int column, struct map_slot *e) {
-  const uint64_t thread = e->a, stack = e->b, weight = e->v;
+  const uint64_t thread = e->a, stack = e->b, klass = e->c, weight = e->v;
   struct jr *j = c->j;
   size_t nframes = 0;
   c->textlen = 0;
@@ -875,6 +900,24 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, struct map_slot 
                   (unsigned long long)stack);
   }
   if (nframes == first) PUSH("[no stack]", strlen("[no stack]"), "", 0, "");
+  if (c->t.ev_class >= 0) { /* an allocation: its class the leaf, "byte[]_[a]" */
+    struct jstr name = {0};
+    struct val cv;
+    int rc = entry(c, c->t.klass, klass, &c->t.cl_name, 1, &cv, "class");
+    if (rc < 0 || (rc == 0 && symbol(c, cv.num, &name))) return j->rc;
+    char java[512];
+    size_t n = java_class_name(name.p, name.p ? name.len : 0, java, sizeof java);
+    /* leaf first in the file: the class goes in before the reversal, as the innermost */
+    if (nframes > first) {
+      PUSH(java, n, "", 0, fg_kinds[FG_KIND_ALLOC].suffix);
+      const char *t = c->frames[nframes - 1]; /* moved in front of the stack's frames */
+      size_t l = c->lens[nframes - 1];
+      memmove(&c->frames[first + 1], &c->frames[first], (nframes - 1 - first) * sizeof *c->frames);
+      memmove(&c->lens[first + 1], &c->lens[first], (nframes - 1 - first) * sizeof *c->lens);
+      c->frames[first] = t;
+      c->lens[first] = l;
+    }
+  }
 #undef PUSH
   /* leaf first in the file, root first here: the frames after the thread's are reversed */
   for (size_t lo = first, hi = nframes - 1; lo < hi; lo++, hi--) {
@@ -899,7 +942,10 @@ static int find_types(struct chunk *c, size_t at) {
   const struct meta *m = &c->m;
   struct types *t = &c->t;
   int cpu = c->o->value && !strcmp(c->o->value, "cpu");
-  t->event = class_by_name(m, cpu ? "sampler.CPUSample" : "jdk.ExecutionSample");
+  int alloc = c->o->value && !strcmp(c->o->value, "alloc");
+  t->event = class_by_name(m, cpu     ? "sampler.CPUSample"
+                              : alloc ? "jdk.ObjectAllocationSample"
+                                      : "jdk.ExecutionSample");
   t->thread = class_by_name(m, "java.lang.Thread");
   t->stacktrace = class_by_name(m, "jdk.types.StackTrace");
   t->frame = class_by_name(m, "jdk.types.StackFrame");
@@ -909,9 +955,10 @@ static int find_types(struct chunk *c, size_t at) {
   t->frametype = class_by_name(m, "jdk.types.FrameType");
   t->string = class_by_name(m, "java.lang.String");
   t->ev_time = field_of(m, t->event, "startTime");
-  t->ev_thread = field_of(m, t->event, "sampledThread");
+  t->ev_thread = field_of(m, t->event, alloc ? "eventThread" : "sampledThread");
   t->ev_stack = field_of(m, t->event, "stackTrace");
-  t->ev_cpu = field_of(m, t->event, "cpuTime");
+  t->ev_cpu = field_of(m, t->event, alloc ? "weight" : "cpuTime");
+  t->ev_class = alloc ? field_of(m, t->event, "objectClass") : -1;
   t->st_frames = field_of(m, t->stacktrace, "frames");
   t->fr_method = field_of(m, t->frame, "method");
   t->fr_line = field_of(m, t->frame, "lineNumber");
@@ -932,6 +979,8 @@ static int find_types(struct chunk *c, size_t at) {
   } need[] = {{t->ev_time, "event's startTime"},
               {t->ev_stack, "event's stackTrace"},
               {cpu ? t->ev_cpu : 0, "sampler.CPUSample's cpuTime"},
+              {alloc ? t->ev_cpu : 0, "jdk.ObjectAllocationSample's weight"},
+              {alloc ? t->ev_class : 0, "jdk.ObjectAllocationSample's objectClass"},
               {c->o->threads ? t->ev_thread : 0, "event's sampledThread"},
               {t->st_frames, "jdk.types.StackTrace's frames"},
               {t->fr_method, "jdk.types.StackFrame's method"},
@@ -953,6 +1002,10 @@ static int find_types(struct chunk *c, size_t at) {
     return fail(c->j, -EINVAL,
                 "jfr: offset %zu: the event's sampledThread is not a pooled "
                 "java.lang.Thread",
+                at);
+  if (alloc && (ev[t->ev_class].cls != t->klass || !ev[t->ev_class].cp))
+    return fail(c->j, -EINVAL,
+                "jfr: offset %zu: the allocation's objectClass is not a pooled java.lang.Class",
                 at);
   const struct jfield *fr = &m->fields[m->classes[t->stacktrace].first + t->st_frames];
   const struct jfield *me = &m->fields[m->classes[t->frame].first + t->fr_method];
@@ -996,7 +1049,7 @@ static int checkpoint(struct chunk *c, struct rd *r, size_t at) {
 /* The index on the time axis of thread `key` (a new one when first seen); -1 out of memory. */
 static int64_t time_thread(struct jtime *tm, uint64_t key) {
   int oom = 0;
-  struct map_slot *e = map_at(&tm->ids, 0, key, 1, &oom);
+  struct map_slot *e = map_at(&tm->ids, 0, key, 0, 1, &oom);
   if (!e) return -1;
   if (!e->v) {
     if (tm->n >= UINT32_MAX || fg_grow((void **)&tm->keys, &tm->cap, tm->n + 1, sizeof *tm->keys))
@@ -1030,7 +1083,7 @@ static int add_cells(struct chunk *c, fg_profile *p) {
     uint32_t thread = (uint32_t)e->a, cell = (uint32_t)(e->a >> 32);
     int oom = 0;
     const struct map_slot *pair =
-        map_at(&c->sums, c->o->threads ? tm->keys[thread] : 0, e->b, 0, &oom);
+        map_at(&c->sums, c->o->threads ? tm->keys[thread] : 0, e->b, e->c, 0, &oom);
     if (!pair || !pair->len) continue; /* (cannot be: every event's pair was added) */
     if (fg_profile_time_add(p, cell, pair->len, thread, e->v))
       return fail(c->j, -ENOMEM, "out of memory");
@@ -1051,6 +1104,7 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
   if (!rc) rc = find_types(&c, at + (size_t)meta_off);
   if (!rc && c.t.event != UINT32_MAX) *has_event = 1;
   int cpu = o->value && !strcmp(o->value, "cpu");
+  int alloc = o->value && !strcmp(o->value, "alloc");
   uint64_t event_id = !rc && c.t.event != UINT32_MAX ? c.m.classes[c.t.event].id : UINT64_MAX;
   size_t off = at + HEADER_SIZE, end = at + size;
   while (!rc && off < end) {
@@ -1067,16 +1121,17 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
     if (type == 1) {
       rc = checkpoint(&c, &r, off);
     } else if (type == event_id && !r.bad) {
-      const int want[4] = {c.t.ev_time, c.t.ev_thread, c.t.ev_stack, c.t.ev_cpu};
-      struct val v[4];
-      rc = read_object(j, &c.m, &c.a, &r, c.t.event, want, 4, v);
+      const int want[5] = {c.t.ev_time, c.t.ev_thread, c.t.ev_stack, c.t.ev_cpu, c.t.ev_class};
+      struct val v[5];
+      rc = read_object(j, &c.m, &c.a, &r, c.t.event, want, 5, v);
       if (rc) break;
       double t =
           (double)rel_ns + (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
-      uint64_t w = cpu ? v[3].num : 1;
+      uint64_t w = cpu || alloc ? v[3].num : 1;
       if (t >= (double)from && t < (double)to && w) {
         int oom = 0;
-        struct map_slot *e = map_at(&c.sums, o->threads ? v[1].num : 0, v[2].num, 1, &oom);
+        struct map_slot *e =
+            map_at(&c.sums, o->threads ? v[1].num : 0, v[2].num, alloc ? v[4].num : 0, 1, &oom);
         if (!e)
           rc = fail(j, -ENOMEM, "out of memory");
         else if (w > INT64_MAX - e->v)
@@ -1087,8 +1142,9 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
           int64_t th = time_thread(tm, v[1].num);
           double cell = (t - (double)tm->from_ns) / (double)FG_JFR_CELL_NS;
           uint64_t key = (uint64_t)(cell > 0 ? (cell < UINT32_MAX ? cell : UINT32_MAX) : 0) << 32;
-          struct map_slot *ce =
-              th < 0 ? NULL : map_at(&c.cells, key | (uint64_t)th, v[2].num, 1, &oom);
+          struct map_slot *ce = th < 0 ? NULL
+                                       : map_at(&c.cells, key | (uint64_t)th, v[2].num,
+                                                alloc ? v[4].num : 0, 1, &oom);
           if (!ce)
             rc = fail(j, -ENOMEM, "out of memory");
           else
@@ -1135,10 +1191,12 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
   j.budget = budget < FG_JFR_WORK_MAX ? budget : FG_JFR_WORK_MAX;
   err->line = 0;
   err->msg[0] = '\0';
-  if (o->value && strcmp(o->value, "samples") && strcmp(o->value, "cpu"))
+  if (o->value && strcmp(o->value, "samples") && strcmp(o->value, "cpu") &&
+      strcmp(o->value, "alloc"))
     return fail(&j, -EINVAL,
                 "--value '%s': a JFR recording gives samples (one per "
-                "jdk.ExecutionSample) or cpu (sampler.CPUSample's CPU time)",
+                "jdk.ExecutionSample), cpu (sampler.CPUSample's CPU time) or alloc (the bytes of "
+                "jdk.ObjectAllocationSample's weight)",
                 o->value);
   /* the chunks, and the recording's start and end */
   int64_t start = INT64_MAX, stop = INT64_MIN;

@@ -34,7 +34,8 @@ static inline int fg_is_jfr(const void *data, size_t len) {
 /* What to read and how to name it. */
 typedef struct fg_jfr_options {
   const char *value;    /* NULL or "samples": 1 per jdk.ExecutionSample; "cpu": sampler.CPUSample's
-                        cpuTime in ns */
+                        cpuTime in ns; "alloc": jdk.ObjectAllocationSample's weight in bytes,
+                        its objectClass the leaf frame ("byte[]_[a]") */
   int threads;          /* 1: the sampled thread as a root frame "[NAME tid=OS_TID]" */
   int lines;            /* 1: a Java frame's line as ":N" */
   int ann;              /* 1: a Java frame's kind as _[j] (JIT compiled), _[i] (inlined), _[0]

@@ -2700,7 +2700,7 @@ def case_alloc_truth():
     for opts, msg in (("event=alloc,alloc=0", "alloc=0: accepted: a size in bytes"),
                       ("event=alloc,alloc=2g", "alloc=2g: accepted: a size in bytes"),
                       ("event=alloc,alloc=12x", "alloc=12x: accepted: a size in bytes"),
-                      ("event=alloc,format=jfr", "event=alloc: format=jfr is not written")):
+                      ("event=alloc,weight=cpu", "weight=cpu: not with event=alloc")):
         p = run(opts, "exit", 0.1, timeout=60)
         check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
     out = tmpfile(".folded")
@@ -2748,7 +2748,10 @@ def case_alloc_truth():
 
 def case_alloc_outputs():
     """event=alloc's units in the text report and the HTML page: bytes, not samples or CPU; the
-    interval and what was lost said; the allocated class as its own frame kind on the page."""
+    interval and what was lost said; the allocated class as its own frame kind on the page. pprof
+    with alloc_objects/count and alloc_space/bytes (go tool pprof); JFR with
+    jdk.ObjectAllocationSample (the JDK's jfr); both read back in bytes by the flamegraph tool,
+    and so is a recording of the JDK's own JFR."""
     out = tmpfile(".txt")
     p = run(f"event=alloc,alloc=64k,file={out}", "alloctruth", 0, extra_args=("8",))
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -2786,6 +2789,33 @@ def case_alloc_outputs():
     total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.stdout.splitlines())
     check(total == space, f"flamegraph read {total} bytes, pprof {space}")
     check("Scenarios.allocTruthBig;byte[]_[a]" in folded.stdout, "the class leaf back from pprof")
+    # JFR: jdk.ObjectAllocationSample as the JDK's jfr reads it, and the flamegraph tool reads it
+    # back in bytes — from the agent's recording and from one the JDK's own JFR made
+    rec = tmpfile(".jfr")
+    p = run(f"event=alloc,alloc=64k,threads,file={rec}", "alloctruth", 0, extra_args=("8",))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    s = summary(p.stderr)
+    jdk_rec = tmpfile(".jfr")
+    p = run(None, "alloctruth", 0, extra_jvm=(f"-XX:StartFlightRecording=filename={jdk_rec}",), extra_args=("8",))
+    check(p.returncode == 0, f"java (JFR) exited {p.returncode}: {p.stderr[-2000:]}")
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    for path, want in ((rec, int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"])), (jdk_rec, None)):
+        r = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events", "jdk.ObjectAllocationSample",
+                            path], capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"jfr print {path}: {r.stderr[-1500:]}")
+        ev = json.loads(r.stdout)["recording"]["events"]
+        weight = sum(e["values"]["weight"] for e in ev)
+        classes = {e["values"]["objectClass"]["name"] for e in ev}
+        folded = subprocess.run([fg, "-f", "folded", "--value", "alloc", "--threads", path], capture_output=True,
+                                text=True, timeout=120)
+        check(folded.returncode == 0, folded.stderr)
+        total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.stdout.splitlines())
+        print(f"{'agent' if want else 'JDK'} recording: {len(ev)} jdk.ObjectAllocationSample, {weight} bytes "
+              f"(stats {want}), flamegraph {total}; classes {sorted(classes)[:6]}")
+        check(ev and total == weight, f"{path}: flamegraph read {total} bytes, jfr print {weight}")
+        check(want is None or weight == want, f"{path}: the events weigh {weight} bytes, the stats {want}")
+        check(re.search(r"^\[alloc-one tid=\d+\];.*Scenarios\.allocTruthBig;byte\[\]_\[a\] \d+$", folded.stdout, re.M),
+              f"{path}: no byte[] leaf under allocTruthBig in alloc-one")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
