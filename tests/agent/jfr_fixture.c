@@ -90,6 +90,12 @@ int main(int argc, char **argv) {
     rc = jfr_sample(w, samples[i].kind, START_TICKS + samples[i].us, *samples[i].thread,
                     *samples[i].stack, samples[i].state, samples[i].cpu_ns);
   if (!rc) rc = jfr_key_value(w, JFR_SUMMARY, START_TICKS + 6006, "samples", "6");
+  /* event=alloc's: two allocations in the Java stack, of a byte array and of a class */
+  uint32_t c_bytes, c_string;
+  if (!rc) rc = jfr_class(w, "[B", &c_bytes);
+  if (!rc) rc = jfr_class(w, "java/lang/String", &c_string);
+  if (!rc) rc = jfr_allocation(w, START_TICKS + 6106, main_t, s_java, c_bytes, 524288);
+  if (!rc) rc = jfr_allocation(w, START_TICKS + 6206, odd_t, s_java, c_string, 1000);
   long many = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   for (long i = 0; i < many && !rc; i++) {
     char name[96]; /* 64 bytes while i < 10^7 */

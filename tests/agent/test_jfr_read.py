@@ -52,6 +52,10 @@ SAMPLES = [  # type, µs after the start, thread, stack, state, CPU time (µs)
     ("jdk.ExecutionSample", 5005, "main", "java", "STATE_SLEEPING", None),
     ("jdk.ExecutionSample", 5505, "reborn", "java", "STATE_RUNNABLE", None),  # main's OS tid again
 ]
+ALLOCATIONS = [  # µs after the start, thread, stack, objectClass, its package, weight (bytes)
+    (6106, "main", "java", "[B", None, 524288),
+    (6206, "odd", "java", "java/lang/String", "java/lang", 1000),
+]
 KEY_VALUES = [("sampler.Setting", 0, "interval", "1ms"), ("sampler.Summary", 6006, "samples", "6")]
 
 
@@ -93,15 +97,16 @@ check(re.search(r"Start: 2026-11-27 12:00:00", summary), "summary: the start tim
 counts = dict((m.group(1), int(m.group(2)))
               for m in re.finditer(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", summary, re.M))
 want_counts = {"jdk.ExecutionSample": 4, "jdk.NativeMethodSample": 1, "sampler.CPUSample": 1,
-               "sampler.Setting": 1, "sampler.Summary": 1, "jdk.Metadata": 1}
+               "sampler.Setting": 1, "sampler.Summary": 1, "jdk.Metadata": 1,
+               "jdk.ObjectAllocationSample": len(ALLOCATIONS)}
 for name, n in want_counts.items():
     check(counts.get(name) == n, f"summary: {name} {counts.get(name)} events, want {n}")
 
 # jfr print --json: every event's values
 doc = json.loads(jfr("print", "--json", rec))
 events = doc["recording"]["events"]
-check(len(events) == len(SAMPLES) + len(KEY_VALUES),
-      f"print --json: {len(events)} events, want {len(SAMPLES) + len(KEY_VALUES)}")
+want_events = len(SAMPLES) + len(KEY_VALUES) + len(ALLOCATIONS)
+check(len(events) == want_events, f"print --json: {len(events)} events, want {want_events}")
 by_type = {}
 for e in events:
     by_type.setdefault(e["type"], []).append(e["values"])
@@ -144,6 +149,17 @@ for type_, us, name, value in KEY_VALUES:
     got = (by_type.get(type_) or [{}])[0]
     check(ns_of(got.get("startTime")) == START_NS + us * 1000, f"{type_}: startTime {got.get('startTime')}")
     check((got.get("name"), got.get("value")) == (name, value), f"{type_}: {got}")
+
+for k, (us, thread, stack, cls, pkg, weight) in enumerate(ALLOCATIONS):
+    got = (by_type.get("jdk.ObjectAllocationSample") or [None] * (k + 1))[k] or {}
+    where = f"jdk.ObjectAllocationSample #{k}"
+    check(ns_of(got.get("startTime")) == START_NS + us * 1000, f"{where}: startTime {got.get('startTime')}")
+    check(got.get("eventThread") == THREADS[thread], f"{where}: thread {got.get('eventThread')}")
+    check((got.get("objectClass") or {}).get("name") == cls, f"{where}: objectClass {got.get('objectClass')}")
+    got_pkg = ((got.get("objectClass") or {}).get("package") or {}).get("name")
+    check(got_pkg == pkg, f"{where}: the class's package {got_pkg!r}, want {pkg!r}")
+    check(got.get("weight") == weight, f"{where}: weight {got.get('weight')}, want {weight}")
+    check_stack(where, got.get("stackTrace"), stack)
 
 # jfr print: the text form (its own formatting of methods and threads) works too
 text = jfr("print", rec)

@@ -128,6 +128,27 @@ Test(jfr, value_cpu_takes_the_cpu_samples_weight) {
   free(f.b);
 }
 
+/* --value alloc: jdk.ObjectAllocationSample's weight in bytes, by thread, stack and class, the
+ * class (internal form in the file) the leaf in Java form with the allocated-class kind. */
+Test(jfr, value_alloc_takes_the_allocations_weight_and_class) {
+  file f = fixture(0);
+  fg_jfr_options o;
+  fg_jfr_options_init(&o);
+  o.value = "alloc";
+  o.threads = 1;
+  char *s = folded_of(f.b, f.n, &o);
+  const char *stack = "com/example/Main.main;com/example/Hot.run\xf0\x9f\x98\x80;"
+                      "com/example/Hot.inner";
+  char want[1024];
+  snprintf(want, sizeof want,
+           "[main tid=4242];%s;byte[]_[a] 524288\n"
+           "[worker \"odd\" name tid=4243];%s;java.lang.String_[a] 1000\n",
+           stack, stack);
+  cr_assert_str_eq(s, want);
+  free(s);
+  free(f.b);
+}
+
 Test(jfr, from_and_to_cut_the_events_start_times) {
   file f = fixture(0);
   fg_jfr_options o;
