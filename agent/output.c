@@ -457,7 +457,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
                : o->wall ? "Wall-clock"
                          : "CPU",
                program);
-      grouped(r->n.samples, captures, sizeof captures);
+      grouped(o->alloc ? r->n.alloc_samples : r->n.samples, captures, sizeof captures);
       grouped(g.total, total, sizeof total);
       /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
        * none, so its subtitle says it */

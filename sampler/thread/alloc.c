@@ -171,7 +171,6 @@ static void record_one(void *ctx, const void *rec, size_t len) {
   double objects, bytes = alloc_weight(r.size, loop.cfg.alloc_interval, &objects);
   uint64_t b = (uint64_t)llround(bytes), o = round_unbiased(objects);
   record_store(&who, n, o, b, r.when);
-  loop.st.samples++;
   loop.st.alloc_samples++;
   loop.st.alloc_bytes += b;
   loop.st.alloc_objects += o;

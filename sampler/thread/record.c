@@ -152,8 +152,8 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
  * limits, or no memory) is kept, weights and all, under [stack not kept: table full]: nothing
  * is dropped. */
 _Static_assert(TRACES_MAX_STACKS - 1 <= TIMELINE_MAX_STACK, "the time axis keeps every stack id");
-static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
-                  uint64_t when) {
+static void put(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+                uint64_t when) {
   for (int i = 0; i < n; i++)
     if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
   uint32_t stack = TIMELINE_NO_STACK;
@@ -166,6 +166,12 @@ static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t c
   int64_t th = s ? timeline_thread(s->tid, s->java_id, s->name, sizeof s->name)
                  : timeline_thread((int32_t)loop.self, 0, "sampler", 7);
   if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) loop.st.time_lost++;
+}
+
+/* put(), counted as CPU samples (the counters `samples` and `cpu_ms`). */
+static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+                  uint64_t when) {
+  put(s, n, units, cpu_ns, when);
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;
 }
@@ -194,7 +200,7 @@ int record_begin_stack(const struct thread_slot *s) { return begin_stack(s, NULL
 
 void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
                   uint64_t when) {
-  store(s, n, units, cpu_ns, when);
+  put(s, n, units, cpu_ns, when);
 }
 
 void record_self(uint64_t sampler_cpu_ns) {

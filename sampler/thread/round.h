@@ -204,8 +204,8 @@ void record_sweep_keys(void);
 /* For records that come from elsewhere than the signal handler (alloc.c): the frame of method
  * m at bytecode index bci (its kind unknown: plain); the root frame of thread s (with
  * `threads`) into loop.fbuf, returning the frame count; and the store of loop.fbuf[0..n) with
- * its weights at time `when` (s NULL: the sampler thread's), as every capture is stored.
- * traces_lock held. */
+ * its weights at time `when` (s NULL: the sampler thread's), as every capture is stored — the
+ * caller counts them (not as CPU samples). traces_lock held. */
 uint32_t record_method_frame(jmethodID m, jint bci);
 int record_begin_stack(const struct thread_slot *s);
 void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
