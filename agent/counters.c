@@ -322,8 +322,12 @@ static const struct counter_spec COUNTERS[] = {
     {"round_p99_us", SEC_COST, U64(round_p99_ns), NS_AS(1e3, 1), "us", 0, "its 99th percentile"},
     {"handler_ms", SEC_COST, U64(n.handler_ns), NS_AS(1e6, 1), "ms", 0,
      "the handler's time in all the captures (entry to exit)"},
+    {"alloc_cost_ms", SEC_COST, U64(n.alloc_cost_ns), NS_AS(1e6, 1), "ms", 0,
+     "`event=alloc`: the allocating threads' time in the agent's callback (the stack walk, the "
+     "class's name, the queue), in `own_cpu_ms` (its wall time: their CPU unless preempted)"},
     {"own_cpu_ms", SEC_COST, U64(own_cpu_ns), NS_AS(1e6, 1), "ms", 0,
-     "the agent's own CPU time: the sampler thread's and the handler's"},
+     "the agent's own CPU time: the sampler thread's, the handler's and (`event=alloc`) the "
+     "allocation callback's"},
     {"own_cpu_pct", SEC_COST, GET(get_own_cpu_pct), 1.0, 2, "%", 0,
      "that, as a share of the process's CPU time while sampling; not in it: the kernel's work to "
      "deliver our signals and timers (5–20 µs of a thread's time per cross-CPU signal here, "

@@ -328,6 +328,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   (void)jni, (void)t, (void)obj;
   int depth = atomic_load(&alloc_depth);
   if (!depth || atomic_load(&agent.dead)) return;
+  uint64_t began = plat_mono_ns();
   char *sig = NULL;
   if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
@@ -335,7 +336,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
     n = 0; /* the sample stays, under its class alone */
   const char *c = sig ? sig : "?";
-  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n);
+  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, began);
   free(frames);
   if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 }

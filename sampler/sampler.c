@@ -224,7 +224,7 @@ static void report_locked(struct sampler_report *r) {
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
-  r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns;
+  r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && sthread_config()->hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
@@ -419,6 +419,6 @@ _Static_assert(sizeof(struct alloc_frame) == sizeof(jvmtiFrameInfo) &&
                "GetStackTrace's frames are queued as they are");
 
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
-                         const jvmtiFrameInfo *frames, int n) {
-  return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n);
+                         const jvmtiFrameInfo *frames, int n, uint64_t began_ns) {
+  return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n, began_ns);
 }

@@ -96,10 +96,11 @@ void sampler_code_generated(const char *name, const void *code, jint size);
  * root, the frames and the class as the leaf ("byte[]_[a]"), weighted as the bytes and
  * allocations it stands for. Returns 0, -EAGAIN (no allocation run going on), -ENOSPC (the
  * queue was full) or -ESRCH (the thread is not registered) — those two are counted as lost,
- * with their estimated bytes, and kept under [sample lost]. Any thread; never waits for the
- * sampler thread; not signal-safe. */
+ * with their estimated bytes, and kept under [sample lost]. began_ns: CLOCK_MONOTONIC as the
+ * callback began (its time to here is the agent's cost: alloc_cost_ns). Any thread; never waits
+ * for the sampler thread; not signal-safe. */
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
-                         const jvmtiFrameInfo *frames, int n);
+                         const jvmtiFrameInfo *frames, int n, uint64_t began_ns);
 
 /* ---- what was recorded ---- */
 

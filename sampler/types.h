@@ -197,6 +197,8 @@ struct sampler_counters {
   uint64_t alloc_objects;    /* the allocations they stand for (estimated) */
   uint64_t alloc_lost;       /* samples the queue could not take: under [sample lost] */
   uint64_t alloc_lost_bytes; /* the bytes they stood for (estimated) */
+  uint64_t alloc_cost_ns;    /* the allocating threads' time in our callbacks (its stack walk,
+                                the class's name, the queue) */
 };
 
 #endif

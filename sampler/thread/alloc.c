@@ -34,6 +34,7 @@ struct alloc_rec {
 
 static _Atomic uint64_t interval;                               /* 0: no run takes samples */
 static _Atomic uint64_t lost_samples, lost_bytes, lost_objects; /* since the last drain */
+static _Atomic uint64_t cost_ns;             /* the callbacks' time since the last drain */
 static uint64_t rnd = 0x2545f4914f6cdd1dull; /* the drain's rounding (sampler thread) */
 
 int alloc_set_interval(uint64_t i) {
@@ -55,6 +56,9 @@ double alloc_weight(uint64_t size, uint64_t i, double *objects) {
   return (double)size / p;
 }
 
+static int push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
+                int n, uint64_t i);
+
 /* Counts one sample the queue could not take, with its estimated weights. */
 static void count_lost(uint64_t size, uint64_t i) {
   double objects, bytes = alloc_weight(size, i, &objects);
@@ -63,10 +67,24 @@ static void count_lost(uint64_t size, uint64_t i) {
   atomic_fetch_add(&lost_objects, (uint64_t)llround(objects));
 }
 
+/* Counts the callback's time, from began_ns to now. */
+static void count_cost(uint64_t began_ns) {
+  uint64_t now = plat_mono_ns();
+  if (began_ns && now > began_ns) atomic_fetch_add(&cost_ns, now - began_ns);
+}
+
 int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-               int n) {
+               int n, uint64_t began_ns) {
   uint64_t i = atomic_load(&interval);
   if (!i) return -EAGAIN;
+  int rc = push(sig, sig_len, size, frames, n, i);
+  count_cost(began_ns);
+  return rc;
+}
+
+/* alloc_push's work, at interval i. */
+static int push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
+                int n, uint64_t i) {
   static __thread int hint = -1; /* this thread's registry slot, found once */
   char name[REG_NAME_MAX];
   int64_t java_id = 0;
@@ -178,6 +196,7 @@ static void record_one(void *ctx, const void *rec, size_t len) {
 
 void alloc_drain(void) {
   evq_drain(record_one, NULL);
+  loop.st.alloc_cost_ns += atomic_exchange(&cost_ns, 0);
   uint64_t ls = atomic_exchange(&lost_samples, 0);
   if (!ls) return;
   uint64_t lb = atomic_exchange(&lost_bytes, 0), lo = atomic_exchange(&lost_objects, 0);

@@ -26,12 +26,13 @@ int alloc_set_interval(uint64_t interval);
 
 /* A sampled allocation of `size` bytes of the class whose JVMTI signature is sig[sig_len]
  * ("[B", "Ljava/lang/String;"), allocated at frames[0..n) (the top frame first), on the calling
- * thread. Returns 0, -EAGAIN (no run is taking samples: not counted), -ENOSPC (the queue was
- * full: counted lost), -ESRCH (the thread is not registered: counted lost). Any thread;
- * lock-free but for the thread registry's lookup of the caller's name; never waits for the
- * sampler thread. */
+ * thread; began_ns: CLOCK_MONOTONIC as the host's callback began (the time from then to the end
+ * of the push is counted as the agent's cost). Returns 0, -EAGAIN (no run is taking samples:
+ * not counted), -ENOSPC (the queue was full: counted lost), -ESRCH (the thread is not
+ * registered: counted lost). Any thread; lock-free but for the thread registry's lookup of the
+ * caller's name; never waits for the sampler thread. */
 int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-               int n);
+               int n, uint64_t began_ns);
 
 /* The estimated weight of one sample of an allocation of size bytes at mean interval I:
  * HotSpot samples the byte stream at exponentially distributed distances (mean I), so the
