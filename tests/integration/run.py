@@ -2814,8 +2814,10 @@ def case_alloc_outputs():
               f"(stats {want}), flamegraph {total}; classes {sorted(classes)[:6]}")
         check(ev and total == weight, f"{path}: flamegraph read {total} bytes, jfr print {weight}")
         check(want is None or weight == want, f"{path}: the events weigh {weight} bytes, the stats {want}")
-        check(re.search(r"^\[alloc-one tid=\d+\];.*Scenarios\.allocTruthBig;byte\[\]_\[a\] \d+$", folded.stdout, re.M),
-              f"{path}: no byte[] leaf under allocTruthBig in alloc-one")
+        # the JDK's own throttles its events (150 a second by default): which it kept varies
+        leaf = (r"^\[alloc-one tid=\d+\];.*Scenarios\.allocTruthBig;byte\[\]_\[a\] \d+$" if want is not None
+                else r"^\[.*_\[a\] \d+$")
+        check(re.search(leaf, folded.stdout, re.M), f"{path}: no stack with an allocated-class leaf ({leaf})")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
