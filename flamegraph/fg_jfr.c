@@ -621,6 +621,8 @@ struct types {
   int ev_class;                             /* an allocation's objectClass, else -1 */
   int st_frames, fr_method, fr_line, fr_type, me_type, me_name, cl_name, sy_string, ft_desc;
   int th_os_name, th_os_tid, th_java_name;
+  uint32_t gc;                         /* jdk.GarbageCollection, for the time axis's marks */
+  int gc_time, gc_duration, gc_pauses; /* its startTime, duration, sumOfPauses (ticks) */
 };
 
 /* The time axis being built (o->time): the recording's threads in the order first seen (their
@@ -947,6 +949,10 @@ static int find_types(struct chunk *c, size_t at) {
                               : alloc ? "jdk.ObjectAllocationSample"
                                       : "jdk.ExecutionSample");
   t->thread = class_by_name(m, "java.lang.Thread");
+  t->gc = class_by_name(m, "jdk.GarbageCollection");
+  t->gc_time = field_of(m, t->gc, "startTime");
+  t->gc_duration = field_of(m, t->gc, "duration");
+  t->gc_pauses = field_of(m, t->gc, "sumOfPauses");
   t->stacktrace = class_by_name(m, "jdk.types.StackTrace");
   t->frame = class_by_name(m, "jdk.types.StackFrame");
   t->method = class_by_name(m, "jdk.types.Method");
@@ -1106,6 +1112,10 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
   int cpu = o->value && !strcmp(o->value, "cpu");
   int alloc = o->value && !strcmp(o->value, "alloc");
   uint64_t event_id = !rc && c.t.event != UINT32_MAX ? c.m.classes[c.t.event].id : UINT64_MAX;
+  /* GC pauses as marks on the time axis: at the collection's start, for its pauses' sum (a
+   * concurrent collector's cycle is mostly not a pause), else its duration */
+  uint64_t gc_id =
+      !rc && tm && c.t.gc != UINT32_MAX && c.t.gc_time >= 0 ? c.m.classes[c.t.gc].id : UINT64_MAX;
   size_t off = at + HEADER_SIZE, end = at + size;
   while (!rc && off < end) {
     struct rd r = {j->file + off, j->file + end, 0};
@@ -1120,6 +1130,19 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
     if (charge(j, 1)) break;
     if (type == 1) {
       rc = checkpoint(&c, &r, off);
+    } else if (type == gc_id && !r.bad) {
+      const int want[3] = {c.t.gc_time, c.t.gc_duration, c.t.gc_pauses};
+      struct val v[3];
+      rc = read_object(j, &c.m, &c.a, &r, c.t.gc, want, 3, v);
+      if (rc) break;
+      double t =
+          (double)rel_ns + (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
+      double d = (double)(c.t.gc_pauses >= 0 ? v[2].num : v[1].num) * 1e9 / (double)tps;
+      if (t >= (double)from && t < (double)to && d < 1e15) {
+        double at_ns = t - (double)tm->from_ns;
+        if (fg_profile_time_mark(p, at_ns > 0 ? (uint64_t)at_ns : 0, (uint64_t)d, "GC pause"))
+          rc = fail(j, -ENOMEM, "out of memory");
+      }
     } else if (type == event_id && !r.bad) {
       const int want[5] = {c.t.ev_time, c.t.ev_thread, c.t.ev_stack, c.t.ev_cpu, c.t.ev_class};
       struct val v[5];

@@ -722,9 +722,13 @@ def case_marks():
     allocating scenario with the JVM's GC log, to HTML, one kill -3 a second after its thread
     started; the page has a GC mark per pause the log counts (one more or fewer: a pause as the
     profile begins or the JVM ends), their time within 50% of the log's, and the kill -3 mark
-    within 2 s after it was sent."""
-    out, log = tmpfile(".html"), tmpfile(".log")
-    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "alloc", 3, extra_jvm=[f"-Xlog:gc:file={log}"]),
+    within 2 s after it was sent. The JDK's own JFR records the same run: the flamegraph tool's
+    page of it marks each of its jdk.GarbageCollection events (as `jfr summary` counts them)."""
+    out, log, jdks = tmpfile(".html"), tmpfile(".log"), tmpfile(".jfr")
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "alloc", 3,
+                                     extra_jvm=[f"-Xlog:gc:file={log}",
+                                                f"-XX:StartFlightRecording=filename={jdks},settings=profile",
+                                                "-Xlog:jfr+startup=error"]),  # (its line on stdout)
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(wait_started(proc), "the program did not start within 60 s")
     time.sleep(1)
@@ -747,6 +751,17 @@ def case_marks():
     at = tm["startMs"] + k3[0][0] / 1e6
     check(sent_ms - 20 <= at <= sent_ms + 2000, f"the kill -3 mark {at - sent_ms:.0f} ms after it was sent")
     check(tm["marksLost"] == 0, f"{tm['marksLost']} marks not kept")
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    r = subprocess.run([jfr, "summary", jdks], capture_output=True, text=True, timeout=300)
+    m = re.search(r"^\s*jdk\.GarbageCollection\s+(\d+)", r.stdout, re.M)
+    check(r.returncode == 0 and m, f"jfr summary: {r.stdout[-800:]}{r.stderr[-800:]}")
+    page = tmpfile(".html")
+    r = subprocess.run([flamegraph_tool(), jdks, "-o", page], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"flamegraph: {r.stderr[-800:]}")
+    jgc = [mk for mk in page_data(page)["time"]["marks"] if mk[2] == "GC pause"]
+    print(f"marks: the JDK's JFR: {len(jgc)} GC pause marks in the tool's page, jfr summary "
+          f"{m.group(1)} jdk.GarbageCollection")
+    check(len(jgc) == int(m.group(1)) > 0, f"{len(jgc)} GC marks for {m.group(1)} jdk.GarbageCollection events")
 
 
 def case_phases_jfr():
