@@ -500,15 +500,30 @@ Test(sampler, an_unanswered_request_is_left_open_then_recorded_late) {
 }
 
 /* Found by its kernel name ("java", the creator's, before the JVM names the thread), then
- * announced by the JVM under its own (its ThreadStart): registered again, renamed. */
+ * announced by the JVM under its own (its ThreadStart): registered again, renamed. Each name
+ * for 100 ms of the thread's own CPU (a busy machine gives it less than its wall time), then
+ * renamed_done. */
+static atomic_int renamed_done;
+
+static void spin_cpu_ms(uint64_t ms) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  } while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) <
+               ms * 1000000u &&
+           !atomic_load(&stop_workers));
+}
+
 static void *renamed_main(void *arg) {
   (void)arg;
   fake_jvm_set_role(FAKE_ROLE_BUSY);
   fake_jvm_register_self("java");
   worker_started(0);
-  uint64_t until = plat_mono_ns() + 150000000;
-  while (plat_mono_ns() < until && !atomic_load(&stop_workers)) {}
+  spin_cpu_ms(100);
   fake_jvm_register_self("renamed");
+  spin_cpu_ms(100);
+  atomic_store(&renamed_done, 1);
   spin_until_stopped();
   return NULL;
 }
@@ -534,9 +549,17 @@ Test(sampler, a_renamed_thread_is_shown_under_its_new_name) {
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
   atomic_store(&stop_workers, 0);
+  atomic_store(&renamed_done, 0);
   pthread_t th;
   pthread_create(&th, NULL, renamed_main, NULL);
-  sample_for(400, &th, 1);
+  pthread_t sam;
+  usleep(20000);
+  pthread_create(&sam, NULL, sampler_main, NULL);
+  for (int i = 0; i < 3000 && !atomic_load(&renamed_done); i++) usleep(10000); /* 30 s at most */
+  sampler_stop();
+  pthread_join(sam, NULL);
+  atomic_store(&stop_workers, 1);
+  pthread_join(th, NULL);
   struct roots r = {0};
   sampler_foreach_stack(count_roots, &r);
   cr_log_info("under [java]: %lu, under [renamed]: %lu", (unsigned long)r.first,
