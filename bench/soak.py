@@ -99,7 +99,7 @@ def nmt_committed_growth(diff):
 def tables_mb(launcher, pid, t=None):
     """What the agent's tables hold now (`sampler status`), in MB, or None; with t, prints the
     status lines (stacks, names, cached frame keys; the process's malloc) with the time. The
-    malloc figures (in use, kept free, MB) go to MALLOC[t]."""
+    malloc figures (in use, kept free, MB) go to MALLOC[t] (MALLOC[None] without t)."""
     try:
         out = subprocess.run([launcher, "status", str(pid)], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
@@ -110,12 +110,36 @@ def tables_mb(launcher, pid, t=None):
         for x in (m, a):
             if x:
                 print(f"{t:7.1f} s  {x.group(0)}", flush=True)
-        if a:
-            MALLOC[t] = (float(a.group(1)), float(a.group(2)))
+    if a:
+        MALLOC[t] = (float(a.group(1)), float(a.group(2)))
     return float(m.group(1)) if m else None
 
 
 MALLOC = {}
+
+
+def beside_nmt(launcher, procs, what, t, out=None):
+    """`jcmd VM.native_memory WHAT` of each process (into out[name]), with the agented process's
+    glibc malloc (`sampler status`) read just before and just after its own NMT reading: MALLOC[t]
+    is their mean, so that both figures describe one moment. HotSpot's compiler arenas come and go
+    in MBs within a second; readings seconds apart (the plain JVM's jcmd between them, on a busy
+    machine) once put a 2.4 MB swing of NMT's figure on the agent. Returns the agent's tables (MB)."""
+    tables = tables_mb(launcher, procs["agent"].pid, t)
+    before = MALLOC.pop(t, None)
+    reply = nmt(procs["agent"].pid, what)
+    tables_mb(launcher, procs["agent"].pid)
+    after = MALLOC.pop(None, None)
+    if before and after:
+        MALLOC[t] = ((before[0] + after[0]) / 2, (before[1] + after[1]) / 2)
+        print(f"{t:7.1f} s  malloc in use around NMT's reading: {before[0]:.1f} and {after[0]:.1f} MB", flush=True)
+    if out is not None:
+        out["agent"] = reply
+    for k, p in procs.items():
+        if k != "agent":
+            r = nmt(p.pid, what)
+            if out is not None:
+                out[k] = r
+    return tables
 
 
 def floors(points, windows):
@@ -187,17 +211,15 @@ def main():
         while any(p.poll() is None for p in procs.values()):
             t = time.time() - t0
             if args.nmt and nmt_state == "none" and t >= warm:
-                for p in procs.values():
-                    nmt(p.pid, "baseline")
-                tables.append(tables_mb(launcher, procs["agent"].pid, t))
+                tables.append(beside_nmt(launcher, procs, "baseline", t))
                 marks.append(t)
                 nmt_state = "baseline"
             elif args.nmt and nmt_state == "baseline" and t >= args.seconds - max(2 * every, 5):
-                diffs = {k: nmt(p.pid, "summary.diff") for k, p in procs.items()}
+                diffs = {}
+                tables.append(beside_nmt(launcher, procs, "summary.diff", t, diffs))
                 nmt_growth = {k: nmt_malloc_growth(d) for k, d in diffs.items()}
                 nmt_committed = {k: nmt_committed_growth(d) for k, d in diffs.items()}
                 nmt_counts = {k: nmt_malloc_growth(d, "blocks") for k, d in diffs.items()}
-                tables.append(tables_mb(launcher, procs["agent"].pid, t))
                 marks.append(t)
                 nmt_state = "diff"
             elif tables_every and t >= next_tables and t < args.seconds and procs["agent"].poll() is None:
