@@ -263,6 +263,7 @@ enum type_id {
   T_SUMMARY,
   T_DATAAMOUNT,
   T_ALLOCATION_SAMPLE,
+  T_MARK,
   T_END
 };
 
@@ -370,6 +371,10 @@ static const struct type_def TYPES[] = {
                 {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
                 {"objectClass", T_CLASS, F_CP, "Object Class"},
                 {"weight", T_LONG, F_BYTES, "Sample Weight"}}},
+    {T_MARK, "sampler.Mark", EVENT, "Sampler Mark", .category = {"Sampler"},
+     .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
+                {"duration", T_LONG, F_NANOS, "Duration"},
+                {"name", T_STRING, 0, "Name"}}},
 };
 
 static const char *const FRAME_TYPES[JFR_FRAME_TYPES] = {"Interpreted", "JIT compiled", "Inlined",
@@ -635,6 +640,16 @@ int jfr_key_value(struct jfr_writer *w, enum jfr_kv_kind kind, int64_t ticks, co
   put_var(&w->ev, (uint64_t)ticks);
   put_name(&w->ev, key);
   put_name(&w->ev, value);
+  return event_end(w);
+}
+
+int jfr_mark(struct jfr_writer *w, int64_t ticks, uint64_t dur_ns, const char *name) {
+  if (!w || !name) return -EINVAL;
+  if (w->err) return w->err;
+  event_begin(w, T_MARK);
+  put_var(&w->ev, (uint64_t)ticks);
+  put_var(&w->ev, dur_ns);
+  put_name(&w->ev, name);
   return event_end(w);
 }
 

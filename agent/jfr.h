@@ -6,7 +6,8 @@
  * What it writes, in one chunk: the 68-byte chunk header; the events as they are given
  * (jdk.ExecutionSample, jdk.NativeMethodSample, sampler.CPUSample with a CPU weight,
  * jdk.ObjectAllocationSample with its class and weight in bytes, sampler.Setting and
- * sampler.Summary with a key and a value); at jfr_close the checkpoint
+ * sampler.Summary with a key and a value, sampler.Mark with a time, a duration and a name); at
+ * jfr_close the checkpoint
  * events with the constant pools (java.lang.Thread, jdk.types.StackTrace of jdk.types.StackFrame,
  * jdk.types.Method, java.lang.Class, jdk.types.Package, jdk.types.Symbol, jdk.types.FrameType,
  * jdk.types.ThreadState), then the metadata event that describes every type with its standard
@@ -118,6 +119,10 @@ int jfr_class(struct jfr_writer *w, const char *name, uint32_t *id);
  * unknown id), -ENOMEM or -EIO. */
 int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_t stack,
                    uint32_t cls, uint64_t bytes);
+
+/* Writes a sampler.Mark event: a moment of the run the agent knew of (a GC pause, a profile
+ * written), from ticks for dur_ns, called name. 0, -EINVAL, -ENOMEM or -EIO. */
+int jfr_mark(struct jfr_writer *w, int64_t ticks, uint64_t dur_ns, const char *name);
 
 /* Writes a sampler.Setting or sampler.Summary event at ticks: key and value, UTF-8. 0, -EINVAL,
  * -ENOMEM or -EIO. */

@@ -267,8 +267,17 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   if (!rc)
     rc = info->alloc_bytes ? allocations(w, s, stack_ids, thread_ids, &ft)
                            : events(w, info, s, stack_ids, thread_ids, &ft);
+  for (size_t i = 0; !rc && i < tm->nmarks; i++) {
+    const char *what = sampler_mark_name(tm->marks[i].kind);
+    if (what) rc = jfr_mark(w, (int64_t)tm->marks[i].at_ns, tm->marks[i].dur_ns, what);
+  }
   struct summary_ctx sc = {w, (int64_t)tm->duration_ns};
   if (!rc) rc = counters_each(&s->report, summary, &sc);
+  if (!rc && tm->marks_lost) {
+    char lost[24];
+    snprintf(lost, sizeof lost, "%llu", (unsigned long long)tm->marks_lost);
+    rc = jfr_key_value(w, JFR_SUMMARY, (int64_t)tm->duration_ns, "marks_lost", lost);
+  }
   free(stack_ids);
   free(thread_ids);
   free(ft.frames);

@@ -151,13 +151,10 @@ static int add_time(const struct sampler_snapshot *s, int weight, struct graph *
     if (w && e->stack < s->n && node_of[e->stack] != UINT32_MAX)
       rc = fg_profile_time_add(g->p, e->cell, node_of[e->stack], e->thread, w);
   }
-  static const char *const what[] = {[SAMPLER_MARK_GC] = "GC pause",
-                                     [SAMPLER_MARK_KILL3] = "profile written: kill -3",
-                                     [SAMPLER_MARK_DUMP] = "profile written: dump"};
   for (size_t i = 0; i < tm->nmarks && rc >= 0; i++) {
     const struct sampler_time_mark *m = &tm->marks[i];
-    if (m->kind > 0 && m->kind <= SAMPLER_MARK_DUMP)
-      rc = fg_profile_time_mark(g->p, m->at_ns, m->dur_ns, what[m->kind]);
+    const char *what = sampler_mark_name(m->kind);
+    if (what) rc = fg_profile_time_mark(g->p, m->at_ns, m->dur_ns, what);
   }
   if (rc >= 0) fg_profile_time_marks_lost(g->p, tm->marks_lost);
   return rc < 0 ? rc : 0;

@@ -623,6 +623,8 @@ struct types {
   int th_os_name, th_os_tid, th_java_name;
   uint32_t gc;                         /* jdk.GarbageCollection, for the time axis's marks */
   int gc_time, gc_duration, gc_pauses; /* its startTime, duration, sumOfPauses (ticks) */
+  uint32_t mark;                       /* sampler.Mark (our agent's marks), for the same */
+  int mk_time, mk_duration, mk_name;   /* its startTime (ticks), duration (ns), name */
 };
 
 /* The time axis being built (o->time): the recording's threads in the order first seen (their
@@ -953,6 +955,10 @@ static int find_types(struct chunk *c, size_t at) {
   t->gc_time = field_of(m, t->gc, "startTime");
   t->gc_duration = field_of(m, t->gc, "duration");
   t->gc_pauses = field_of(m, t->gc, "sumOfPauses");
+  t->mark = class_by_name(m, "sampler.Mark");
+  t->mk_time = field_of(m, t->mark, "startTime");
+  t->mk_duration = field_of(m, t->mark, "duration");
+  t->mk_name = field_of(m, t->mark, "name");
   t->stacktrace = class_by_name(m, "jdk.types.StackTrace");
   t->frame = class_by_name(m, "jdk.types.StackFrame");
   t->method = class_by_name(m, "jdk.types.Method");
@@ -1116,6 +1122,11 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
    * concurrent collector's cycle is mostly not a pause), else its duration */
   uint64_t gc_id =
       !rc && tm && c.t.gc != UINT32_MAX && c.t.gc_time >= 0 ? c.m.classes[c.t.gc].id : UINT64_MAX;
+  /* the agent's own marks (a GC pause from JVMTI, a profile written): at their start, for their
+   * duration, under their name */
+  uint64_t mark_id = !rc && tm && c.t.mark != UINT32_MAX && c.t.mk_time >= 0 && c.t.mk_name >= 0
+                         ? c.m.classes[c.t.mark].id
+                         : UINT64_MAX;
   size_t off = at + HEADER_SIZE, end = at + size;
   while (!rc && off < end) {
     struct rd r = {j->file + off, j->file + end, 0};
@@ -1130,17 +1141,29 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
     if (charge(j, 1)) break;
     if (type == 1) {
       rc = checkpoint(&c, &r, off);
-    } else if (type == gc_id && !r.bad) {
-      const int want[3] = {c.t.gc_time, c.t.gc_duration, c.t.gc_pauses};
+    } else if ((type == gc_id || type == mark_id) && !r.bad) {
+      int gc = type == gc_id;
+      const int want[3] = {gc ? c.t.gc_time : c.t.mk_time, gc ? c.t.gc_duration : c.t.mk_duration,
+                           gc ? c.t.gc_pauses : c.t.mk_name};
       struct val v[3];
-      rc = read_object(j, &c.m, &c.a, &r, c.t.gc, want, 3, v);
+      rc = read_object(j, &c.m, &c.a, &r, gc ? c.t.gc : c.t.mark, want, 3, v);
+      if (!rc && !gc) rc = plain(&c, &v[2].s);
       if (rc) break;
       double t =
           (double)rel_ns + (double)(int64_t)(v[0].num - start_ticks) * 1e9 / (double)(int64_t)tps;
-      double d = (double)(c.t.gc_pauses >= 0 ? v[2].num : v[1].num) * 1e9 / (double)tps;
-      if (t >= (double)from && t < (double)to && d < 1e15) {
+      double d = !gc                  ? (double)v[1].num
+                 : c.t.gc_pauses >= 0 ? (double)v[2].num * 1e9 / (double)tps
+                                      : (double)v[1].num * 1e9 / (double)tps;
+      char name[128] = "GC pause";
+      if (!gc) {
+        size_t len = v[2].s.p ? (v[2].s.len < sizeof name - 1 ? v[2].s.len : sizeof name - 1) : 0;
+        if (len) memcpy(name, v[2].s.p, len);
+        name[len] = '\0';
+        clean(name, len);
+      }
+      if (t >= (double)from && t < (double)to && d < 1e15 && name[0]) {
         double at_ns = t - (double)tm->from_ns;
-        if (fg_profile_time_mark(p, at_ns > 0 ? (uint64_t)at_ns : 0, (uint64_t)d, "GC pause"))
+        if (fg_profile_time_mark(p, at_ns > 0 ? (uint64_t)at_ns : 0, (uint64_t)d, name))
           rc = fail(j, -ENOMEM, "out of memory");
       }
     } else if (type == event_id && !r.bad) {

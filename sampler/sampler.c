@@ -365,6 +365,13 @@ int sampler_mark(int kind, uint64_t start_mono_ns, uint64_t end_mono_ns) {
   return marks_add(kind, start_mono_ns, end_mono_ns);
 }
 
+const char *sampler_mark_name(int kind) {
+  static const char *const what[] = {[SAMPLER_MARK_GC] = "GC pause",
+                                     [SAMPLER_MARK_KILL3] = "profile written: kill -3",
+                                     [SAMPLER_MARK_DUMP] = "profile written: dump"};
+  return kind > 0 && kind <= SAMPLER_MARK_DUMP ? what[kind] : NULL;
+}
+
 int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   memset(s, 0, sizeof *s);
   struct copy_ctx c = {s, 0, 0};

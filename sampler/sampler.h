@@ -211,6 +211,10 @@ struct sampler_time {
  * one is counted in marks_lost). */
 int sampler_mark(int kind, uint64_t start_mono_ns, uint64_t end_mono_ns);
 
+/* What a mark of kind (enum sampler_mark_kind) is called on the time axis of every output ("GC
+ * pause", "profile written: kill -3", ...); NULL for an unknown kind. */
+const char *sampler_mark_name(int kind);
+
 /* A copy of what was recorded (stacks, time and report) taken at one moment, for writing
  * without holding up the sampler. */
 struct sampler_snapshot {

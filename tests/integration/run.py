@@ -717,18 +717,16 @@ def case_phases_timeline():
     check_phases_page("the agent's page", page_data(out), marks, 20)
 
 
-def case_marks():
-    """The page's time axis marks the GC pauses and the profiles written during the run: the
-    allocating scenario with the JVM's GC log, to HTML, one kill -3 a second after its thread
-    started; the page has a GC mark per pause the log counts (one more or fewer: a pause as the
-    profile begins or the JVM ends), their time within 50% of the log's, and the kill -3 mark
-    within 2 s after it was sent. The JDK's own JFR records the same run: the flamegraph tool's
-    page of it marks each of its jdk.GarbageCollection events (as `jfr summary` counts them)."""
-    out, log, jdks = tmpfile(".html"), tmpfile(".log"), tmpfile(".jfr")
-    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "alloc", 3,
-                                     extra_jvm=[f"-Xlog:gc:file={log}",
-                                                f"-XX:StartFlightRecording=filename={jdks},settings=profile",
-                                                "-Xlog:jfr+startup=error"]),  # (its line on stdout)
+def marks_run(out, jdks=None):
+    """The allocating scenario with the JVM's GC log, the agent writing `out`, one kill -3 a second
+    after its thread started (and the JDK's own JFR into `jdks`). Returns (GC log pauses in ms,
+    when kill -3 was sent in ms since the epoch)."""
+    log = tmpfile(".log")
+    extra = [f"-Xlog:gc:file={log}"]
+    if jdks:
+        extra += [f"-XX:StartFlightRecording=filename={jdks},settings=profile",
+                  "-Xlog:jfr+startup=error"]  # (its line on stdout)
+    proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "alloc", 3, extra_jvm=extra),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(wait_started(proc), "the program did not start within 60 s")
     time.sleep(1)
@@ -736,21 +734,37 @@ def case_marks():
     proc.send_signal(signal.SIGQUIT)
     _, err = proc.communicate(timeout=120)
     check(proc.returncode == 0, f"java exited {proc.returncode}: {err[-1500:]}")
-    tm = page_data(out)["time"]
+    pauses = [float(m.group(1)) for m in re.finditer(r"\bPause\b.* (\d+(?:\.\d+)?)ms$", open(log).read(), re.M)]
+    check(len(pauses) >= 3, f"the scenario made only {len(pauses)} GC pauses")
+    return pauses, sent_ms
+
+
+def check_marks(what, tm, pauses, sent_ms):
+    """A page's time axis tm has a GC mark per pause the log counts (one more or fewer: a pause
+    as the profile begins or the JVM ends), their time within 50% of the log's, and one kill -3
+    mark within 2 s after it was sent."""
     gc = [m for m in tm["marks"] if m[2] == "GC pause"]
     k3 = [m for m in tm["marks"] if m[2] == "profile written: kill -3"]
-    pauses = [float(m.group(1)) for m in re.finditer(r"\bPause\b.* (\d+(?:\.\d+)?)ms$", open(log).read(), re.M)]
     gc_ms, log_ms = sum(m[1] for m in gc) / 1e6, sum(pauses)
-    print(f"marks: {len(gc)} GC pauses ({gc_ms:.1f} ms), the GC log {len(pauses)} ({log_ms:.1f} ms); "
+    print(f"marks ({what}): {len(gc)} GC pauses ({gc_ms:.1f} ms), the GC log {len(pauses)} ({log_ms:.1f} ms); "
           f"kill -3 marks {[round(tm['startMs'] + m[0] / 1e6 - sent_ms) for m in k3]} ms after it was sent; "
           f"not kept {tm['marksLost']}")
-    check(len(pauses) >= 3, f"the scenario made only {len(pauses)} GC pauses")
-    check(abs(len(gc) - len(pauses)) <= 1, f"{len(gc)} GC marks for the log's {len(pauses)} pauses")
-    check(0.5 * log_ms <= gc_ms <= 1.5 * log_ms + 5, f"GC marks {gc_ms:.1f} ms, the log {log_ms:.1f} ms")
-    check(len(k3) == 1, f"{len(k3)} kill -3 marks, want 1")
+    check(abs(len(gc) - len(pauses)) <= 1, f"{what}: {len(gc)} GC marks for the log's {len(pauses)} pauses")
+    check(0.5 * log_ms <= gc_ms <= 1.5 * log_ms + 5, f"{what}: GC marks {gc_ms:.1f} ms, the log {log_ms:.1f} ms")
+    check(len(k3) == 1, f"{what}: {len(k3)} kill -3 marks, want 1")
     at = tm["startMs"] + k3[0][0] / 1e6
-    check(sent_ms - 20 <= at <= sent_ms + 2000, f"the kill -3 mark {at - sent_ms:.0f} ms after it was sent")
-    check(tm["marksLost"] == 0, f"{tm['marksLost']} marks not kept")
+    check(sent_ms - 20 <= at <= sent_ms + 2000, f"{what}: the kill -3 mark {at - sent_ms:.0f} ms after it was sent")
+    check(tm["marksLost"] == 0, f"{what}: {tm['marksLost']} marks not kept")
+
+
+def case_marks():
+    """The page's time axis marks the GC pauses and the profiles written during the run
+    (check_marks), in the agent's HTML. The JDK's own JFR records the same run: the flamegraph
+    tool's page of it marks each of its jdk.GarbageCollection events (as `jfr summary` counts
+    them)."""
+    out, jdks = tmpfile(".html"), tmpfile(".jfr")
+    pauses, sent_ms = marks_run(out, jdks)
+    check_marks("the agent's page", page_data(out)["time"], pauses, sent_ms)
     jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
     r = subprocess.run([jfr, "summary", jdks], capture_output=True, text=True, timeout=300)
     m = re.search(r"^\s*jdk\.GarbageCollection\s+(\d+)", r.stdout, re.M)
@@ -762,6 +776,23 @@ def case_marks():
     print(f"marks: the JDK's JFR: {len(jgc)} GC pause marks in the tool's page, jfr summary "
           f"{m.group(1)} jdk.GarbageCollection")
     check(len(jgc) == int(m.group(1)) > 0, f"{len(jgc)} GC marks for {m.group(1)} jdk.GarbageCollection events")
+
+
+def case_marks_jfr():
+    """The agent's JFR keeps its marks (sampler.Mark events, as the JDK's `jfr print` reads them)
+    and the flamegraph tool's page of it draws them as the agent's own page does (check_marks)."""
+    out = tmpfile(".jfr")
+    pauses, sent_ms = marks_run(out)
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    r = subprocess.run([jfr, "print", "--events", "sampler.Mark", out], capture_output=True, text=True, timeout=300)
+    names = re.findall(r'name = "([^"]*)"', r.stdout)
+    print(f"marks: jfr print: {len(names)} sampler.Mark events, {sorted(set(names))}")
+    check(r.returncode == 0 and "GC pause" in names and "profile written: kill -3" in names,
+          f"jfr print --events sampler.Mark: {r.stdout[-800:]}{r.stderr[-800:]}")
+    page = tmpfile(".html")
+    r = subprocess.run([flamegraph_tool(), out, "-o", page], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"flamegraph: {r.stderr[-800:]}")
+    check_marks("the tool's page of the agent's JFR", page_data(page)["time"], pauses, sent_ms)
 
 
 def case_phases_jfr():
@@ -2857,7 +2888,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 # The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
 DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
-                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr",
+                    "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
                     "same_result", "alloc_outputs"}
 
