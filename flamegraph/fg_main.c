@@ -354,14 +354,14 @@ int main(int argc, char **argv) {
     case O_TO: {
       int64_t ns;
       int kind, utc = 0;
-      if (parse_time(optarg, &kind, &ns, &utc))
-        return usage_error(opt == O_FROM ? "--from '%s': expected a time from the start (1.5s, "
-                                           "3000ms or seconds; negative from the end) or a "
-                                           "wall-clock time ([YYYY-MM-DDT]HH:MM[:SS.fff][Z])"
-                                         : "--to '%s': expected a time from the start (1.5s, "
-                                           "3000ms or seconds; negative from the end) or a "
-                                           "wall-clock time ([YYYY-MM-DDT]HH:MM[:SS.fff][Z])",
-                           optarg);
+      if (parse_time(optarg, &kind, &ns, &utc)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "%s '%.800s': expected a time from the start (1.5s, 3000ms or seconds; negative "
+                 "from the end) or a wall-clock time ([YYYY-MM-DDT]HH:MM[:SS.fff][Z])",
+                 opt == O_FROM ? "--from" : "--to", optarg);
+        return usage_error("%s", msg);
+      }
       if (opt == O_FROM) {
         jfr_opts.has_from = kind;
         jfr_opts.from_ns = ns;
