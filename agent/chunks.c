@@ -37,6 +37,7 @@ int chunks_write(const char *path, int cut, int summary, const char *why) {
   if (rc != 0) {
     say("%s (%s)", err, why);
   } else {
+    if (err[0]) say("%s", err); /* a note on the file written */
     snprintf(agent.last_file, sizeof agent.last_file, "%s", path);
     const char *stats = agent.opt.stats; /* named at exit only when written */
     if (*stats && output_write_stats(&agent.opt, path, &snap.report, err, sizeof err)) {

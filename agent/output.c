@@ -402,6 +402,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
     snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
     return rc;
   }
+  if (errlen) err[0] = '\0';
   FILE *f = of.f;
   if (o->format == FORMAT_TEXT) {
     rc = write_text(f, o, s);
@@ -477,12 +478,12 @@ int output_write(const struct agent_options *o, const char *path, const struct s
       fo.palette = FG_PAL_JAVA;
       rc = o->format == FORMAT_SVG ? fg_write_svg(f, g.p, &fo) : fg_write_html(f, g.p, &fo);
       fg_profile_free(g.p);
-      if (g.cut_stacks)
-        fprintf(stderr,
-                "sampler: %s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": "
-                "a flame graph holds at most %zu frames; the folded format keeps them all\n",
-                path, g.cut_stacks, r->stacks, 100.0 * (double)g.cut_weight / (double)g.total,
-                OUTPUT_CUT_FRAME, max_nodes);
+      if (g.cut_stacks) /* said by the caller once the file is there */
+        snprintf(err, errlen,
+                 "%s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": a flame "
+                 "graph holds at most %zu frames; the folded format keeps them all",
+                 path, g.cut_stacks, r->stacks, 100.0 * (double)g.cut_weight / (double)g.total,
+                 OUTPUT_CUT_FRAME, max_nodes);
     }
   }
   rc = commit_close(&of, path, rc);

@@ -23,7 +23,8 @@ void output_set_program(const char *program);
 
 /* Writes the profile of snapshot s to path, as o says. Thread-safe; not signal-safe. Returns 0,
  * or a negative errno-style code with the reason in err (the old file, if any, is then left as
- * it was). */
+ * it was). On success err holds what the user should be told about the file written (a flame
+ * graph drawn with stacks cut), or "". */
 int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
                  char *err, size_t errlen);
 

@@ -119,8 +119,12 @@ Test(output, a_flame_graph_past_its_frame_limit_keeps_the_heaviest_whole_and_eve
   cr_expect(!strstr(svg, "C.run"), "the lightest found no room");
   cr_expect(strstr(svg, "frames not drawn"), "it is counted under the cut frame:\n%s", svg);
   cr_expect(strstr(svg, "6 samples from"), "every count kept (3 + 2 + 1)");
+  cr_expect(strstr(err, "1 of 3 stacks") && strstr(err, "drawn cut") &&
+                strstr(err, "at most 4 frames"),
+            "the writer tells the caller what it cut: '%s'", err);
   options_for(&o, "p.folded", NULL);
   cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(err, "", "nothing to tell of a folded file");
   cr_expect_str_eq(slurp(o.file), "main;A.run 3\nmain;B c.run 2\nmain;C.run;D.run 1\n");
 }
 
