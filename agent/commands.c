@@ -40,21 +40,48 @@
 static __thread FILE *held;
 static __thread bool reply_only;
 
-/* Writes n bytes on the JVM's stderr without ever blocking for long: a pipe that nobody reads
- * (a parent that reads only after the exit) would hold the writer for good — at the JVM's exit
- * too. Each piece of at most PIPE_BUF bytes waits up to a second for room, and what finds none
- * is dropped. */
-static void stderr_write(const char *p, size_t n) {
+/* Messages (and their bytes) that stderr_write could not write since the last one it could. */
+static _Atomic uint64_t dropped_msgs, dropped_bytes;
+
+/* Writes n bytes on fd 2; returns how many of them found no room (0: all written). Each piece
+ * of at most PIPE_BUF bytes waits up to a second for room. */
+static size_t write_or_drop(const char *p, size_t n) {
   while (n) {
     struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
     int r = poll(&pfd, 1, 1000);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0 || !(pfd.revents & POLLOUT)) return; /* no room, closed or an error */
+    if (r <= 0 || !(pfd.revents & POLLOUT)) return n; /* no room, closed or an error */
     ssize_t w = write(STDERR_FILENO, p, n < PIPE_BUF ? n : PIPE_BUF);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
+    if (w <= 0) return n;
     p += w;
     n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Writes n bytes of messages on the JVM's stderr without ever blocking for long: a pipe that
+ * nobody reads (a parent that reads only after the exit) would hold the writer for good — at
+ * the JVM's exit too. What finds no room is dropped and counted, and the next write that finds
+ * room says first how much was not shown. */
+static void stderr_write(const char *p, size_t n) {
+  uint64_t msgs = atomic_exchange(&dropped_msgs, 0), bytes = atomic_exchange(&dropped_bytes, 0);
+  if (msgs) {
+    char note[160];
+    int len = snprintf(note, sizeof note,
+                       "sampler: %" PRIu64 " message%s (%" PRIu64 " bytes) not shown here: "
+                       "stderr had no room for a second\n",
+                       msgs, msgs == 1 ? "" : "s", bytes);
+    if (write_or_drop(note, (size_t)len)) { /* still none: counted again, with this one */
+      atomic_fetch_add(&dropped_msgs, msgs + 1);
+      atomic_fetch_add(&dropped_bytes, bytes + n);
+      return;
+    }
+  }
+  size_t left = write_or_drop(p, n);
+  if (left) {
+    atomic_fetch_add(&dropped_msgs, 1);
+    atomic_fetch_add(&dropped_bytes, left);
   }
 }
 

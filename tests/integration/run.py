@@ -2465,12 +2465,13 @@ def case_stderr_unread():
     """A JVM whose stderr nobody reads (a parent that reads it only after the exit) is never held
     by what the agent says there: `status` answers without reply= (~11 KB each, every counter)
     overfill the pipe, and each attach still returns, and the JVM still ends at SIGTERM with its
-    profile whole. (The agent wrote them on stderr under the lock the JVM's exit waits for: the
+    profile whole. What found no room is counted: once the pipe is read, the next answer says
+    first how many messages and bytes were not shown. (The agent wrote them on stderr under the lock the JVM's exit waits for: the
     sixth status blocked for good, and the exit with it.)"""
     out = tmpfile(".folded")
     proc = subprocess.Popen(java_cmd(f"interval=1ms,file={out}", "forever", 0, extra_jvm=[error_file_flag()]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    hung = None
+    hung, drained = None, b""
     try:
         time.sleep(1.5)
         cmd = [ARGS.jcmd, str(proc.pid), "JVMTI.agent_load", ARGS.agent, '"status"']
@@ -2481,6 +2482,20 @@ def case_stderr_unread():
                 hung = i + 1
                 break
             check("return code: 0" in p.stdout, f"status {i + 1}: {p.stdout} {p.stderr}")
+        # the pipe read now, once: the next answer says first what did not fit
+        os.set_blocking(proc.stderr.fileno(), False)
+        while hung is None:
+            try:
+                chunk = os.read(proc.stderr.fileno(), 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            drained += chunk
+        os.set_blocking(proc.stderr.fileno(), True)
+        if hung is None:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=40)
+            check("return code: 0" in p.stdout, f"status 9: {p.stdout} {p.stderr}")
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(timeout=40)  # stderr still unread
@@ -2490,7 +2505,7 @@ def case_stderr_unread():
     finally:
         if proc.poll() is None:
             proc.kill()
-        err = proc.stderr.read().decode(errors="replace")
+        err = (drained + proc.stderr.read()).decode(errors="replace")
         proc.wait()
     check(hung is None, f"status {hung} hung (its answer waited on the unread stderr)")
     no_crash(proc.returncode, 143, err)
@@ -2499,6 +2514,10 @@ def case_stderr_unread():
           f"{sum(stacks.values())} samples")
     check(sum(stacks.values()) > 0, "an empty profile")
     check(err.count("sampler: running since") >= 4, f"the pipe did not fill with answers: {err[:300]!r}")
+    m = re.search(r"sampler: (\d+) messages? \((\d+) bytes\) not shown here: stderr had no room", err)
+    print(f"the note on what did not fit: {m.group(0) if m else None}")
+    check(m and int(m.group(1)) >= 1 and int(m.group(2)) > 1000,
+          "no note on the answers the full pipe dropped, once it was read")
 
 
 def case_squatted_names():
