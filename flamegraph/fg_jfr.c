@@ -787,11 +787,14 @@ static void clean(char *s, size_t n) {
 }
 
 /* Thread `key`'s name (javaName, else osName; may be empty) and OS tid. Returns 0, 1 when the
- * chunk does not know the thread (a null reference, or no thread pool), or the error. */
+ * chunk does not know the thread (a null reference, no thread pool, or a key not in it), or the
+ * error. */
 static int thread_of(struct chunk *c, uint64_t key, struct jstr *name, uint64_t *tid) {
   memset(name, 0, sizeof *name);
   *tid = 0;
-  if (c->t.thread == UINT32_MAX) return 1;
+  /* a thread no checkpoint of the chunk describes (a JDK recording of a busy suite run had one):
+   * its events are kept under an unknown thread, not the file refused */
+  if (c->t.thread == UINT32_MAX || !pool_get(&c->pools, c->t.thread, key)) return 1;
   const int want[3] = {c->t.th_os_name, c->t.th_os_tid, c->t.th_java_name};
   struct val v[3];
   int rc = entry(c, c->t.thread, key, want, 3, v, "thread");

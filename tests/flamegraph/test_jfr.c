@@ -494,6 +494,22 @@ Test(jfr, reads_types_by_their_metadata_not_by_a_layout) {
   free(s);
 }
 
+/* The JDK's recordings can name a thread that no checkpoint of the chunk describes (one seen
+ * in a suite run on a busy machine, the JDK's JFR of a 3 s program): its events are kept, under
+ * an unknown thread, not the file refused. */
+Test(jfr, a_thread_not_in_the_pools_is_an_unknown_thread) {
+  static jb ev, out;
+  ev.n = out.n = 0;
+  sample(&ev, 100, 3, 9);
+  sample(&ev, 200, 3, 7); /* thread 7: not in pools() */
+  pools(&ev);
+  chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+  char *s = folded_of(out.b, out.n, &k_all);
+  cr_assert_str_eq(s, "[unknown thread];Main.main_[j];Hot.run:5_[i] 1\n"
+                      "[w tid=4242];Main.main_[j];Hot.run:5_[i] 1\n");
+  free(s);
+}
+
 Test(jfr, a_stack_not_in_the_pools_is_an_error) {
   static jb out;
   one_stack_chunk(&out, 4, 1);
