@@ -1035,13 +1035,20 @@ def case_coverage():
     check(abs(own - want) <= 0.02 + 0.01 * want, f"own_cpu_pct={own}, its parts give {want:.2f}")
 
 
+# A worker thread's stack taken as it ends (its native frames in JavaThread::post_run, exit or
+# ~JavaThread, or in thread_main_inner itself once its Java run() returned: no Java frame is left
+# to keep), or units no capture answered ([sample lost])
+THREAD_ENDING = re.compile(r";JavaThread::(post_run|exit|~JavaThread)(;|$)|;JavaThread::thread_main_inner$"
+                           r"|;\[sample lost\]$")
+
+
 def java_stack_share(stacks):
     """Of a worker thread's samples, those that keep its Java stack (java/lang/Thread.run at the
     bottom) and those counted: all but the ones taken while the thread ends (its native frames
     in JavaThread::post_run/exit/~JavaThread: no Java frame is left to keep) and the units no
     capture answered ([sample lost]: a request withdrawn on a busy machine, nothing walked).
     Prints the first five lost stacks."""
-    ending = re.compile(r";JavaThread::(post_run|exit|~JavaThread)(;|$)|;\[sample lost\]$")
+    ending = THREAD_ENDING
     counted = {k: n for k, n in stacks.items() if not ending.search(k)}
     kept = sum(n for k, n in counted.items() if ";java/lang/Thread.run;" in k)
     lost = sorted(((n, k.split(";", 1)[-1]) for k, n in counted.items() if ";java/lang/Thread.run;" not in k), reverse=True)
@@ -1109,7 +1116,11 @@ def case_alloc():
     walk was taken in gets that walk's frames again)."""
     p, stacks = run_thread("alloc", 4)
     kept, counted, ending = java_stack_share(stacks)
-    stacks = in_loop(stacks)
+    # the shares below are of the samples taken while the thread runs its Java code: a capture
+    # taken as it ends carries the CPU since the last one, tens of ms when the sampler lagged on
+    # a busy machine (40 of 1,304 once, in JavaThread::exit on JDK 25, thread_main_inner on 17)
+    all_cpu = sum(in_loop(stacks).values())  # every sample of the thread's CPU
+    stacks = {k: n for k, n in in_loop(stacks).items() if not THREAD_ENDING.search(k)}
     total = sum(stacks.values())
     in_method = sum(n for k, n in stacks.items() if ";Scenarios.allocLoop" in k)
     def vm_above(k):  # after allocLoop: the VM's C++ frames (Class::method), or the [JVM runtime] leaf
@@ -1123,7 +1134,7 @@ def case_alloc():
           f"[unknown not Java]; asgct_fail={s.get('asgct_fail')} recovered={s.get('recovered')}")
     others = sorted(((n, k) for k, n in stacks.items() if ";Scenarios.allocLoop" not in k), reverse=True)
     print("  without allocLoop: " + "; ".join(f"{n} {k.split(';', 1)[-1]}" for n, k in others[:4]))
-    check_samples_follow_cpu("the alloc thread", total, [thread_cpu(p.stdout)["alloc"]], 1000000)
+    check_samples_follow_cpu("the alloc thread", all_cpu, [thread_cpu(p.stdout)["alloc"]], 1000000)
     print(f"  {100*kept/max(counted,1):.2f}% keep their Java stack ({ending} while it ends or never captured: not counted)")
     check(counted > 100, f"too few samples: {counted}")
     check(in_method >= 0.95 * total, f"only {in_method} of {total} samples carry allocLoop")
@@ -1680,8 +1691,9 @@ def case_jfr():
 
 
 def case_timeline_limit():
-    """timeline=4k (128 entries) over 3 s of two busy threads at 1 ms: the time axis reaches its
-    limit, its cells coarsen (said in the stats), and it still holds every sample — the JFR
+    """timeline=4k (256 slots of 16 bytes: entries and cell starts) over 3 s of two busy threads at
+    1 ms: the time axis reaches its limit, its cells coarsen (said in the stats), and it still
+    holds every sample — the JFR
     recording made from it has as many jdk.ExecutionSample events as the profile's samples."""
     out = tmpfile(".jfr")
     p = run(f"interval=1ms,timeline=4k,file={out}", "spin", 3)
@@ -1690,7 +1702,9 @@ def case_timeline_limit():
     print(f"timeline=4k: {s['samples']} samples, {s['time_entries']} entries, cells of {s['time_cell_ms']} ms "
           f"after {s['time_coarsened']} coarsenings, {s['time_kb']} kB")
     check(int(s["time_coarsened"]) >= 1 and int(s["time_cell_ms"]) >= 100, "the cells did not coarsen")
-    check(int(s["time_entries"]) * 32 <= 4096, f"{s['time_entries']} entries: past the limit")
+    # (16 bytes an entry since the packed layout; the bound was 32 before, which a busy machine's
+    # 136 entries in 100 ms cells passed while holding them in 2.7 kB)
+    check(int(s["time_entries"]) * 16 <= 4096, f"{s['time_entries']} entries: past the limit")
     jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
     r = subprocess.run([jfr, "summary", out], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"jfr summary: {r.stderr[-1500:]}")
