@@ -44,7 +44,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
    * start does not wait for them */
   if (!err && c->native_frames) err = objects_init(0);
   if (!err && c->native_frames) err = native_init();
-  if (!err && c->alloc_interval) err = evq_init(); /* the allocation samples' queue */
+  if (!err && (c->alloc_interval || c->lock)) err = evq_init(); /* the JVMTI events' queue */
   if (err) return err;
   timeline_set_limit(c->time_bytes ? c->time_bytes : TIMELINE_MAX_BYTES);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
@@ -77,8 +77,8 @@ int sampler_configure(const struct sampler_config *c) {
     if (!err) err = native_init();
     if (err) return err;
   }
-  if (c->alloc_interval) {
-    err = evq_init(); /* the allocation samples' queue, made once */
+  if (c->alloc_interval || c->lock) {
+    err = evq_init(); /* the JVMTI events' queue, made once */
     if (err) return err;
   }
   sthread_set_config(c);
@@ -224,7 +224,7 @@ static void report_locked(struct sampler_report *r) {
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
-  r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns;
+  r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns + r->n.lock_cost_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && sthread_config()->hasrun != SAMPLER_HASRUN_REGS) {
     r->coverage_permille = (int)(r->n.cpu_ns * 1000 / process);
@@ -428,4 +428,11 @@ _Static_assert(sizeof(struct alloc_frame) == sizeof(jvmtiFrameInfo) &&
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
                          const jvmtiFrameInfo *frames, int n, uint64_t began_ns) {
   return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n, began_ns);
+}
+
+int sampler_lock_take(uint64_t wait_ns) { return lock_take(wait_ns); }
+
+int sampler_lock_wait(const char *sig, size_t sig_len, uint64_t wait_ns,
+                      const jvmtiFrameInfo *frames, int n, uint64_t began_ns) {
+  return lock_push(sig, sig_len, wait_ns, (const struct alloc_frame *)frames, n, began_ns);
 }

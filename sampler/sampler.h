@@ -102,6 +102,25 @@ void sampler_code_generated(const char *name, const void *code, jint size);
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
                          const jvmtiFrameInfo *frames, int n, uint64_t began_ns);
 
+/* ---- lock waits (event=lock: cfg.lock, cfg.lock_threshold_ns) ---- */
+
+/* A wait of wait_ns for a lock (a contended monitor entered, a park returned) just ended on
+ * the calling thread: counts it and returns 1 when it is to be recorded (always at or past the
+ * threshold, else with probability wait_ns / threshold), 0 otherwise or when no lock run is
+ * going on. Call it before taking the stack: most short waits cost only this. Any thread;
+ * lock-free. */
+int sampler_lock_take(uint64_t wait_ns);
+
+/* Records a wait sampler_lock_take chose: wait_ns blocked on a lock of the class whose
+ * signature is sig[sig_len] (sig_len 0: a park without a blocker), at frames[0..n) (the top
+ * first). Queued like an allocation sample; recorded under the thread's root, the frames and
+ * the class as the leaf ("java.lang.Object_[l]"), weighed as the ns and waits it stands for.
+ * Returns 0, -EAGAIN (no lock run), -ENOSPC or -ESRCH (counted lost, under [sample lost]).
+ * began_ns: when the wait ended (the time from then is lock_cost_ns). Any thread; never waits
+ * for the sampler thread; not signal-safe. */
+int sampler_lock_wait(const char *sig, size_t sig_len, uint64_t wait_ns,
+                      const jvmtiFrameInfo *frames, int n, uint64_t began_ns);
+
 /* ---- what was recorded ---- */
 
 /* struct sampler_counters, the sampler thread's counters: types.h */

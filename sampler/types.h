@@ -47,10 +47,15 @@ struct sampler_config {
   int cpu_timers;       /* busy threads' samples by CPU-time timers at the scheduler tick, when
                            the interval is at least a tick (cpu event only) */
   size_t time_bytes;    /* the time axis's memory for its entries (timeline.h); 0: its default */
-  uint64_t alloc_interval; /* an allocation profile (event=alloc): the mean bytes between
+  uint64_t alloc_interval;    /* an allocation profile (event=alloc): the mean bytes between
                               samples; the host feeds sampler_alloc_sample, no signal is sent,
                               and the weights are estimated allocations (units) and bytes
                               (cpu_ns). 0: a CPU or wall-clock profile */
+  int lock;                   /* a lock profile (event=lock): the host feeds sampler_lock_wait
+                                 with the waits it sees; the weights are estimated waits
+                                 (units) and ns blocked (cpu_ns); no signal is sent */
+  uint64_t lock_threshold_ns; /* event=lock: waits this long or longer are all recorded, a
+                                 shorter one of d ns with probability d / threshold (0: all) */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of
@@ -199,6 +204,13 @@ struct sampler_counters {
   uint64_t alloc_lost_bytes; /* the bytes they stood for (estimated) */
   uint64_t alloc_cost_ns;    /* the allocating threads' time in our callbacks (its stack walk,
                                 the class's name, the queue) */
+  /* event=lock (alloc.h: lock_*) */
+  uint64_t lock_waits;   /* waits seen (contended monitor entries and parks), any length */
+  uint64_t lock_samples; /* of those, recorded (all >= the threshold, shorter ones sampled) */
+  uint64_t lock_ns;      /* the ns blocked they stand for (estimated) */
+  uint64_t lock_lost;    /* recorded waits the queue could not take: under [sample lost] */
+  uint64_t lock_lost_ns; /* the ns they stood for (estimated) */
+  uint64_t lock_cost_ns; /* the waiting threads' time in our callbacks after their waits */
 };
 
 #endif

@@ -1,10 +1,12 @@
 /*
- * alloc.c — allocation samples, from the allocating thread to the stack table (see alloc.h).
+ * alloc.c — the events JVMTI posts on the thread they happen on (allocation samples, lock
+ * waits), from that thread to the stack table (see alloc.h).
  *
- * The producer side (alloc_push) runs on any Java thread inside a JVMTI callback: it copies
- * the record into the queue and counts what the queue refused, never waiting for the sampler
- * thread. The consumer side (alloc_drain) runs on the sampler thread with traces_lock held,
- * like every other writer of the stack table and the time axis.
+ * The producer side (alloc_push, lock_push) runs on any Java thread inside a JVMTI callback
+ * (or the park wrapper): it copies the record, tagged with its kind, into the queue and counts
+ * what the queue refused, never waiting for the sampler thread. The consumer side
+ * (alloc_drain) runs on the sampler thread with traces_lock held, like every other writer of
+ * the stack table and the time axis; each kind has its leaf's frame kind and its weights.
  */
 #include "alloc.h"
 
@@ -22,20 +24,27 @@
 
 #define CLASS_MAX 512 /* bytes of a class signature kept (longer ones are cut) */
 
+/* What a record is: its leaf's frame kind and its weights differ. */
+enum rec_kind { REC_ALLOC = 0, REC_LOCK = 1 };
+
 /* A queued record; then nframes alloc_frame, the thread's name, the class signature. */
 struct alloc_rec {
   uint64_t when; /* plat_mono_ns() in the callback */
-  uint64_t size; /* bytes */
+  uint64_t size; /* bytes (REC_ALLOC), ns waited (REC_LOCK) */
   int64_t java_id;
   int32_t tid;
   uint16_t name_len, class_len;
-  uint32_t nframes, pad;
+  uint32_t nframes, kind;
 };
 
 static _Atomic uint64_t interval;                               /* 0: no run takes samples */
 static _Atomic uint64_t lost_samples, lost_bytes, lost_objects; /* since the last drain */
 static _Atomic uint64_t cost_ns;             /* the callbacks' time since the last drain */
 static uint64_t rnd = 0x2545f4914f6cdd1dull; /* the drain's rounding (sampler thread) */
+/* event=lock: on, its threshold, and its counts since the last drain */
+static _Atomic int lock_on;
+static _Atomic uint64_t lock_threshold;
+static _Atomic uint64_t lock_seen, lock_lost_n, lock_lost_ns, lock_cost;
 
 int alloc_set_interval(uint64_t i) {
   if (i) {
@@ -56,8 +65,8 @@ double alloc_weight(uint64_t size, uint64_t i, double *objects) {
   return (double)size / p;
 }
 
-static int push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-                int n, uint64_t i);
+static int push(int kind, const char *sig, size_t sig_len, uint64_t size,
+                const struct alloc_frame *frames, int n);
 
 /* Counts one sample the queue could not take, with its estimated weights. */
 static void count_lost(uint64_t size, uint64_t i) {
@@ -77,39 +86,36 @@ int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct allo
                int n, uint64_t began_ns) {
   uint64_t i = atomic_load(&interval);
   if (!i) return -EAGAIN;
-  int rc = push(sig, sig_len, size, frames, n, i);
+  int rc = push(REC_ALLOC, sig, sig_len, size, frames, n);
+  if (rc) count_lost(size, i);
   count_cost(began_ns);
   return rc;
 }
 
-/* alloc_push's work, at interval i. */
-static int push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-                int n, uint64_t i) {
+/* Queues a record of kind, size `size`, at frames[0..n), on the calling thread. Returns 0,
+ * -ESRCH or -ENOSPC (the caller counts it lost). */
+static int push(int kind, const char *sig, size_t sig_len, uint64_t size,
+                const struct alloc_frame *frames, int n) {
   static __thread int hint = -1; /* this thread's registry slot, found once */
   char name[REG_NAME_MAX];
   int64_t java_id = 0;
   pid_t tid = plat_gettid();
-  if (registry_identity(tid, &hint, name, sizeof name, &java_id) != 0) {
-    count_lost(size, i);
-    return -ESRCH;
-  }
+  if (registry_identity(tid, &hint, name, sizeof name, &java_id) != 0) return -ESRCH;
   if (n < 0) n = 0;
   if (sig_len > CLASS_MAX) sig_len = CLASS_MAX;
   size_t name_len = strlen(name);
   size_t len = sizeof(struct alloc_rec) + (size_t)n * sizeof *frames + name_len + sig_len;
   struct evq_ticket t;
   unsigned char *p = evq_reserve(len, &t);
-  if (!p) {
-    count_lost(size, i);
-    return -ENOSPC;
-  }
+  if (!p) return -ENOSPC;
   struct alloc_rec r = {.when = plat_mono_ns(),
                         .size = size,
                         .java_id = java_id,
                         .tid = (int32_t)tid,
                         .name_len = (uint16_t)name_len,
                         .class_len = (uint16_t)sig_len,
-                        .nframes = (uint32_t)n};
+                        .nframes = (uint32_t)n,
+                        .kind = (uint32_t)kind};
   memcpy(p, &r, sizeof r);
   p += sizeof r;
   memcpy(p, frames, (size_t)n * sizeof *frames);
@@ -156,11 +162,14 @@ static uint64_t round_unbiased(double x) {
   return (uint64_t)f + ((double)(rnd >> 11) * 0x1p-53 < x - f);
 }
 
-/* The interned leaf of class sig: "byte[]_[a]", the allocated-class frame kind. */
-static uint32_t class_frame(const char *sig, size_t n) {
-  char name[CLASS_MAX * 3 + 16];
-  size_t l = alloc_class_name(sig, n, name, sizeof name - 4);
-  memcpy(name + l, "_[a]", 5);
+/* The interned leaf of class sig with its frame kind: "byte[]_[a]" (an allocated class),
+ * "java.lang.Object_[l]" (a lock's class); an empty sig (a park without a blocker) is
+ * "[park without blocker]". */
+static uint32_t class_frame(const char *sig, size_t n, const char *suffix) {
+  char name[CLASS_MAX * 3 + 24];
+  if (!n) return intern_string("[park without blocker]", 22);
+  size_t l = alloc_class_name(sig, n, name, sizeof name - 5);
+  memcpy(name + l, suffix, 5);
   return intern_string(name, l + 4);
 }
 
@@ -185,7 +194,16 @@ static void record_one(void *ctx, const void *rec, size_t len) {
     memcpy(&f, p + (size_t)k * sizeof f, sizeof f);
     loop.fbuf[n++] = record_method_frame(f.method, (jint)f.bci);
   }
-  loop.fbuf[n++] = class_frame(sig, r.class_len);
+  if (r.kind == REC_LOCK) {
+    loop.fbuf[n++] = class_frame(sig, r.class_len, "_[l]");
+    double waits, ns = lock_weight(r.size, loop.cfg.lock_threshold_ns, &waits);
+    uint64_t t = (uint64_t)llround(ns), w = round_unbiased(waits);
+    record_store(&who, n, w, t, r.when);
+    loop.st.lock_samples++;
+    loop.st.lock_ns += t;
+    return;
+  }
+  loop.fbuf[n++] = class_frame(sig, r.class_len, "_[a]");
   double objects, bytes = alloc_weight(r.size, loop.cfg.alloc_interval, &objects);
   uint64_t b = (uint64_t)llround(bytes), o = round_unbiased(objects);
   record_store(&who, n, o, b, r.when);
@@ -197,6 +215,16 @@ static void record_one(void *ctx, const void *rec, size_t len) {
 void alloc_drain(void) {
   evq_drain(record_one, NULL);
   loop.st.alloc_cost_ns += atomic_exchange(&cost_ns, 0);
+  loop.st.lock_cost_ns += atomic_exchange(&lock_cost, 0);
+  loop.st.lock_waits += atomic_exchange(&lock_seen, 0);
+  uint64_t ln = atomic_exchange(&lock_lost_n, 0);
+  if (ln) {
+    uint64_t lt = atomic_exchange(&lock_lost_ns, 0);
+    loop.fbuf[0] = loop.id_lost;
+    record_store(NULL, 1, ln, lt, loop.round_ns);
+    loop.st.lock_lost += ln;
+    loop.st.lock_lost_ns += lt;
+  }
   uint64_t ls = atomic_exchange(&lost_samples, 0);
   if (!ls) return;
   uint64_t lb = atomic_exchange(&lost_bytes, 0), lo = atomic_exchange(&lost_objects, 0);
@@ -207,3 +235,52 @@ void alloc_drain(void) {
 }
 
 int alloc_pending(void) { return evq_pending(); }
+
+/* ---- event=lock ---- */
+
+int lock_set_threshold(int on, uint64_t threshold_ns) {
+  if (on) {
+    int rc = evq_init();
+    if (rc) return rc;
+  }
+  atomic_store(&lock_threshold, threshold_ns);
+  atomic_store(&lock_on, on);
+  return 0;
+}
+
+double lock_weight(uint64_t wait_ns, uint64_t threshold_ns, double *waits) {
+  if (wait_ns >= threshold_ns) {
+    *waits = 1;
+    return (double)wait_ns;
+  }
+  /* recorded with probability d/T: it stands for T/d waits and T ns (E = d) */
+  *waits = (double)threshold_ns / (double)(wait_ns ? wait_ns : 1);
+  return (double)threshold_ns;
+}
+
+int lock_take(uint64_t wait_ns) {
+  if (!atomic_load_explicit(&lock_on, memory_order_relaxed)) return 0;
+  atomic_fetch_add_explicit(&lock_seen, 1, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&lock_threshold, memory_order_relaxed);
+  if (wait_ns >= t) return 1;
+  static __thread uint64_t x; /* this thread's random numbers (xorshift64) */
+  if (!x) x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)plat_gettid() << 17) ^ plat_mono_ns();
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return (x >> 11) % t < wait_ns; /* probability d/T (its bias: T / 2^53, none to speak of) */
+}
+
+int lock_push(const char *sig, size_t sig_len, uint64_t wait_ns, const struct alloc_frame *frames,
+              int n, uint64_t began_ns) {
+  if (!atomic_load(&lock_on)) return -EAGAIN;
+  int rc = push(REC_LOCK, sig, sig_len, wait_ns, frames, n);
+  if (rc) {
+    double waits, ns = lock_weight(wait_ns, atomic_load(&lock_threshold), &waits);
+    atomic_fetch_add(&lock_lost_n, 1);
+    atomic_fetch_add(&lock_lost_ns, (uint64_t)llround(ns));
+  }
+  uint64_t now = plat_mono_ns();
+  if (began_ns && now > began_ns) atomic_fetch_add(&lock_cost, now - began_ns);
+  return rc;
+}

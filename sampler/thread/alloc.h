@@ -1,5 +1,7 @@
 /*
- * alloc.h — allocation samples (event=alloc): JVMTI's SampledObjectAlloc posts them on the
+ * alloc.h — the events JVMTI posts on their own thread, queued for the sampler thread:
+ * lock waits (event=lock, lock_* below: weighed in ns blocked, the lock's class the leaf
+ * "Class_[l]") and allocation samples (event=alloc): JVMTI's SampledObjectAlloc posts them on the
  * allocating thread, where alloc_push puts a record (thread, time, size, class, Java frames)
  * into the bounded queue (evq.h); the sampler thread drains the queue each round
  * (alloc_drain) into the stack table and the time axis, weighted as estimated bytes and
@@ -49,6 +51,31 @@ size_t alloc_class_name(const char *sig, size_t n, char *out, size_t len);
  * Java frames, and its class as the leaf), and what could not be queued since the last drain.
  * Sampler thread; traces_lock held. */
 void alloc_drain(void);
+
+/* ---- event=lock: the same queue and drain, records of kind lock ---- */
+
+/* Starts (on, with the threshold in ns) or stops (on 0) taking lock waits. Returns 0 or
+ * -ENOMEM (the queue could not be made). Between runs, or at their start. */
+int lock_set_threshold(int on, uint64_t threshold_ns);
+
+/* Counts one wait of wait_ns that a thread has just ended, and says whether to record it
+ * (1) or not (0): a wait of at least the threshold always, a shorter one with probability
+ * wait_ns / threshold (this thread's own random numbers). 0 when no lock run is on (not
+ * counted). Any thread; lock-free, no system call but the first time on a thread. */
+int lock_take(uint64_t wait_ns);
+
+/* A wait of wait_ns that lock_take chose, for the lock whose class's JVMTI signature is
+ * sig[sig_len] (sig_len 0: a park without a blocker), at frames[0..n) (the top first), on the
+ * calling thread; began_ns: CLOCK_MONOTONIC when the wait ended (the time from then is the
+ * agent's cost). Returns 0, -EAGAIN (no lock run), -ENOSPC or -ESRCH (counted lost with its
+ * estimated ns, kept under [sample lost]). Any thread; never waits for the sampler thread. */
+int lock_push(const char *sig, size_t sig_len, uint64_t wait_ns, const struct alloc_frame *frames,
+              int n, uint64_t began_ns);
+
+/* The estimated weight of one recorded wait of wait_ns at threshold_ns: itself when at least
+ * the threshold (always recorded); else the threshold, standing for threshold / wait_ns waits
+ * (recorded with probability wait_ns / threshold: expected ns = wait_ns, unbiased). Pure. */
+double lock_weight(uint64_t wait_ns, uint64_t threshold_ns, double *waits);
 
 /* 1 when records wait in the queue (a drain would record some). */
 int alloc_pending(void);

@@ -442,7 +442,7 @@ static void drain(void) {
   }
 }
 
-/* event=alloc, after the last round: the records still queued are recorded — waiting at most
+/* event=alloc or lock, after the last round: the records still queued are recorded — waiting at most
  * ~20 ms for a producer still writing one (it is inside a JVMTI callback, copying). */
 static void drain_alloc(void) {
   uint64_t deadline = plat_mono_ns() + 20000000;
@@ -516,7 +516,8 @@ int sthread_run(void) {
   /* threads that end while this run samples in CPU mode leave their last CPU reading for it
    * (account_end); ends left from before it are not its own */
   for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
-  int alloc = loop.cfg.alloc_interval != 0; /* event=alloc: the queue's rounds, no signals */
+  /* event=alloc or lock: the queue's rounds, no signals */
+  int alloc = loop.cfg.alloc_interval != 0 || loop.cfg.lock;
   registry_keep_ended(!alloc && !loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
   memset(&loop.unsampled, 0, sizeof loop.unsampled);
   loop.unsampled.phase = loop_phase();
@@ -538,8 +539,10 @@ int sthread_run(void) {
   loop.self_cpu_recorded = loop.self_units_given = 0;
   loop.next_discovery = 0;
   traces_unlock();
-  if (alloc)
-    alloc_set_interval(loop.cfg.alloc_interval); /* its queue was made by sampler_configure */
+  if (loop.cfg.lock) /* its queue was made by sampler_configure */
+    lock_set_threshold(1, loop.cfg.lock_threshold_ns);
+  else if (alloc)
+    alloc_set_interval(loop.cfg.alloc_interval);
   else
     handler_set_active(1);
   uint64_t interval = loop.cfg.interval_ns, next = start + interval;
@@ -589,6 +592,7 @@ int sthread_run(void) {
   }
   if (alloc) {
     alloc_set_interval(0); /* no more records; those queued are recorded now */
+    lock_set_threshold(0, 0);
     drain_alloc();
   } else {
     drain();

@@ -204,9 +204,10 @@ void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t c
 }
 
 void record_self(uint64_t sampler_cpu_ns) {
-  /* an allocation profile weighs bytes: the sampler thread's CPU has no place in it */
+  /* an allocation or lock profile weighs bytes or ns blocked: the sampler thread's CPU has no
+   * place in it */
   if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS ||
-      loop.cfg.alloc_interval)
+      loop.cfg.alloc_interval || loop.cfg.lock)
     return;
   uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
   if (!units) return; /* less than an interval's worth so far: it waits, like any thread's */

@@ -1,5 +1,5 @@
-/* Unit tests of event=alloc's pieces behind the front door: the two-half queue (tables/evq.c)
- * and the weights and class names of thread/alloc.c. */
+/* Unit tests of event=alloc's and event=lock's pieces behind the front door: the two-half queue
+ * (tables/evq.c) and the weights and class names of thread/alloc.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
@@ -156,6 +156,40 @@ Test(alloc, weights_are_unbiased_for_every_size) {
   double o;
   cr_expect_eq(alloc_weight(100, 0, &o), 100.0, "interval 0: every allocation, as it is");
   cr_expect_eq(o, 1.0);
+}
+
+/* event=lock: waits under the threshold T are taken with probability d/T (lock_take) and
+ * weighed T (lock_weight); at or past T all, at their length. For waits from 1/20 of T to 3 T
+ * the estimated ns and waits add up to the truth of each length. */
+Test(lock, threshold_sampling_is_unbiased_for_every_length) {
+  const uint64_t T = 10000;
+  const uint64_t d[] = {500, 3000, 9000, 10000, 30000};
+  double est_ns[5] = {0}, est_waits[5] = {0}, taken[5] = {0};
+  const int n = 2000000;
+  cr_assert_eq(lock_set_threshold(1, T), 0);
+  for (int i = 0; i < n; i++) {
+    int k = i % 5;
+    if (!lock_take(d[k])) continue;
+    double w, ns = lock_weight(d[k], T, &w);
+    est_ns[k] += ns, est_waits[k] += w, taken[k]++;
+  }
+  for (int k = 0; k < 5; k++) {
+    double truth = (double)d[k] * (n / 5), p = d[k] >= T ? 1 : (double)d[k] / (double)T;
+    cr_log_info("wait %lu ns: %.0f of %d taken, ns %+.2f%%, waits %+.2f%%", (unsigned long)d[k],
+                taken[k], n / 5, 100 * (est_ns[k] - truth) / truth,
+                100 * (est_waits[k] - n / 5) / (n / 5));
+    cr_expect(fabs(taken[k] - p * (n / 5)) < 0.02 * p * (n / 5) + 5, "wait %lu: taken %.0f",
+              (unsigned long)d[k], taken[k]);
+    cr_expect(fabs(est_ns[k] - truth) < 0.02 * truth, "wait %lu: %.0f ns for %.0f",
+              (unsigned long)d[k], est_ns[k], truth);
+    cr_expect(fabs(est_waits[k] - n / 5) < 0.02 * (n / 5), "wait %lu: %.0f waits for %d",
+              (unsigned long)d[k], est_waits[k], n / 5);
+  }
+  cr_assert_eq(lock_set_threshold(0, 0), 0);
+  cr_expect_eq(lock_take(1000000), 0, "no lock run: nothing taken");
+  cr_assert_eq(lock_set_threshold(1, 0), 0);
+  cr_expect_eq(lock_take(1), 1, "threshold 0: every wait");
+  lock_set_threshold(0, 0);
 }
 
 /* ---- class names ---- */
