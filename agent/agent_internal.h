@@ -46,6 +46,8 @@ struct agent {
   jfieldID tid;   /* java.lang.Thread.tid: what Thread.getId() returns, or NULL */
   _Atomic int dead;
   int gc_marks;        /* the JVM posts GC pauses to us (can_generate_garbage_collection_events) */
+  int monitor_events;  /* it can post contended monitor entries (can_generate_monitor_events) */
+  int bind_events;     /* it posts native methods' binds (can_generate_native_method_bind_events) */
   pthread_mutex_t ctl; /* commands, the end of a run, the JVM's death */
   enum agent_state state;
   unsigned run;                 /* runs started: a sampler thread ends its own run only */
@@ -113,6 +115,12 @@ int events_start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t);
  * `bytes`, stacks of up to depth frames — or off (bytes 0). Returns 0 or check()'s code. ctl
  * held. */
 int events_alloc(jvmtiEnv *jvmti, uint64_t bytes, int depth);
+
+/* event=lock: turns the recording of lock waits on (stacks of up to depth frames; the park's
+ * wrapper registered the first time, with jni) or off (on 0). Says what cannot be seen (no
+ * monitor events; the park's binding missed at an attach). Returns 0, or -EINVAL when neither
+ * monitors nor parks can be seen. ctl held. */
+int events_lock(jvmtiEnv *jvmti, JNIEnv *jni, int on, int depth);
 
 /* The enum sampler_thread_state of the thread whose handle (a global reference) is h: the
  * sampler's thread_state callback. Called on the sampler thread; not signal-safe. */

@@ -122,6 +122,19 @@ static const struct counter_spec COUNTERS[] = {
      "thread not registered): kept under `[sample lost]`"},
     {"alloc_lost_bytes", SEC_SAMPLING, U64(n.alloc_lost_bytes), COUNT, "bytes", 0,
      "`event=alloc`: the bytes they stood for, estimated (in the profile, under `[sample lost]`)"},
+    {"lock_waits", SEC_SAMPLING, U64(n.lock_waits), COUNT, "waits", 0,
+     "`event=lock`: lock waits seen (contended `synchronized` entries, parks), any length"},
+    {"lock_samples", SEC_SAMPLING, U64(n.lock_samples), COUNT, "waits", 0,
+     "`event=lock`: of those, recorded — every wait of at least `lock=`, a shorter one of d ns "
+     "with probability d / `lock`"},
+    {"lock_ns", SEC_SAMPLING, U64(n.lock_ns), COUNT, "ns", 0,
+     "`event=lock`: the ns blocked they stand for, estimated (a wait past `lock=`: itself; a "
+     "shorter one recorded: `lock=`) — the folded counts, the flame graph's total"},
+    {"lock_lost", SEC_SAMPLING, U64(n.lock_lost), COUNT, "waits", 1,
+     "`event=lock`: recorded waits the queue to the sampler thread could not take (full, or the "
+     "thread not registered): kept under `[sample lost]`"},
+    {"lock_lost_ns", SEC_SAMPLING, U64(n.lock_lost_ns), COUNT, "ns", 0,
+     "`event=lock`: the ns they stood for, estimated (in the profile, under `[sample lost]`)"},
     {"process_cpu_ms", SEC_SAMPLING, U64(n.process_cpu_ns), NS_AS(1e6, 1), "ms", 0,
      "the whole process's CPU time while sampling (every thread)"},
     {"coverage", SEC_SAMPLING, GET(get_coverage), 1.0, 1, "%", 0,
@@ -325,9 +338,12 @@ static const struct counter_spec COUNTERS[] = {
     {"alloc_cost_ms", SEC_COST, U64(n.alloc_cost_ns), NS_AS(1e6, 1), "ms", 0,
      "`event=alloc`: the allocating threads' time in the agent's callback (the stack walk, the "
      "class's name, the queue), in `own_cpu_ms` (its wall time: their CPU unless preempted)"},
+    {"lock_cost_ms", SEC_COST, U64(n.lock_cost_ns), NS_AS(1e6, 1), "ms", 0,
+     "`event=lock`: the waiting threads' time in the agent after a recorded wait (the stack "
+     "walk, the lock's class, the queue), in `own_cpu_ms`"},
     {"own_cpu_ms", SEC_COST, U64(own_cpu_ns), NS_AS(1e6, 1), "ms", 0,
-     "the agent's own CPU time: the sampler thread's, the handler's and (`event=alloc`) the "
-     "allocation callback's"},
+     "the agent's own CPU time: the sampler thread's, the handler's and (`event=alloc`, "
+     "`lock`) the callbacks'"},
     {"own_cpu_pct", SEC_COST, GET(get_own_cpu_pct), 1.0, 2, "%", 0,
      "that, as a share of the process's CPU time while sampling; not in it: the kernel's work to "
      "deliver our signals and timers (5–20 µs of a thread's time per cross-CPU signal here, "
@@ -397,6 +413,7 @@ int counters_json(FILE *f, const struct agent_options *o, const char *path,
   if (rc) return rc;
   fprintf(f, ",\n  \"format\": \"%s\",\n  \"event\": \"%s\"", opt_format_name(o->format),
           o->alloc  ? "alloc"
+          : o->lock ? "lock"
           : o->wall ? "wall"
                     : "cpu");
   for (size_t i = 0; i < COUNTER_COUNT; i++) {
@@ -437,7 +454,12 @@ void counters_exit_line(char *buf, size_t len, const struct agent_options *o, co
                         const char *stats, const struct sampler_report *r) {
   char cov[32] = "n/a"; /* hasrun=regs measures no CPU time */
   if (o->hasrun != SAMPLER_HASRUN_REGS) snprintf(cov, sizeof cov, "%.1f%%", get_coverage(r));
-  int w = o->alloc
+  int w = o->lock
+              ? snprintf(buf, len,
+                         "profile written to %s: %" PRIu64 " lock waits seen, %" PRIu64
+                         " recorded, %" PRIu64 " ns blocked (estimated), own CPU %.2f%%",
+                         path, r->n.lock_waits, r->n.lock_samples, r->n.lock_ns, get_own_cpu_pct(r))
+          : o->alloc
               ? snprintf(buf, len,
                          "profile written to %s: %" PRIu64 " allocation samples, %" PRIu64
                          " bytes (estimated), own CPU %.2f%%",

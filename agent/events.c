@@ -3,7 +3,9 @@
  * (ThreadStart/ThreadEnd, and the threads that ran before: register_existing), creates
  * jmethodIDs ahead of time (ClassPrepare, and a sweep when the VM is live), feeds the code map
  * (CompiledMethodLoad/Unload, DynamicCodeGenerated), starts the run at VMInit, ends it at
- * VMDeath and writes the profile so far on kill -3 (DataDumpRequest).
+ * VMDeath and writes the profile so far on kill -3 (DataDumpRequest); feeds event=alloc
+ * (SampledObjectAlloc) and event=lock (MonitorContendedEnter/Entered, and Unsafe.park bound
+ * through NativeMethodBind to park_wrapper, which times the JVM's park).
  *
  * Hazards: callbacks run concurrently on any thread, also after VMDeath has begun:
  * ClassPrepare, ThreadStart and DataDumpRequest check `dead` first, ThreadEnd unregisters even
@@ -365,11 +367,193 @@ int events_alloc(jvmtiEnv *jvmti, uint64_t bytes, int depth) {
   return rc;
 }
 
+/* ---- lock waits (event=lock) ---- */
+
+static _Atomic int lock_depth;          /* frames taken per wait while a lock run is on */
+static __thread uint64_t monitor_began; /* this thread's contended entry, from its Enter */
+
+/* The park native as the JVM bound it (Unsafe.park(ZJ)V), found by NativeMethodBind: our
+ * wrapper calls it. NULL when its binding was not seen (an attach after the JVM's start). */
+typedef void(JNICALL *park_fn)(JNIEnv *, jobject, jboolean, jlong);
+static _Atomic(park_fn) park_native;
+static _Atomic int park_wrapped; /* our wrapper is registered in its place */
+static jfieldID park_blocker;    /* java.lang.Thread.parkBlocker (set before a lock run) */
+
+/* Binds seen before JVMTI could name their methods (the primordial phase): resolved at the
+ * first lock run. Bounded; those past the end are not kept (the park among them: not seen). */
+#define EARLY_BINDS 4096
+static struct {
+  jmethodID m;
+  void *address;
+} early[EARLY_BINDS];
+static _Atomic int early_n;
+
+/* Records a wait of wait_ns that ended at ended_ns on the calling thread, for a lock of class
+ * cls (NULL: a park without a blocker): the stack from JVMTI, queued. */
+static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t ended_ns) {
+  int depth = atomic_load(&lock_depth);
+  if (!depth) return;
+  char *sig = NULL;
+  if (cls && (*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
+  jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
+  jint n = 0;
+  if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
+    n = 0; /* the wait stays, under its class alone */
+  const char *c = sig ? sig : cls ? "?" : "";
+  sampler_lock_wait(c, strlen(c), wait_ns, frames, n, ended_ns);
+  free(frames);
+  if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+}
+
+/* A thread found a monitor held (MonitorContendedEnter): its wait begins now. */
+static void JNICALL on_monitor_wait_begins(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject obj) {
+  (void)jvmti, (void)jni, (void)t, (void)obj;
+  monitor_began = atomic_load(&lock_depth) ? plat_mono_ns() : 0;
+}
+
+/* The thread entered the monitor it waited for (MonitorContendedEntered): the wait, when
+ * chosen (sampler_lock_take), with the stack and the monitor's class. */
+static void JNICALL on_monitor_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject obj) {
+  (void)t;
+  uint64_t began = monitor_began;
+  monitor_began = 0;
+  if (!began || atomic_load(&agent.dead)) return;
+  uint64_t now = plat_mono_ns();
+  if (!sampler_lock_take(now - began)) return;
+  jclass cls = (*jni)->GetObjectClass(jni, obj);
+  record_wait(jvmti, cls, now - began, now);
+  if (cls) (*jni)->DeleteLocalRef(jni, cls);
+}
+
+/* Unsafe.park in our place: the JVM's own park, timed; a chosen wait is recorded with the
+ * thread's park blocker's class (read after the park returns: LockSupport clears it only
+ * after). What the park computes is the JVM's: same arguments, nothing changed. */
+static void JNICALL park_wrapper(JNIEnv *jni, jobject unsafe, jboolean absolute, jlong time) {
+  park_fn park = atomic_load(&park_native);
+  if (!atomic_load(&lock_depth)) {
+    park(jni, unsafe, absolute, time);
+    return;
+  }
+  uint64_t began = plat_mono_ns();
+  park(jni, unsafe, absolute, time);
+  uint64_t now = plat_mono_ns();
+  if (!sampler_lock_take(now - began) || atomic_load(&agent.dead) || (*jni)->ExceptionCheck(jni))
+    return;
+  jvmtiEnv *jvmti = agent.jvmti;
+  jthread self = NULL;
+  jobject blocker = NULL;
+  jclass cls = NULL;
+  if ((*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
+    blocker = (*jni)->GetObjectField(jni, self, park_blocker);
+  if (blocker) cls = (*jni)->GetObjectClass(jni, blocker);
+  record_wait(jvmti, cls, now - began, now);
+  if (cls) (*jni)->DeleteLocalRef(jni, cls);
+  if (blocker) (*jni)->DeleteLocalRef(jni, blocker);
+  if (self) (*jni)->DeleteLocalRef(jni, self);
+}
+
+/* 1 when method m is jdk.internal.misc.Unsafe.park(ZJ)V. */
+static int is_park(jvmtiEnv *jvmti, jmethodID m) {
+  char *name = NULL, *sig = NULL, *csig = NULL;
+  jclass cls = NULL;
+  int yes = 0;
+  if ((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE &&
+      !strcmp(name, "park") && !strcmp(sig, "(ZJ)V") &&
+      (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
+      (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) == JVMTI_ERROR_NONE)
+    yes = !strcmp(csig, "Ljdk/internal/misc/Unsafe;");
+  if (name) (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+  if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+  if (csig) (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+  return yes;
+}
+
+/* A native method bound (NativeMethodBind): the park's address kept. Early in the JVM's start
+ * methods cannot be named yet: kept with their address, to be named at the first lock run. */
+static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jmethodID m,
+                                   void *address, void **new_address) {
+  (void)jni, (void)t;
+  if (address == (void *)park_wrapper || atomic_load(&park_native)) return;
+  jvmtiPhase phase = JVMTI_PHASE_DEAD;
+  (*jvmti)->GetPhase(jvmti, &phase);
+  if (phase == JVMTI_PHASE_PRIMORDIAL) {
+    int i = atomic_fetch_add(&early_n, 1);
+    if (i < EARLY_BINDS) early[i].m = m, early[i].address = address;
+    return;
+  }
+  if (!is_park(jvmti, m)) return;
+  atomic_store(&park_native, (park_fn)(uintptr_t)address);
+  *new_address = (void *)park_wrapper; /* bound to it from the start: nothing re-registered */
+  atomic_store(&park_wrapped, 1);
+}
+
+/* Puts park_wrapper in the park's place, once (it stays: with no lock run it only calls the
+ * park). Returns 0, or -ENOENT when the park's binding was not seen (said by the caller). */
+static int wrap_park(jvmtiEnv *jvmti, JNIEnv *jni) {
+  if (!park_blocker) {
+    jclass thread = (*jni)->FindClass(jni, "java/lang/Thread");
+    park_blocker =
+        thread ? (*jni)->GetFieldID(jni, thread, "parkBlocker", "Ljava/lang/Object;") : 0;
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if (thread) (*jni)->DeleteLocalRef(jni, thread);
+    if (!park_blocker) return -ENOENT;
+  }
+  if (atomic_load(&park_wrapped)) return 0;
+  int n = atomic_load(&early_n);
+  for (int i = 0; i < n && i < EARLY_BINDS && !atomic_load(&park_native); i++)
+    if (is_park(jvmti, early[i].m))
+      atomic_store(&park_native, (park_fn)(uintptr_t)early[i].address);
+  if (!atomic_load(&park_native)) return -ENOENT;
+  /* bound before we could name it: registered again (HotSpot logs a warning for it) */
+  jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+  JNINativeMethod wrap = {"park", "(ZJ)V", (void *)park_wrapper};
+  int rc = unsafe && (*jni)->RegisterNatives(jni, unsafe, &wrap, 1) == 0 ? 0 : -ENOENT;
+  if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+  if (unsafe) (*jni)->DeleteLocalRef(jni, unsafe);
+  if (!rc) atomic_store(&park_wrapped, 1);
+  return rc;
+}
+
+/* Turns the contended-monitor events on or off (mode). Returns 0 or check()'s code. */
+static int monitor_events(jvmtiEnv *jvmti, jvmtiEventMode mode) {
+  int rc = check(
+      (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_MONITOR_CONTENDED_ENTER, NULL),
+      "SetEventNotificationMode");
+  int rc2 = check(
+      (*jvmti)->SetEventNotificationMode(jvmti, mode, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, NULL),
+      "SetEventNotificationMode");
+  return rc ? rc : rc2;
+}
+
+/* See agent_internal.h. */
+int events_lock(jvmtiEnv *jvmti, JNIEnv *jni, int on, int depth) {
+  if (!on) {
+    atomic_store(&lock_depth, 0);
+    if (agent.monitor_events) monitor_events(jvmti, JVMTI_DISABLE);
+    return 0;
+  }
+  int rc = 0;
+  if (agent.monitor_events && monitor_events(jvmti, JVMTI_ENABLE)) {
+    monitor_events(jvmti, JVMTI_DISABLE);
+    agent.monitor_events = 0;
+  }
+  if (!agent.monitor_events)
+    say("%s", "event=lock: this JVM gives no monitor events: contended synchronized not seen");
+  if (jni && wrap_park(jvmti, jni))
+    say("%s", "event=lock: Unsafe.park's binding was not seen (the agent was attached after the "
+              "JVM's start): parks (java.util.concurrent locks) not seen");
+  if (!agent.monitor_events && !atomic_load(&park_wrapped)) rc = -EINVAL;
+  if (!rc) atomic_store(&lock_depth, depth);
+  return rc;
+}
+
 static const jvmtiEvent EVENTS[] = {
     JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_DATA_DUMP_REQUEST,
     /* GC pauses (when the capability was had: events_gc) */
     JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+    /* the park's binding, for event=lock (when the capability was had) */
+    JVMTI_EVENT_NATIVE_METHOD_BIND,
     /* the code map's, last */
     JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
     JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
@@ -390,13 +574,17 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
   cb.CompiledMethodLoad = on_compiled_method_load;
   cb.CompiledMethodUnload = on_compiled_method_unload;
   cb.DynamicCodeGenerated = on_dynamic_code;
-  cb.SampledObjectAlloc = on_sampled_alloc; /* enabled by events_alloc */
+  cb.SampledObjectAlloc = on_sampled_alloc;          /* enabled by events_alloc */
+  cb.MonitorContendedEnter = on_monitor_wait_begins; /* enabled by events_lock */
+  cb.MonitorContendedEntered = on_monitor_entered;
+  cb.NativeMethodBind = on_native_bind; /* always (binds are few): the park's, for event=lock */
   size_t nevents = sizeof EVENTS / sizeof *EVENTS - (codemap ? 0 : 3);
   int rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
   for (size_t i = 0; i < nevents && !rc; i++) {
     int gc = EVENTS[i] == JVMTI_EVENT_GARBAGE_COLLECTION_START ||
              EVENTS[i] == JVMTI_EVENT_GARBAGE_COLLECTION_FINISH;
     if (gc && !agent.gc_marks) continue;
+    if (EVENTS[i] == JVMTI_EVENT_NATIVE_METHOD_BIND && !agent.bind_events) continue;
     rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, EVENTS[i], NULL),
                "SetEventNotificationMode");
   }
@@ -408,5 +596,6 @@ void events_remove(jvmtiEnv *jvmti) {
   for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
   (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+  monitor_events(jvmti, JVMTI_DISABLE);
   (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);
 }

@@ -103,8 +103,9 @@ int agent_begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
     chunks_cutter_stop();
     return rc;
   }
-  if (agent.opt.alloc && events_alloc(jvmti, agent.opt.alloc_bytes, agent.opt.depth) != 0) {
-    say("%s", "event=alloc: this JVM does not give sampled allocation events");
+  if ((agent.opt.alloc && events_alloc(jvmti, agent.opt.alloc_bytes, agent.opt.depth) != 0 &&
+       (say("%s", "event=alloc: this JVM does not give sampled allocation events"), 1)) ||
+      (agent.opt.lock && events_lock(jvmti, jni, 1, agent.opt.depth) != 0)) {
     sampler_stop();
     chunks_cutter_stop();
     return -EINVAL;
@@ -117,6 +118,7 @@ int agent_begin_run(jvmtiEnv *jvmti, JNIEnv *jni) {
  * line printed. ctl held. */
 void agent_finish_run(const char *why) {
   if (agent.opt.alloc) events_alloc(agent.jvmti, 0, 0); /* before the queue's last drain */
+  if (agent.opt.lock) events_lock(agent.jvmti, NULL, 0, 0);
   sampler_stop();
   chunks_cutter_stop();
   char path[OPT_FILE_MAX];
@@ -139,14 +141,16 @@ struct sampler_config agent_config_of(const struct agent_options *o) {
                                  .ann = o->ann,
                                  .codemap = o->codemap,
                                  /* an allocation's stack is its Java frames (JVMTI's) */
-                                 .native_frames = o->cstack && !o->alloc,
-                                 .jvm_threads = o->jvmthreads && !o->alloc,
+                                 .native_frames = o->cstack && !o->alloc && !o->lock,
+                                 .jvm_threads = o->jvmthreads && !o->alloc && !o->lock,
                                  .duration_ns = o->duration_ns,
                                  .wall = o->wall,
                                  .sig = o->sig,
                                  .cpu_timers = o->cputimers,
                                  .time_bytes = o->timeline_bytes,
-                                 .alloc_interval = o->alloc ? o->alloc_bytes : 0};
+                                 .alloc_interval = o->alloc ? o->alloc_bytes : 0,
+                                 .lock = o->lock,
+                                 .lock_threshold_ns = o->lock_ns};
 }
 
 /* Keeps this library mapped for the life of the process, even when the JVM unloads it after
@@ -240,6 +244,18 @@ static int setup(JavaVM *vm, const char *options) {
   memset(&caps, 0, sizeof caps);
   caps.can_generate_garbage_collection_events = 1;
   agent.gc_marks = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+  /* event=lock: contended monitors, and the park's binding (a JVM without them: said then) */
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_monitor_events = 1;
+  agent.monitor_events = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_native_method_bind_events = 1;
+  agent.bind_events = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+  /* at load: the start phase begins before java.base's natives are bound, so the park's bind
+   * can be named and bound to our wrapper as it happens (at an attach: refused, no matter) */
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_early_vmstart = 1;
+  (*jvmti)->AddCapabilities(jvmti, &caps);
 
   struct sampler_config sc = agent_config_of(&agent.opt);
   struct sampler_jvm jvm = {.asgct = asgct,

@@ -22,8 +22,9 @@ enum opt_format {
   FORMAT_PPROF,
   FORMAT_JFR
 };
-/* What a folded count is: samples, CPU ns, or (event=alloc, set by the parser) bytes. */
-enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU, WEIGHT_BYTES };
+/* What a folded count is: samples, CPU ns, or (set by the parser) bytes (event=alloc) or ns
+ * blocked (event=lock). */
+enum opt_weight { WEIGHT_SAMPLES = 0, WEIGHT_CPU, WEIGHT_BYTES, WEIGHT_BLOCKED };
 
 struct agent_options {
   uint64_t interval_ns;            /* interval=     default 10ms */
@@ -49,6 +50,8 @@ struct agent_options {
   int wall;                 /* event=        cpu (0, default) | wall (1) */
   int alloc;                /* event=alloc   allocations (wall 0): weight is then WEIGHT_BYTES */
   uint64_t alloc_bytes;     /* alloc=        mean bytes between allocation samples, 512k */
+  int lock;                 /* event=lock    lock waits: weight is then WEIGHT_BLOCKED */
+  uint64_t lock_ns;         /* lock=         threshold of the waits all recorded, 10us */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
   char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */
   int help;                 /* help */

@@ -55,7 +55,9 @@ static uint64_t pick(int weight, uint64_t units, uint64_t second) {
 
 /* The unit of `weight` as the outputs name it. */
 static const char *unit_of(int weight) {
-  return weight == WEIGHT_BYTES ? "bytes" : weight == WEIGHT_CPU ? "ns" : "samples";
+  return weight == WEIGHT_BYTES                             ? "bytes"
+         : weight == WEIGHT_CPU || weight == WEIGHT_BLOCKED ? "ns"
+                                                            : "samples";
 }
 
 static uint64_t stack_weight(int weight, const struct sampler_stack *t) {
@@ -323,10 +325,25 @@ static void write_report(FILE *f, const struct agent_options *o, const struct sa
   opt_format_duration(o->interval_ns, ival, sizeof ival);
   fprintf(f, "sampler %s profile of %s (pid %d), written %s\n",
           o->alloc  ? "allocation"
+          : o->lock ? "lock"
           : o->wall ? "wall-clock"
                     : "CPU",
           program, (int)getpid(), when);
-  if (o->alloc) {
+  if (o->lock) {
+    const struct sampler_counters *n = &r->n;
+    char thr[32];
+    opt_format_duration(o->lock_ns, thr, sizeof thr);
+    fprintf(f,
+            "lock waits (contended synchronized, parks), weight ns blocked (estimated), threshold "
+            "%s (shorter waits sampled), depth %d, recorded every %s\n",
+            o->lock_ns ? thr : "0", o->depth, ival);
+    fprintf(f,
+            "%" PRIu64 " waits seen, %" PRIu64 " recorded, standing for %" PRIu64
+            " ns blocked (estimated); lost: %" PRIu64 " waits (%" PRIu64
+            " ns), kept under [sample lost]\n\n",
+            n->lock_waits, n->lock_samples + n->lock_lost, n->lock_ns + n->lock_lost_ns,
+            n->lock_lost, n->lock_lost_ns);
+  } else if (o->alloc) {
     const struct sampler_counters *n = &r->n;
     fprintf(f,
             "allocation sampling interval %" PRIu64 " bytes (mean, JVMTI SampledObjectAlloc), "
@@ -351,15 +368,15 @@ static void write_hot(FILE *f, struct report_ctx *c, const char *what,
                       int (*cmp)(const void *, const void *), int self) {
   qsort(c->rows, c->nrows, sizeof *c->rows, cmp);
   fprintf(f, "Hot frames by %s\n  %8s %7s  %s\n", what,
-          c->weight == WEIGHT_CPU     ? "ms"
-          : c->weight == WEIGHT_BYTES ? "kB"
-                                      : "samples",
+          c->weight == WEIGHT_CPU || c->weight == WEIGHT_BLOCKED ? "ms"
+          : c->weight == WEIGHT_BYTES                            ? "kB"
+                                                                 : "samples",
           "%", "frame");
   for (size_t i = 0; i < c->nrows && i < 25; i++) {
     uint64_t v = self ? c->rows[i].self : c->rows[i].total;
     if (!v) break;
     if (c->weight != WEIGHT_SAMPLES)
-      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / (c->weight == WEIGHT_CPU ? 1e6 : 1024.0),
+      fprintf(f, "  %8.1f %6.2f%%  %s\n", (double)v / (c->weight == WEIGHT_BYTES ? 1024.0 : 1e6),
               pct(v, c->total), sampler_frame_name(c->rows[i].id));
     else
       fprintf(f, "  %8" PRIu64 " %6.2f%%  %s\n", v, pct(v, c->total),
@@ -383,9 +400,10 @@ static int write_text(FILE *f, const struct agent_options *o, const struct sampl
   for (size_t i = 0; i < c.nrows; i++) c.rows[i].id = (uint32_t)i;
   sampler_snapshot_foreach(s, report_trace, &c);
   fprintf(f, "Total: %" PRIu64 " %s in %zu distinct stacks\n\n", c.total,
-          c.weight == WEIGHT_CPU     ? "ns of CPU"
-          : c.weight == WEIGHT_BYTES ? "bytes allocated (estimated)"
-                                     : "samples",
+          c.weight == WEIGHT_CPU       ? "ns of CPU"
+          : c.weight == WEIGHT_BYTES   ? "bytes allocated (estimated)"
+          : c.weight == WEIGHT_BLOCKED ? "ns blocked on locks (estimated)"
+                                       : "samples",
           s->report.stacks);
   write_hot(f, &c, "self", by_self, 1);
   write_hot(f, &c, "total (inclusive)", by_total, 0);
@@ -413,11 +431,16 @@ int output_write(const struct agent_options *o, const char *path, const struct s
       snprintf(comment, sizeof comment,
                "sampler, pid %d, allocations sampled every %" PRIu64 " bytes on average",
                (int)getpid(), o->alloc_bytes);
+    else if (o->lock)
+      snprintf(comment, sizeof comment,
+               "sampler, pid %d, lock waits, those under %" PRIu64 " ns sampled", (int)getpid(),
+               o->lock_ns);
     else
       snprintf(comment, sizeof comment, "sampler, pid %d, interval %s, hasrun %s", (int)getpid(),
                ival, hasrun_name(o->hasrun));
     struct pprof_info info = {o->interval_ns, o->threads, o->wall,
-                              comment,        program,    o->alloc ? o->alloc_bytes : 0};
+                              comment,        program,    o->alloc ? o->alloc_bytes : 0,
+                              o->lock,        o->lock_ns};
     rc = pprof_write(f, &info, s);
   } else if (o->format == FORMAT_JFR) {
     char ival[32];
@@ -452,19 +475,31 @@ int output_write(const struct agent_options *o, const char *path, const struct s
       opt_format_duration(o->interval_ns, ival, sizeof ival);
       snprintf(title, sizeof title, "%s profile: %s",
                o->alloc  ? "Allocation"
+               : o->lock ? "Lock (time blocked)"
                : o->wall ? "Wall-clock"
                          : "CPU",
                program);
-      grouped(o->alloc ? r->n.alloc_samples : r->n.samples, captures, sizeof captures);
+      grouped(o->alloc  ? r->n.alloc_samples
+              : o->lock ? r->n.lock_samples
+                        : r->n.samples,
+              captures, sizeof captures);
       grouped(g.total, total, sizeof total);
       /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
        * none, so its subtitle says it */
       if (o->format == FORMAT_SVG)
         snprintf(weighed, sizeof weighed, "%s %s from ", total,
-                 o->weight == WEIGHT_CPU     ? "ns of CPU"
-                 : o->weight == WEIGHT_BYTES ? "bytes"
-                                             : "samples");
-      if (o->alloc)
+                 o->weight == WEIGHT_CPU       ? "ns of CPU"
+                 : o->weight == WEIGHT_BYTES   ? "bytes"
+                 : o->weight == WEIGHT_BLOCKED ? "ns blocked"
+                                               : "samples");
+      if (o->lock) {
+        char thr[32];
+        opt_format_duration(o->lock_ns, thr, sizeof thr);
+        snprintf(sub, sizeof sub,
+                 "sampler, pid %d, time blocked on locks (ns, estimated), waits under %s "
+                 "sampled, %s%s waits recorded",
+                 (int)getpid(), o->lock_ns ? thr : "0", weighed, captures);
+      } else if (o->alloc)
         snprintf(sub, sizeof sub,
                  "sampler, pid %d, allocations sampled every %" PRIu64
                  " bytes on average, %s%s samples (bytes estimated)",

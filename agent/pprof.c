@@ -6,7 +6,8 @@
  * What goes in: two sample types, `samples`/count (cost units: the folded counts) and
  * `cpu`/nanoseconds (`event=wall`: `wall`/nanoseconds between them; `event=alloc`:
  * `alloc_objects`/count and `alloc_space`/bytes, the estimated allocations and bytes, as Go's
- * and async-profiler's allocation profiles name them); one Function and one Location per distinct frame name, except that a name
+ * and async-profiler's allocation profiles name them; `event=lock`: `contentions`/count and
+ * `delay`/nanoseconds, the estimated waits and ns blocked, as Go's block profile names them); one Function and one Location per distinct frame name, except that a name
  * ending in ":<line>" (the `lines` option) becomes its function's name plus Line.line, so
  * pprof's views add up the lines of a method; a stack's root frame `[NAME tid=N]` (the
  * `threads` option) becomes the labels thread=NAME and tid=N. Stacks are leaf first, as pprof
@@ -252,10 +253,14 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   str_of(&e.str, ""); /* string_table[0] */
   e.wall_ns = info->wall ? info->interval_ns : 0;
   /* the sample types in the order sample() writes the values: units, [wall], second weight */
-  int alloc = info->alloc_bytes != 0;
-  value_type(&e, 1, alloc ? "alloc_objects" : "samples", "count");
+  int alloc = info->alloc_bytes != 0, lock = info->lock;
+  value_type(&e, 1, alloc ? "alloc_objects" : lock ? "contentions" : "samples", "count");
   if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
-  value_type(&e, 1, alloc ? "alloc_space" : "cpu", alloc ? "bytes" : "nanoseconds");
+  value_type(&e, 1,
+             alloc  ? "alloc_space"
+             : lock ? "delay"
+                    : "cpu",
+             alloc ? "bytes" : "nanoseconds");
   /* one Mapping for everything, with functions and lines: nothing for pprof to symbolize */
   pb_uint(&e.sub, 1, 1);                                                     /* id */
   pb_int(&e.sub, 5, str_of(&e.str, info->program ? info->program : "java")); /* filename */
@@ -271,9 +276,10 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   pb_uint(&e.prof, 9, now_ns > wall ? now_ns - wall : 0); /* time_nanos: the start */
   pb_uint(&e.prof, 10, wall);                             /* duration_nanos */
-  const char *dflt = alloc ? "alloc_space" : info->wall ? "wall" : "cpu";
+  const char *dflt = alloc ? "alloc_space" : lock ? "delay" : info->wall ? "wall" : "cpu";
   value_type(&e, 11, alloc ? "space" : dflt, alloc ? "bytes" : "nanoseconds"); /* period_type */
-  pb_uint(&e.prof, 12, alloc ? info->alloc_bytes : info->interval_ns);         /* period */
+  /* period: alloc= bytes, lock= ns (the threshold), the interval */
+  pb_uint(&e.prof, 12, alloc ? info->alloc_bytes : lock ? info->lock_ns : info->interval_ns);
   if (info->comment) pb_int(&e.prof, 13, str_of(&e.str, info->comment));
   pb_int(&e.prof, 14, str_of(&e.str, dflt)); /* default_sample_type */
   int rc = e.prof.err ? e.prof.err : e.msg.err ? e.msg.err : e.sub.err ? e.sub.err : e.packed.err;

@@ -17,6 +17,8 @@ struct pprof_info {
   const char *program;  /* the program's name (the mapping's file name), or NULL: "java" */
   uint64_t alloc_bytes; /* event=alloc: the mean sampling interval in bytes (the period); the
                            sample types are then alloc_objects/count and alloc_space/bytes */
+  int lock;             /* event=lock: contentions/count and delay/nanoseconds, period lock_ns */
+  uint64_t lock_ns;     /* the lock= threshold */
 };
 
 /* Writes snapshot s to f as a gzipped profile.proto. Returns 0, -ENOMEM or -EIO. */

@@ -204,6 +204,7 @@ typedef enum fg_kind {
   FG_KIND_CPP,
   FG_KIND_THREAD,
   FG_KIND_ALLOC, /* _[a]: the class an allocation profile's leaf allocated */
+  FG_KIND_LOCK,  /* _[l]: the class of the lock a lock profile's stack waited for */
   FG_KIND_COUNT
 } fg_kind;
 

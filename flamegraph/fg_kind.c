@@ -12,7 +12,7 @@
  * so that neighbours differ. async-profiler's colours where it has the kind (JIT green,
  * inlined aqua, C++ yellow, native C red, kernel orange); interpreted a pale lime, apart from
  * both JIT green and C++ yellow; pseudo-frames lavender; threads grey-blue; allocated classes
- * sky blue. Plain Java names
+ * sky blue; lock classes magenta. Plain Java names
  * (native methods, or no kind recorded) share the JIT green. The legend shows base + spread / 2.
  * `label` is what a frame's details call its kind (the page's tooltip). */
 const fg_kind_info fg_kinds[FG_KIND_COUNT] = {
@@ -26,6 +26,7 @@ const fg_kind_info fg_kinds[FG_KIND_COUNT] = {
     [FG_KIND_CPP] = {"cpp", "C++", "", {205, 190, 50}, {30, 30, 10}},
     [FG_KIND_THREAD] = {"thread", "thread", "", {170, 178, 190}, {20, 20, 20}},
     [FG_KIND_ALLOC] = {"alloc", "allocated class", "_[a]", {90, 160, 235}, {25, 30, 20}},
+    [FG_KIND_LOCK] = {"lock", "lock class", "_[l]", {215, 95, 160}, {25, 30, 25}},
 };
 
 /* The java palette's legend, in this order; kinds in one key share a colour. */
@@ -46,6 +47,8 @@ const fg_legend_key fg_legend[] = {
      FG_KBIT(FG_KIND_THREAD)},
     {"alloc", "allocated class", "_[a] the class an allocation profile's stack allocated",
      FG_KBIT(FG_KIND_ALLOC)},
+    {"lock", "lock class", "_[l] the class of the lock a lock profile's stack waited for",
+     FG_KBIT(FG_KIND_LOCK)},
 };
 const size_t fg_legend_count = sizeof fg_legend / sizeof fg_legend[0];
 
@@ -62,8 +65,8 @@ static const void *find_bytes(const char *s, size_t len, const char *what) {
 }
 
 /* See fg_internal.h. The rule (documented in the README of flamegraph/):
- *   suffix _[j] JIT, _[i] inlined, _[0] interpreted, _[k] kernel, _[a] allocated class
- *   (suffix not displayed);
+ *   suffix _[j] JIT, _[i] inlined, _[0] interpreted, _[k] kernel, _[a] allocated class,
+ *   _[l] lock class (suffix not displayed);
  *   "[... tid=N]" a thread root, other "[...]" synthetic (the profiler's or the JVM's state);
  *   C++ when the name holds "::" or is a mangled "_Z" symbol;
  *   Java if the name is `pkg/Class.method` — does not start with '/', has a '.' after the
@@ -81,6 +84,7 @@ fg_kind fg_kind_of(const char *s, size_t len, size_t *display_len) {
     case '0': k = FG_KIND_INTERPRETED; break;
     case 'k': k = FG_KIND_KERNEL; break;
     case 'a': k = FG_KIND_ALLOC; break;
+    case 'l': k = FG_KIND_LOCK; break;
     default: break;
     }
     if (k != FG_KIND_NATIVE) {

@@ -209,9 +209,9 @@ ParameterizedTestParameters(options, rejected) {
        "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
        "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
-       "unknown option 'nope' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'nope' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'Interval' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -287,6 +287,7 @@ static bool is_timeline_64k(const struct agent_options *p) { return p->timeline_
 static bool is_help(const struct agent_options *p) { return p->help == 1; }
 static bool is_event_wall(const struct agent_options *p) { return p->wall == 1; }
 static bool is_alloc_64k(const struct agent_options *p) { return p->alloc_bytes == 65536; }
+static bool is_lock_1ms(const struct agent_options *p) { return p->lock_ns == 1000000; }
 static bool is_loop_10m(const struct agent_options *p) {
   return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
 }
@@ -308,12 +309,15 @@ struct option_case {
 
 /* In the option table's order (options/every_option_has_a_case checks). */
 static const struct option_case OPTION_CASES[] = {
-    {"event", "event=wall", is_event_wall, "event=lock", "event=lock: accepted: cpu, wall, alloc",
-     "event=cpu"},
+    {"event", "event=wall", is_event_wall, "event=mutex",
+     "event=mutex: accepted: cpu, wall, alloc, lock", "event=cpu"},
     {"alloc", "alloc=64k", is_alloc_64k, "alloc=512",
      "alloc=512: accepted: a size in bytes, with "
      "or without a unit k, m or g, from 1k to 1g (e.g. alloc=512k)",
      "alloc=512k"},
+    {"lock", "lock=1ms", is_lock_1ms, "lock=10",
+     "lock=10: accepted: 0 or a time up to 1s with a unit ns, us, ms or s (e.g. lock=10us)",
+     "lock=10us"},
     {"interval", "interval=1ms", is_interval_1ms, "interval=1min",
      "interval=1min: not a time: a whole number with a unit ns, us, ms or s (e.g. interval=10ms)",
      "interval=10ms"},
@@ -380,6 +384,8 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->wall, b->wall, "%s: wall", what);
   cr_expect_eq(a->alloc, b->alloc, "%s: alloc", what);
   cr_expect_eq(a->alloc_bytes, b->alloc_bytes, "%s: alloc_bytes", what);
+  cr_expect_eq(a->lock, b->lock, "%s: lock", what);
+  cr_expect_eq(a->lock_ns, b->lock_ns, "%s: lock_ns", what);
   cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
   cr_expect_str_eq(a->stats, b->stats, "%s: stats", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
@@ -611,6 +617,36 @@ Test(options, loop_chunks_are_named_by_number_and_start_time) {
   cr_expect_str_eq(o.file_pattern, "sampler-%p-%n.svg", "the default name numbers the chunks");
   cr_assert_eq(opt_set_file(&o, "/tmp/last.html", err, sizeof err), 0, "%s", err);
   cr_expect_eq(o.format, FORMAT_HTML, "the format follows the new file's extension");
+}
+
+/* event=lock: its weight is ns blocked, the thresholds it takes, what it refuses. */
+Test(options, event_lock) {
+  cr_assert_eq(opt_parse("event=lock", &o, err, sizeof err), 0, "%s", err);
+  cr_expect(o.lock && !o.alloc && !o.wall && o.weight == WEIGHT_BLOCKED && o.lock_ns == 10000);
+  static const struct {
+    const char *s;
+    uint64_t ns;
+  } good[] = {{"event=lock,lock=0", 0},
+              {"event=lock,lock=500ns", 500},
+              {"event=lock,lock=1s", 1000000000},
+              {"event=lock,lock=20ms,format=html", 20000000},
+              {"event=lock,file=a.pb.gz", 10000}};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    cr_expect_eq(opt_parse(good[i].s, &o, err, sizeof err), 0, "%s: %s", good[i].s, err);
+    cr_expect_eq(o.lock_ns, good[i].ns, "%s", good[i].s);
+  }
+  static const struct {
+    const char *s, *msg;
+  } bad[] = {{"event=lock,lock=10", "lock=10: accepted"},
+             {"event=lock,lock=2s", "lock=2s: accepted"},
+             {"event=lock,lock=-1us", "lock=-1us: accepted"},
+             {"event=lock,weight=cpu", "weight=cpu: not with event=lock"},
+             {"event=lock,hasrun=regs", "hasrun=regs: not with event=lock"},
+             {"event=lock,file=a.jfr", "event=lock: format=jfr is not written"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_expect_eq(opt_parse(bad[i].s, &o, err, sizeof err), -EINVAL, "%s", bad[i].s);
+    cr_expect(strstr(err, bad[i].msg), "%s: %s", bad[i].s, err);
+  }
 }
 
 /* event=alloc: its weight is bytes, the sizes it takes, and the combinations it refuses. */
