@@ -416,7 +416,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, alloc, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -2902,6 +2902,116 @@ def case_alloc_outputs():
         check(re.search(leaf, folded.stdout, re.M), f"{path}: no stack with an allocated-class leaf ({leaf})")
 
 
+LOCK_METHODS = {"lockTruthMonitor": "Scenarios$LockTruthMonitor",
+                "lockTruthReentrant": "java.util.concurrent.locks.ReentrantLock$NonfairSync"}
+LOCK_ARGS = ("3000", "1500", "3")  # holds of 3 ms (monitor) and 1.5 ms (ReentrantLock), 3 waiters each
+
+
+def lock_truth(stdout):
+    """{method: blocked ns} from the locktruth scenario's own measurement."""
+    truth = {}
+    for line in stdout.splitlines():
+        if line.startswith("locktruth "):
+            _, method, ns, _ = line.split()
+            truth[method] = int(ns)
+    check(set(truth) == set(LOCK_METHODS), f"the scenario's counts are missing: {stdout[-1000:]!r}")
+    return truth
+
+
+def lock_profile(path):
+    """{method: ns} and {leaf class: ns} of the waiter threads (lock-mon-N, lock-rl-N) of a
+    threads profile; every such stack must end in a lock-class leaf."""
+    est, classes = {m: 0 for m in LOCK_METHODS}, {}
+    for stack, v in parse_folded(path).items():
+        frames = stack.split(";")
+        if not frames[0].startswith(("[lock-mon-", "[lock-rl-")):
+            continue
+        check(frames[-1].endswith("_[l]"), f"leaf not a lock class: {stack[-200:]}")
+        classes[frames[-1][:-4]] = classes.get(frames[-1][:-4], 0) + v
+        for m in est:
+            if f"Scenarios.{m}" in frames:
+                est[m] += v
+    return est, classes
+
+
+def case_lock_truth():
+    """event=lock against ground truth: 3 threads entering a contended synchronized monitor
+    (class LockTruthMonitor, held 3 ms at a time by a busy holder) and 3 taking a contended
+    ReentrantLock (held 1.5 ms), each measuring its own waits (System.nanoTime around the
+    acquisition). With the default threshold (10us; the waits are ms: every one recorded, at its
+    length) the ns per method within 10% of the truth and the lock classes' shares within 3
+    points. With lock=20ms most waits are shorter than the threshold and are sampled (d/T, weight
+    T): each method's estimate has a variance of sum d(T-d) <= T x truth, so it must be within 4
+    standard errors (4 sqrt(T x truth)) plus 5% of the truth — and far fewer waits recorded than
+    seen. A bad lock= is refused, naming the option."""
+    for opts, msg in (("event=lock,lock=10", "lock=10: accepted: 0 or a time up to 1s"),
+                      ("event=lock,lock=2s", "lock=2s: accepted: 0 or a time up to 1s")):
+        p = run(opts, "exit", 0.1, timeout=60)
+        check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
+    for threshold in (None, 20_000_000):
+        out = tmpfile(".folded")
+        opts = "event=lock,threads" + (f",lock={threshold // 1_000_000}ms" if threshold else "")
+        p = run(f"{opts},file={out}", "locktruth", 0.8, extra_args=LOCK_ARGS)
+        check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+        check("Re-registering" not in p.stdout + p.stderr, "the JVM warned of a native re-registered")
+        truth, stats = lock_truth(p.stdout), summary(p.stderr)
+        est, classes = lock_profile(out)
+        waits, recorded = int(stats["lock_waits"]), int(stats["lock_samples"])
+        print(f"{opts}: {waits} waits seen, {recorded} recorded, lost {stats['lock_lost']}; "
+              f"truth {truth}, estimated {est}")
+        check(int(stats["lock_lost"]) == 0, f"the queue lost {stats['lock_lost']} waits")
+        for m, ns in truth.items():
+            check(ns > 200_000_000, f"{m}: only {ns} ns blocked in truth: the scenario did not contend")
+            bound = 0.10 * ns if not threshold else 4 * math.sqrt(threshold * ns) + 0.05 * ns
+            check(abs(est[m] - ns) <= bound, f"{m}: estimated {est[m]} ns, truth {ns}: off by more than {bound:.0f}")
+        if threshold:
+            check(recorded * 3 < waits, f"lock=20ms: {recorded} of {waits} waits recorded: not sampled")
+            continue
+        whole, twhole = sum(classes.values()), sum(truth.values())
+        for m, cls in LOCK_METHODS.items():
+            share, tshare = 100 * classes.get(cls, 0) / whole, 100 * truth[m] / twhole
+            print(f"class {cls}: {share:.2f}% of the waiters' blocked time, truth {tshare:.2f}%")
+            check(abs(share - tshare) <= 3, f"class {cls}: share {share:.2f}%, truth {tshare:.2f}%")
+        no_temp_left(out)
+
+
+def case_lock_outputs():
+    """event=lock's units: the text report in ns blocked with the threshold, the waits seen and
+    lost; the HTML page says time blocked (ns), the lock class its own frame kind; pprof with
+    contentions/count and delay/nanoseconds (go tool pprof); format=jfr refused, not written in
+    CPU units."""
+    out = tmpfile(".txt")
+    p = run(f"event=lock,file={out}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    text = open(out, encoding="utf-8").read()
+    for must in ("sampler lock profile of", "threshold 10us", "waits seen", "ns blocked on locks (estimated)",
+                 "lost: 0 waits (0 ns)", "Hot frames by self\n        ms", "Scenarios$LockTruthMonitor_[l]",
+                 "lock_waits", "lock_cost_ms"):
+        check(must in text, f"text report: {must!r} missing:\n{text[:3000]}")
+    print("text:", text.split("Total:")[1].splitlines()[0].strip())
+    page = tmpfile(".html")
+    p = run(f"event=lock,threads,file={page}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    data = page_data(page)
+    check(data["countName"] == "ns", f"page unit {data['countName']!r}")
+    html = open(page, encoding="utf-8").read()
+    check("Lock (time blocked) profile" in html and "time blocked on locks" in html, "page title/subtitle")
+    kinds = [k["id"] for k in data["palette"]["kinds"]]
+    locks = [n for k, n in zip(data["nameKinds"], data["names"]) if kinds[k] == "lock"]
+    check("Scenarios$LockTruthMonitor_[l]" in locks, f"lock-class frames: {locks[:10]}")
+    no_temp_left(page)
+    pb = tmpfile(".pb.gz")
+    p = run(f"event=lock,threads,file={pb}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    s = summary(p.stderr)
+    raw, count, delay = pprof_raw(pb)
+    check("contentions/count delay/nanoseconds[dflt]" in raw, "sample types: " + raw[:800])
+    print(f"go tool pprof -raw: {count} waits, {delay} ns; stats: {s['lock_samples']}, {s['lock_ns']}")
+    check(delay == int(s["lock_ns"]) + int(s["lock_lost_ns"]), "the ns differ from the stats'")
+    p = run("event=lock,format=jfr", "exit", 0.1, timeout=60)
+    check(p.returncode != 0 and "event=lock: format=jfr is not written" in p.stderr, p.stderr[-500:])
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 # The one list of cases is the case_* functions above, in their order; `run.py --list` prints
@@ -2926,7 +3036,7 @@ DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlo
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
-                    "same_result", "alloc_outputs"}
+                    "same_result", "alloc_outputs", "lock_outputs"}
 
 
 def list_cases():

@@ -16,6 +16,12 @@
 //             arrays (allocTruthArrays), "alloc-one" byte[2 MB] arrays, too big for a TLAB
 //             (allocTruthBig); prints "alloctruth <method> <bytes> <objects>" per method (its
 //             bytes measured by ThreadMXBean.getThreadAllocatedBytes around each call)
+//   locktruth for the seconds given, a "lock-holder-mon" thread holding a LockTruthMonitor's
+//             monitor (holds of the third argument's us) and a "lock-holder-rl" a ReentrantLock
+//             (the fourth's), each busy inside and ~0.3 ms out; the fifth argument's threads of
+//             each kind enter them ("lock-mon-N" in lockTruthMonitor, "lock-rl-N" in
+//             lockTruthReentrant), measuring their own waits (System.nanoTime around the
+//             acquisition); prints "locktruth <method> <ns> <acquisitions>" per method
 //   unload    one thread that loads Payload0..7 from the directory given as the third argument
 //             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
 //             every 8 loads unloads them); prints "loaded N" and "unloaded N"
@@ -232,6 +238,94 @@ public class Scenarios {
         System.out.println("alloctruth allocTruthSmall " + threeBytes[0] + " " + threeObjects[0]);
         System.out.println("alloctruth allocTruthArrays " + threeBytes[1] + " " + threeObjects[1]);
         System.out.println("alloctruth allocTruthBig " + oneBytes[0] + " " + oneObjects[0]);
+    }
+
+    // ---- locktruth: known lock waits, a synchronized monitor and a ReentrantLock ----
+    static final class LockTruthMonitor {}
+    static final LockTruthMonitor lockTruthMon = new LockTruthMonitor();
+    static final java.util.concurrent.locks.ReentrantLock lockTruthLock = new java.util.concurrent.locks.ReentrantLock();
+    static volatile long lockTruthSink;
+
+    // Holds the monitor for holdNanos at a time (busy: no park, no wait inside), then lets go
+    // for ~0.3 ms, until the deadline.
+    static void lockTruthHoldMonitor(long holdNanos, long deadline) {
+        while (System.nanoTime() < deadline) {
+            synchronized (lockTruthMon) {
+                long end = System.nanoTime() + holdNanos;
+                while (System.nanoTime() < end) lockTruthSink++;
+            }
+            long end = System.nanoTime() + 300_000;
+            while (System.nanoTime() < end) lockTruthSink--;
+        }
+    }
+
+    static void lockTruthHoldReentrant(long holdNanos, long deadline) {
+        while (System.nanoTime() < deadline) {
+            lockTruthLock.lock();
+            try {
+                long end = System.nanoTime() + holdNanos;
+                while (System.nanoTime() < end) lockTruthSink++;
+            } finally {
+                lockTruthLock.unlock();
+            }
+            long end = System.nanoTime() + 300_000;
+            while (System.nanoTime() < end) lockTruthSink--;
+        }
+    }
+
+    // Enters the monitor again and again until the deadline; out[0] += the ns from before the
+    // synchronized to inside it (the wait), out[1] += 1 per entry.
+    static void lockTruthMonitor(long deadline, long[] out) throws InterruptedException {
+        while (System.nanoTime() < deadline) {
+            long t0 = System.nanoTime();
+            synchronized (lockTruthMon) {
+                out[0] += System.nanoTime() - t0;
+                out[1]++;
+            }
+            Thread.sleep(0, 200_000);
+        }
+    }
+
+    static void lockTruthReentrant(long deadline, long[] out) throws InterruptedException {
+        while (System.nanoTime() < deadline) {
+            long t0 = System.nanoTime();
+            lockTruthLock.lock();
+            try {
+                out[0] += System.nanoTime() - t0;
+                out[1]++;
+            } finally {
+                lockTruthLock.unlock();
+            }
+            Thread.sleep(0, 200_000);
+        }
+    }
+
+    interface LockTruthStep { void run(long deadline, long[] out) throws InterruptedException; }
+
+    // For `millis`: a holder of the monitor (holds of monitorHoldUs) and one of the ReentrantLock
+    // (reentrantHoldUs), and `waiters` threads of each kind ("lock-mon-N" in lockTruthMonitor,
+    // "lock-rl-N" in lockTruthReentrant) measuring their own waits; prints "locktruth <method>
+    // <ns> <acquisitions>" per method (its threads summed).
+    static void lockTruth(long millis, long monitorHoldUs, long reentrantHoldUs, int waiters) throws InterruptedException {
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        java.util.List<Thread> all = new java.util.ArrayList<>();
+        all.add(new Thread(() -> lockTruthHoldMonitor(monitorHoldUs * 1000, deadline), "lock-holder-mon"));
+        all.add(new Thread(() -> lockTruthHoldReentrant(reentrantHoldUs * 1000, deadline), "lock-holder-rl"));
+        long[][] mon = new long[waiters][2], rl = new long[waiters][2];
+        for (int i = 0; i < waiters; i++) {
+            long[] m = mon[i], r = rl[i];
+            all.add(new Thread(() -> { try { lockTruthMonitor(deadline, m); } catch (InterruptedException e) { } }, "lock-mon-" + i));
+            all.add(new Thread(() -> { try { lockTruthReentrant(deadline, r); } catch (InterruptedException e) { } }, "lock-rl-" + i));
+        }
+        for (Thread t : all) t.start();
+        for (Thread t : all) t.join();
+        long[] m = new long[2], r = new long[2];
+        for (int i = 0; i < waiters; i++) {
+            m[0] += mon[i][0]; m[1] += mon[i][1];
+            r[0] += rl[i][0]; r[1] += rl[i][1];
+        }
+        System.out.println("locktruth lockTruthMonitor " + m[0] + " " + m[1]);
+        System.out.println("locktruth lockTruthReentrant " + r[0] + " " + r[1]);
     }
 
     static long inlineCaller() {
@@ -623,6 +717,9 @@ public class Scenarios {
                 break;
             case "alloctruth":
                 allocTruth(Long.parseLong(args[2]));
+                break;
+            case "locktruth": // <seconds> <monitor hold us> <reentrant hold us> <waiters of each>
+                lockTruth(millis, Long.parseLong(args[2]), Long.parseLong(args[3]), Integer.parseInt(args[4]));
                 break;
             case "allocsmall":
                 worker("allocsmall", () -> sink += allocSmallLoop());
