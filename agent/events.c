@@ -443,7 +443,7 @@ static void JNICALL park_wrapper(JNIEnv *jni, jobject unsafe, jboolean absolute,
   jthread self = NULL;
   jobject blocker = NULL;
   jclass cls = NULL;
-  if ((*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
+  if (park_blocker && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
     blocker = (*jni)->GetObjectField(jni, self, park_blocker);
   if (blocker) cls = (*jni)->GetObjectClass(jni, blocker);
   record_wait(jvmti, cls, now - began, now);
