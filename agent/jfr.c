@@ -264,6 +264,8 @@ enum type_id {
   T_DATAAMOUNT,
   T_ALLOCATION_SAMPLE,
   T_MARK,
+  T_MONITOR_ENTER,
+  T_THREAD_PARK,
   T_END
 };
 
@@ -375,6 +377,19 @@ static const struct type_def TYPES[] = {
      .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
                 {"duration", T_LONG, F_NANOS, "Duration"},
                 {"name", T_STRING, 0, "Name"}}},
+    {T_MONITOR_ENTER, "jdk.JavaMonitorEnter", EVENT, "Java Monitor Blocked",
+     .category = {"Java Application"},
+     .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
+                {"duration", T_LONG, F_NANOS, "Duration"},
+                {"eventThread", T_THREAD, F_CP, "Event Thread"},
+                {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
+                {"monitorClass", T_CLASS, F_CP, "Monitor Class"}}},
+    {T_THREAD_PARK, "jdk.ThreadPark", EVENT, "Java Thread Park", .category = {"Java Application"},
+     .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
+                {"duration", T_LONG, F_NANOS, "Duration"},
+                {"eventThread", T_THREAD, F_CP, "Event Thread"},
+                {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
+                {"parkedClass", T_CLASS, F_CP, "Class Parked On"}}},
 };
 
 static const char *const FRAME_TYPES[JFR_FRAME_TYPES] = {"Interpreted", "JIT compiled", "Inlined",
@@ -629,6 +644,21 @@ int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_
   put_var(&w->ev, stack);
   put_var(&w->ev, cls);
   put_var(&w->ev, bytes);
+  return event_end(w);
+}
+
+int jfr_lock_wait(struct jfr_writer *w, int park, int64_t ticks, uint64_t dur_ns, uint32_t thread,
+                  uint32_t stack, uint32_t cls) {
+  if (!w || thread == 0 || thread > w->threads.n || stack == 0 || stack > w->stacks.n ||
+      cls > w->classes.n)
+    return -EINVAL;
+  if (w->err) return w->err;
+  event_begin(w, park ? T_THREAD_PARK : T_MONITOR_ENTER);
+  put_var(&w->ev, (uint64_t)ticks);
+  put_var(&w->ev, dur_ns);
+  put_var(&w->ev, w->thread_key[thread - 1]);
+  put_var(&w->ev, stack);
+  put_var(&w->ev, cls);
   return event_end(w);
 }
 

@@ -120,6 +120,13 @@ int jfr_class(struct jfr_writer *w, const char *name, uint32_t *id);
 int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_t stack,
                    uint32_t cls, uint64_t bytes);
 
+/* Writes a lock wait at ticks, dur_ns long: a jdk.ThreadPark (park) with its parkedClass, or a
+ * jdk.JavaMonitorEnter with its monitorClass — cls from jfr_class, 0 for none (a park without a
+ * blocker: a null reference) — for thread and stack (ids as for jfr_sample). 0, -EINVAL (an
+ * unknown id), -ENOMEM or -EIO. */
+int jfr_lock_wait(struct jfr_writer *w, int park, int64_t ticks, uint64_t dur_ns, uint32_t thread,
+                  uint32_t stack, uint32_t cls);
+
 /* Writes a sampler.Mark event: a moment of the run the agent knew of (a GC pause, a profile
  * written), from ticks for dur_ns, called name. 0, -EINVAL, -ENOMEM or -EIO. */
 int jfr_mark(struct jfr_writer *w, int64_t ticks, uint64_t dur_ns, const char *name);

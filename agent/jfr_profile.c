@@ -140,13 +140,14 @@ static int summary(void *vctx, const char *key, const char *value) {
   return jfr_key_value(c->w, JFR_SUMMARY, c->ticks, key, value);
 }
 
-/* The internal name of the class an allocation stack's leaf names ("byte[]_[a]" -> "[B",
- * "java.lang.Object[]_[a]" -> "[Ljava/lang/Object;", "java.lang.String_[a]" ->
+/* The internal name of the class an allocation or lock stack's leaf names ("byte[]_[a]" ->
+ * "[B", "java.lang.Object[]_[a]" -> "[Ljava/lang/Object;", "java.lang.String_[l]" ->
  * "java/lang/String") into out[cap]; a leaf of another kind ([sample lost]) as it is. Returns 1
- * when the leaf was an allocated class (not a frame of the stack then), else 0. */
+ * when the leaf was such a class (not a frame of the stack then), else 0. */
 static int leaf_class(const char *leaf, char *out, size_t cap) {
   size_t shown, len = strlen(leaf);
-  if (strcmp(fg_frame_kind(leaf, len, &shown), "alloc")) {
+  const char *kind = fg_frame_kind(leaf, len, &shown);
+  if (strcmp(kind, "alloc") && strcmp(kind, "lock")) {
     snprintf(out, cap, "%s", leaf);
     return 0;
   }
@@ -207,6 +208,49 @@ static int allocations(struct jfr_writer *w, const struct sampler_snapshot *s, u
   return rc;
 }
 
+/* event=lock: the time axis's entries as jdk.ThreadPark (a stack whose frame under its lock
+ * class is Unsafe.park, or a park without a blocker) or jdk.JavaMonitorEnter events: each
+ * entry's recorded waits spread over its cell, its ns shared among them. 0 or a negative code. */
+static int lock_waits(struct jfr_writer *w, const struct sampler_snapshot *s, uint32_t *stack_ids,
+                      const uint32_t *thread_ids, struct frame_text *ft) {
+  const struct sampler_time *tm = &s->time;
+  uint32_t *class_ids = malloc((s->n ? s->n : 1) * sizeof *class_ids);
+  unsigned char *park = malloc(s->n ? s->n : 1);
+  int rc = class_ids && park ? 0 : -ENOMEM;
+  for (size_t i = 0; !rc && i < tm->n; i++) {
+    const struct sampler_time_entry *e = &tm->entries[i];
+    if (e->stack >= s->n || e->thread >= tm->nthreads) {
+      rc = -EINVAL;
+      break;
+    }
+    const struct sampler_stack *st = &s->stacks[e->stack];
+    if (stack_ids[e->stack] == UINT32_MAX && st->n > 0) {
+      char cls[1024];
+      const char *leaf = sampler_frame_name(st->frames[st->n - 1]);
+      int drop = leaf_class(leaf, cls, sizeof cls);
+      const char *under = st->n > 1 ? sampler_frame_name(st->frames[st->n - 2]) : "";
+      int none = !strcmp(leaf, "[park without blocker]");
+      park[e->stack] = none || (drop && !strcmp(under, "jdk/internal/misc/Unsafe.park"));
+      class_ids[e->stack] = 0;
+      if (drop) rc = jfr_class(w, cls, &class_ids[e->stack]);
+      if (!rc) rc = stack_of(w, ft, st, drop || none, &stack_ids[e->stack]);
+    }
+    if (rc || stack_ids[e->stack] == UINT32_MAX || !e->cpu_ns) continue;
+    uint64_t n = e->samples ? e->samples : 1, each = e->cpu_ns / n;
+    int64_t at = (int64_t)(e->cell * tm->cell_ns);
+    for (uint64_t k = 0; !rc && k < n; k++) {
+      int64_t t = at + (int64_t)(k * tm->cell_ns / n);
+      if (t > (int64_t)tm->duration_ns) t = (int64_t)tm->duration_ns; /* the last cell */
+      uint64_t ns = k ? each : e->cpu_ns - each * (n - 1);            /* the rest with the first */
+      rc = jfr_lock_wait(w, park[e->stack], t, ns, thread_ids[e->thread], stack_ids[e->stack],
+                         class_ids[e->stack]);
+    }
+  }
+  free(class_ids);
+  free(park);
+  return rc;
+}
+
 /* The events of the time axis. 0 or a negative code. */
 static int events(struct jfr_writer *w, const struct jfr_profile_info *info,
                   const struct sampler_snapshot *s, uint32_t *stack_ids, const uint32_t *thread_ids,
@@ -255,17 +299,21 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
                     &thread_ids[i]);
   char alloc[32];
   snprintf(alloc, sizeof alloc, "%llu", (unsigned long long)info->alloc_bytes);
+  int queued = info->alloc_bytes || info->lock; /* no thread signalled: no hasrun */
   const char *const settings[][2] = {{"event", info->alloc_bytes ? "alloc"
+                                               : info->lock      ? "lock"
                                                : info->wall      ? "wall"
                                                                  : "cpu"},
                                      {"interval", info->interval},
-                                     {"hasrun", info->alloc_bytes ? NULL : info->hasrun},
+                                     {"hasrun", queued ? NULL : info->hasrun},
                                      {"alloc", info->alloc_bytes ? alloc : NULL},
+                                     {"lock", info->lock ? info->lock_threshold : NULL},
                                      {"program", info->program}};
   for (size_t i = 0; !rc && i < sizeof settings / sizeof *settings; i++)
     if (settings[i][1]) rc = jfr_key_value(w, JFR_SETTING, 0, settings[i][0], settings[i][1]);
   if (!rc)
     rc = info->alloc_bytes ? allocations(w, s, stack_ids, thread_ids, &ft)
+         : info->lock      ? lock_waits(w, s, stack_ids, thread_ids, &ft)
                            : events(w, info, s, stack_ids, thread_ids, &ft);
   for (size_t i = 0; !rc && i < tm->nmarks; i++) {
     const char *what = sampler_mark_name(tm->marks[i].kind);

@@ -11,11 +11,13 @@
 #include "sampler.h"
 
 struct jfr_profile_info {
-  int wall;             /* event=wall: a sample's thread state comes from its state leaf */
-  const char *interval; /* the sampling interval ("1ms"), or NULL */
-  const char *hasrun;   /* how running threads were told apart, or NULL */
-  const char *program;  /* the program's name, or NULL */
-  uint64_t alloc_bytes; /* event=alloc: the mean sampling interval in bytes; 0 otherwise */
+  int wall;                   /* event=wall: a sample's thread state comes from its state leaf */
+  const char *interval;       /* the sampling interval ("1ms"), or NULL */
+  const char *hasrun;         /* how running threads were told apart, or NULL */
+  const char *program;        /* the program's name, or NULL */
+  uint64_t alloc_bytes;       /* event=alloc: the mean sampling interval in bytes; 0 otherwise */
+  int lock;                   /* event=lock: jdk.JavaMonitorEnter and jdk.ThreadPark events */
+  const char *lock_threshold; /* its lock= ("10us") */
 };
 
 /* Writes snapshot s to f (seekable, at its start) as one JFR chunk:
@@ -29,6 +31,10 @@ struct jfr_profile_info {
  * - event=alloc instead: one jdk.ObjectAllocationSample per sample, with the stack's allocated
  *   class (its `_[a]` leaf, in internal form: "[B", "java/lang/String") as objectClass, not as a
  *   frame, and the bytes of its stack, thread and cell shared among its samples as weights;
+ * - event=lock instead: one jdk.ThreadPark (a stack whose frame under its `_[l]` leaf is
+ *   Unsafe.park, or a [park without blocker]) or jdk.JavaMonitorEnter per recorded wait, the
+ *   lock's class as parkedClass or monitorClass (null for a park without a blocker), the ns of
+ *   its stack, thread and cell shared among its waits as durations;
  * - sampler.Setting events at the start (event, interval, hasrun, program) and one
  *   sampler.Summary per counter (the stats file's keys and values) at the end.
  * Returns 0, -ENOMEM, -EIO or -EINVAL (a snapshot the writer refused). */

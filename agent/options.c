@@ -664,10 +664,6 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     if (o->format < 0) o->format = format_from_name(o->file);
   }
   if (o->format < 0) o->format = FORMAT_FOLDED;
-  if (o->lock && o->format == FORMAT_JFR)
-    return fail(err, errlen,
-                "event=lock: format=jfr is not written for lock waits yet (folded, text, svg, "
-                "html, pprof are)");
   if (*o->stats) {
     char pattern[sizeof o->stats];
     snprintf(pattern, sizeof pattern, "%s", o->stats);

@@ -445,8 +445,15 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   } else if (o->format == FORMAT_JFR) {
     char ival[32];
     opt_format_duration(o->interval_ns, ival, sizeof ival);
-    struct jfr_profile_info info = {o->wall, ival, hasrun_name(o->hasrun), program,
-                                    o->alloc ? o->alloc_bytes : 0};
+    char thr[32];
+    opt_format_duration(o->lock_ns, thr, sizeof thr);
+    struct jfr_profile_info info = {o->wall,
+                                    ival,
+                                    hasrun_name(o->hasrun),
+                                    program,
+                                    o->alloc ? o->alloc_bytes : 0,
+                                    o->lock,
+                                    o->lock_ns ? thr : "0"};
     rc = jfr_profile_write(f, &info, s);
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);

@@ -9,7 +9,9 @@
  * id, constantPool, dimension), from which every other event and pool entry is decoded — no
  * layout is assumed beyond the field names read (startTime, sampledThread, stackTrace, frames,
  * method, lineNumber, type, name, string, description, osName, javaName, osThreadId, cpuTime;
- * with --value alloc, jdk.ObjectAllocationSample's eventThread, objectClass and weight).
+ * with --value alloc, jdk.ObjectAllocationSample's eventThread, objectClass and weight; with
+ * --value monitor or park, jdk.JavaMonitorEnter's or jdk.ThreadPark's eventThread, duration
+ * and monitorClass or parkedClass).
  * Type 1 is a checkpoint: constant pools, entries "key value". One pass over a chunk's events
  * notes where each pool entry is and sums the selected events by (thread, stack[, class]); the stacks
  * are named at the chunk's end, each pair once, methods cached.
@@ -618,7 +620,8 @@ static uint64_t pool_get(struct map *pools, uint32_t cls, uint64_t key) {
 struct types {
   uint32_t event, thread, stacktrace, frame, method, klass, symbol, frametype, string;
   int ev_time, ev_thread, ev_stack, ev_cpu; /* ev_cpu: cpuTime, or an allocation's weight */
-  int ev_class;                             /* an allocation's objectClass, else -1 */
+  int ev_class; /* an allocation's objectClass, a lock wait's monitorClass/parkedClass, else -1 */
+  int lock;     /* --value monitor or park: the class leaf is a lock class (_[l]) */
   int st_frames, fr_method, fr_line, fr_type, me_type, me_name, cl_name, sy_string, ft_desc;
   int th_os_name, th_os_tid, th_java_name;
   uint32_t gc;                         /* jdk.GarbageCollection, for the time axis's marks */
@@ -907,16 +910,25 @@ static int add_pair(struct chunk *c, fg_profile *p, int column, struct map_slot 
                   (unsigned long long)stack);
   }
   if (nframes == first) PUSH("[no stack]", strlen("[no stack]"), "", 0, "");
-  if (c->t.ev_class >= 0) { /* an allocation: its class the leaf, "byte[]_[a]" */
+  if (c->t.ev_class >= 0) { /* an allocation or a lock wait: its class the leaf, "byte[]_[a]" */
     struct jstr name = {0};
     struct val cv;
-    int rc = entry(c, c->t.klass, klass, &c->t.cl_name, 1, &cv, "class");
-    if (rc < 0 || (rc == 0 && symbol(c, cv.num, &name))) return j->rc;
     char java[512];
-    size_t n = java_class_name(name.p, name.p ? name.len : 0, java, sizeof java);
+    size_t n = 0;
+    if (c->t.lock && klass == 0) { /* a park without a blocker (a null class) */
+      n = strlen("[park without blocker]");
+      memcpy(java, "[park without blocker]", n);
+    } else {
+      int rc = entry(c, c->t.klass, klass, &c->t.cl_name, 1, &cv, "class");
+      if (rc < 0 || (rc == 0 && symbol(c, cv.num, &name))) return j->rc;
+      n = java_class_name(name.p, name.p ? name.len : 0, java, sizeof java);
+    }
     /* leaf first in the file: the class goes in before the reversal, as the innermost */
     if (nframes > first) {
-      PUSH(java, n, "", 0, fg_kinds[FG_KIND_ALLOC].suffix);
+      PUSH(java, n, "", 0,
+           c->t.lock && klass == 0 ? ""
+           : c->t.lock             ? fg_kinds[FG_KIND_LOCK].suffix
+                                   : fg_kinds[FG_KIND_ALLOC].suffix);
       const char *t = c->frames[nframes - 1]; /* moved in front of the stack's frames */
       size_t l = c->lens[nframes - 1];
       memmove(&c->frames[first + 1], &c->frames[first], (nframes - 1 - first) * sizeof *c->frames);
@@ -949,10 +961,16 @@ static int find_types(struct chunk *c, size_t at) {
   const struct meta *m = &c->m;
   struct types *t = &c->t;
   int cpu = c->o->value && !strcmp(c->o->value, "cpu");
-  int alloc = c->o->value && !strcmp(c->o->value, "alloc");
-  t->event = class_by_name(m, cpu     ? "sampler.CPUSample"
-                              : alloc ? "jdk.ObjectAllocationSample"
-                                      : "jdk.ExecutionSample");
+  int monitor = c->o->value && !strcmp(c->o->value, "monitor");
+  int park = c->o->value && !strcmp(c->o->value, "park");
+  int alloc = (c->o->value && !strcmp(c->o->value, "alloc")) || monitor || park; /* a class */
+  const char *name = cpu       ? "sampler.CPUSample"
+                     : monitor ? "jdk.JavaMonitorEnter"
+                     : park    ? "jdk.ThreadPark"
+                     : alloc   ? "jdk.ObjectAllocationSample"
+                               : "jdk.ExecutionSample";
+  t->event = class_by_name(m, name);
+  t->lock = monitor || park;
   t->thread = class_by_name(m, "java.lang.Thread");
   t->gc = class_by_name(m, "jdk.GarbageCollection");
   t->gc_time = field_of(m, t->gc, "startTime");
@@ -972,8 +990,12 @@ static int find_types(struct chunk *c, size_t at) {
   t->ev_time = field_of(m, t->event, "startTime");
   t->ev_thread = field_of(m, t->event, alloc ? "eventThread" : "sampledThread");
   t->ev_stack = field_of(m, t->event, "stackTrace");
-  t->ev_cpu = field_of(m, t->event, alloc ? "weight" : "cpuTime");
-  t->ev_class = alloc ? field_of(m, t->event, "objectClass") : -1;
+  t->ev_cpu = field_of(m, t->event, t->lock ? "duration" : alloc ? "weight" : "cpuTime");
+  t->ev_class = alloc ? field_of(m, t->event,
+                                 monitor ? "monitorClass"
+                                 : park  ? "parkedClass"
+                                         : "objectClass")
+                      : -1;
   t->st_frames = field_of(m, t->stacktrace, "frames");
   t->fr_method = field_of(m, t->frame, "method");
   t->fr_line = field_of(m, t->frame, "lineNumber");
@@ -994,8 +1016,8 @@ static int find_types(struct chunk *c, size_t at) {
   } need[] = {{t->ev_time, "event's startTime"},
               {t->ev_stack, "event's stackTrace"},
               {cpu ? t->ev_cpu : 0, "sampler.CPUSample's cpuTime"},
-              {alloc ? t->ev_cpu : 0, "jdk.ObjectAllocationSample's weight"},
-              {alloc ? t->ev_class : 0, "jdk.ObjectAllocationSample's objectClass"},
+              {alloc ? t->ev_cpu : 0, "event's weight or duration"},
+              {alloc ? t->ev_class : 0, "event's objectClass, monitorClass or parkedClass"},
               {c->o->threads ? t->ev_thread : 0, "event's sampledThread"},
               {t->st_frames, "jdk.types.StackTrace's frames"},
               {t->fr_method, "jdk.types.StackFrame's method"},
@@ -1019,8 +1041,7 @@ static int find_types(struct chunk *c, size_t at) {
                 "java.lang.Thread",
                 at);
   if (alloc && (ev[t->ev_class].cls != t->klass || !ev[t->ev_class].cp))
-    return fail(c->j, -EINVAL,
-                "jfr: offset %zu: the allocation's objectClass is not a pooled java.lang.Class",
+    return fail(c->j, -EINVAL, "jfr: offset %zu: the event's class is not a pooled java.lang.Class",
                 at);
   const struct jfield *fr = &m->fields[m->classes[t->stacktrace].first + t->st_frames];
   const struct jfield *me = &m->fields[m->classes[t->frame].first + t->fr_method];
@@ -1119,7 +1140,8 @@ static int read_chunk(struct jr *j, const fg_jfr_options *o, fg_profile *p, int 
   if (!rc) rc = find_types(&c, at + (size_t)meta_off);
   if (!rc && c.t.event != UINT32_MAX) *has_event = 1;
   int cpu = o->value && !strcmp(o->value, "cpu");
-  int alloc = o->value && !strcmp(o->value, "alloc");
+  int alloc = o->value && (!strcmp(o->value, "alloc") || !strcmp(o->value, "monitor") ||
+                           !strcmp(o->value, "park")); /* a weight and a class */
   uint64_t event_id = !rc && c.t.event != UINT32_MAX ? c.m.classes[c.t.event].id : UINT64_MAX;
   /* GC pauses as marks on the time axis: at the collection's start, for its pauses' sum (a
    * concurrent collector's cycle is mostly not a pause), else its duration */
@@ -1241,11 +1263,12 @@ int fg_read_jfr(fg_profile *p, const void *data, size_t len, int column, const f
   err->line = 0;
   err->msg[0] = '\0';
   if (o->value && strcmp(o->value, "samples") && strcmp(o->value, "cpu") &&
-      strcmp(o->value, "alloc"))
+      strcmp(o->value, "alloc") && strcmp(o->value, "monitor") && strcmp(o->value, "park"))
     return fail(&j, -EINVAL,
                 "--value '%s': a JFR recording gives samples (one per "
-                "jdk.ExecutionSample), cpu (sampler.CPUSample's CPU time) or alloc (the bytes of "
-                "jdk.ObjectAllocationSample's weight)",
+                "jdk.ExecutionSample), cpu (sampler.CPUSample's CPU time), alloc (the bytes of "
+                "jdk.ObjectAllocationSample's weight), monitor or park (the ns of "
+                "jdk.JavaMonitorEnter's or jdk.ThreadPark's duration)",
                 o->value);
   /* the chunks, and the recording's start and end */
   int64_t start = INT64_MAX, stop = INT64_MIN;

@@ -2907,6 +2907,15 @@ LOCK_METHODS = {"lockTruthMonitor": "Scenarios$LockTruthMonitor",
 LOCK_ARGS = ("3000", "1500", "3")  # holds of 3 ms (monitor) and 1.5 ms (ReentrantLock), 3 waiters each
 
 
+def parse_jfr_duration(v):
+    """ns of a duration as `jfr print --json` writes it: "PT0.001542528S", "PT1M2.5S"."""
+    m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d+))?S)?", v)
+    check(m is not None, f"jfr print: a duration {v!r}")
+    h, mi, sec, frac = m.groups()
+    ns = ((int(h or 0) * 60 + int(mi or 0)) * 60 + int(sec or 0)) * 10**9
+    return ns + (int((frac or "0").ljust(9, "0")[:9]))
+
+
 def lock_truth(stdout):
     """{method: blocked ns} from the locktruth scenario's own measurement."""
     truth = {}
@@ -2978,8 +2987,8 @@ def case_lock_truth():
 def case_lock_outputs():
     """event=lock's units: the text report in ns blocked with the threshold, the waits seen and
     lost; the HTML page says time blocked (ns), the lock class its own frame kind; pprof with
-    contentions/count and delay/nanoseconds (go tool pprof); format=jfr refused, not written in
-    CPU units."""
+    contentions/count and delay/nanoseconds (go tool pprof); JFR with jdk.JavaMonitorEnter and
+    jdk.ThreadPark (the JDK's jfr), read back in ns by the flamegraph tool."""
     out = tmpfile(".txt")
     p = run(f"event=lock,file={out}", "locktruth", 0.5, extra_args=LOCK_ARGS)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
@@ -3008,8 +3017,35 @@ def case_lock_outputs():
     check("contentions/count delay/nanoseconds[dflt]" in raw, "sample types: " + raw[:800])
     print(f"go tool pprof -raw: {count} waits, {delay} ns; stats: {s['lock_samples']}, {s['lock_ns']}")
     check(delay == int(s["lock_ns"]) + int(s["lock_lost_ns"]), "the ns differ from the stats'")
-    p = run("event=lock,format=jfr", "exit", 0.1, timeout=60)
-    check(p.returncode != 0 and "event=lock: format=jfr is not written" in p.stderr, p.stderr[-500:])
+    fg = os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")
+    # JFR: jdk.JavaMonitorEnter and jdk.ThreadPark as the JDK's jfr reads them (class, duration),
+    # read back in ns by the flamegraph tool (--value monitor, park)
+    rec = tmpfile(".jfr")
+    p = run(f"event=lock,threads,file={rec}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    s = summary(p.stderr)
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    total = 0
+    for event, cls_field, value, cls in (("jdk.JavaMonitorEnter", "monitorClass", "monitor", "Scenarios$LockTruthMonitor"),
+                                         ("jdk.ThreadPark", "parkedClass", "park",
+                                          "java.util.concurrent.locks.ReentrantLock$NonfairSync")):
+        r = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events", event, rec],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"jfr print {rec}: {r.stderr[-1500:]}")
+        ev = json.loads(r.stdout)["recording"]["events"]
+        ns = sum(parse_jfr_duration(e["values"]["duration"]) for e in ev)
+        classes = {((e["values"][cls_field] or {}).get("name") or "").replace("/", ".") for e in ev}
+        folded = subprocess.run([fg, "-f", "folded", "--value", value, "--threads", rec], capture_output=True,
+                                text=True, timeout=120)
+        check(folded.returncode == 0, folded.stderr)
+        got = sum(int(line.rsplit(" ", 1)[1]) for line in folded.stdout.splitlines())
+        print(f"{event}: {len(ev)} events, {ns} ns (jfr print), flamegraph {got}; classes {sorted(classes)[:4]}")
+        check(ev and cls in classes, f"{event}: no {cls_field} {cls}: {sorted(classes)[:8]}")
+        check(abs(got - ns) <= len(ev), f"{event}: flamegraph read {got} ns, jfr print {ns}")
+        check(f"{cls}_[l] " in folded.stdout, f"--value {value}: no {cls}_[l] leaf")
+        total += got
+    want = int(s["lock_ns"]) + int(s["lock_lost_ns"])
+    check(total == want, f"the events' durations add up to {total} ns, the stats' to {want}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
