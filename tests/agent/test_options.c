@@ -626,12 +626,9 @@ Test(options, event_lock) {
   static const struct {
     const char *s;
     uint64_t ns;
-  } good[] = {{"event=lock,lock=0", 0},
-              {"event=lock,lock=500ns", 500},
-              {"event=lock,lock=1s", 1000000000},
-              {"event=lock,lock=20ms,format=html", 20000000},
-              {"event=lock,file=a.pb.gz", 10000},
-              {"event=lock,file=a.jfr", 10000}};
+  } good[] = {{"event=lock,lock=0", 0},           {"event=lock,lock=500ns", 500},
+              {"event=lock,lock=1s", 1000000000}, {"event=lock,lock=20ms,format=html", 20000000},
+              {"event=lock,file=a.pb.gz", 10000}, {"event=lock,file=a.jfr", 10000}};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     cr_expect_eq(opt_parse(good[i].s, &o, err, sizeof err), 0, "%s: %s", good[i].s, err);
     cr_expect_eq(o.lock_ns, good[i].ns, "%s", good[i].s);
