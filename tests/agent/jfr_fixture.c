@@ -96,6 +96,11 @@ int main(int argc, char **argv) {
   if (!rc) rc = jfr_class(w, "java/lang/String", &c_string);
   if (!rc) rc = jfr_allocation(w, START_TICKS + 6106, main_t, s_java, c_bytes, 524288);
   if (!rc) rc = jfr_allocation(w, START_TICKS + 6206, odd_t, s_java, c_string, 1000);
+  /* event=lock's: a monitor entered after 1.5 ms, a park without a blocker (no class) */
+  uint32_t c_object;
+  if (!rc) rc = jfr_class(w, "java/lang/Object", &c_object);
+  if (!rc) rc = jfr_lock_wait(w, 0, START_TICKS + 6306, 1500000, main_t, s_java, c_object);
+  if (!rc) rc = jfr_lock_wait(w, 1, START_TICKS + 6406, 250000, odd_t, s_java, 0);
   long many = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
   for (long i = 0; i < many && !rc; i++) {
     char name[96]; /* 64 bytes while i < 10^7 */

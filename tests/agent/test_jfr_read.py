@@ -56,6 +56,10 @@ ALLOCATIONS = [  # µs after the start, thread, stack, objectClass, its package,
     (6106, "main", "java", "[B", None, 524288),
     (6206, "odd", "java", "java/lang/String", "java/lang", 1000),
 ]
+LOCKS = [  # type, µs after the start, thread, stack, its class field, the class (None: null), duration (µs)
+    ("jdk.JavaMonitorEnter", 6306, "main", "java", "monitorClass", "java/lang/Object", 1500),
+    ("jdk.ThreadPark", 6406, "odd", "java", "parkedClass", None, 250),
+]
 KEY_VALUES = [("sampler.Setting", 0, "interval", "1ms"), ("sampler.Summary", 6006, "samples", "6")]
 
 
@@ -98,14 +102,14 @@ counts = dict((m.group(1), int(m.group(2)))
               for m in re.finditer(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", summary, re.M))
 want_counts = {"jdk.ExecutionSample": 4, "jdk.NativeMethodSample": 1, "sampler.CPUSample": 1,
                "sampler.Setting": 1, "sampler.Summary": 1, "jdk.Metadata": 1,
-               "jdk.ObjectAllocationSample": len(ALLOCATIONS)}
+               "jdk.ObjectAllocationSample": len(ALLOCATIONS), "jdk.JavaMonitorEnter": 1, "jdk.ThreadPark": 1}
 for name, n in want_counts.items():
     check(counts.get(name) == n, f"summary: {name} {counts.get(name)} events, want {n}")
 
 # jfr print --json: every event's values
 doc = json.loads(jfr("print", "--json", rec))
 events = doc["recording"]["events"]
-want_events = len(SAMPLES) + len(KEY_VALUES) + len(ALLOCATIONS)
+want_events = len(SAMPLES) + len(KEY_VALUES) + len(ALLOCATIONS) + len(LOCKS)
 check(len(events) == want_events, f"print --json: {len(events)} events, want {want_events}")
 by_type = {}
 for e in events:
@@ -159,6 +163,15 @@ for k, (us, thread, stack, cls, pkg, weight) in enumerate(ALLOCATIONS):
     got_pkg = ((got.get("objectClass") or {}).get("package") or {}).get("name")
     check(got_pkg == pkg, f"{where}: the class's package {got_pkg!r}, want {pkg!r}")
     check(got.get("weight") == weight, f"{where}: weight {got.get('weight')}, want {weight}")
+    check_stack(where, got.get("stackTrace"), stack)
+
+for type_, us, thread, stack, field, cls, dur in LOCKS:
+    got = (by_type.get(type_) or [{}])[0] or {}
+    where = type_
+    check(ns_of(got.get("startTime")) == START_NS + us * 1000, f"{where}: startTime {got.get('startTime')}")
+    check(got.get("eventThread") == THREADS[thread], f"{where}: thread {got.get('eventThread')}")
+    check((got.get(field) or {}).get("name") == cls, f"{where}: {field} {got.get(field)}, want {cls}")
+    check(duration_us(got.get("duration")) == dur, f"{where}: duration {got.get('duration')}, want {dur} µs")
     check_stack(where, got.get("stackTrace"), stack)
 
 # jfr print: the text form (its own formatting of methods and threads) works too

@@ -149,6 +149,31 @@ Test(jfr, value_alloc_takes_the_allocations_weight_and_class) {
   free(f.b);
 }
 
+/* --value monitor and park: jdk.JavaMonitorEnter's and jdk.ThreadPark's durations in ns, by
+ * thread, stack and class, the class the leaf with the lock-class kind — a park without a class
+ * (a null reference) under [park without blocker]. */
+Test(jfr, value_monitor_and_park_take_the_waits_durations_and_classes) {
+  file f = fixture(0);
+  fg_jfr_options o;
+  fg_jfr_options_init(&o);
+  o.threads = 1;
+  const char *stack = "com/example/Main.main;com/example/Hot.run\xf0\x9f\x98\x80;"
+                      "com/example/Hot.inner";
+  char want[1024];
+  o.value = "monitor";
+  char *s = folded_of(f.b, f.n, &o);
+  snprintf(want, sizeof want, "[main tid=4242];%s;java.lang.Object_[l] 1500000\n", stack);
+  cr_expect_str_eq(s, want);
+  free(s);
+  o.value = "park";
+  s = folded_of(f.b, f.n, &o);
+  snprintf(want, sizeof want, "[worker \"odd\" name tid=4243];%s;[park without blocker] 250000\n",
+           stack);
+  cr_expect_str_eq(s, want);
+  free(s);
+  free(f.b);
+}
+
 Test(jfr, from_and_to_cut_the_events_start_times) {
   file f = fixture(0);
   fg_jfr_options o;
