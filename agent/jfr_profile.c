@@ -172,47 +172,15 @@ static int leaf_class(const char *leaf, char *out, size_t cap) {
   return 1;
 }
 
-/* event=alloc: the time axis's entries as jdk.ObjectAllocationSample events. 0 or a negative
- * code. */
-static int allocations(struct jfr_writer *w, const struct sampler_snapshot *s, uint32_t *stack_ids,
-                       const uint32_t *thread_ids, struct frame_text *ft) {
-  const struct sampler_time *tm = &s->time;
-  uint32_t *class_ids = malloc((s->n ? s->n : 1) * sizeof *class_ids);
-  if (!class_ids) return -ENOMEM;
-  int rc = 0;
-  for (size_t i = 0; !rc && i < tm->n; i++) {
-    const struct sampler_time_entry *e = &tm->entries[i];
-    if (e->stack >= s->n || e->thread >= tm->nthreads) {
-      rc = -EINVAL;
-      break;
-    }
-    const struct sampler_stack *st = &s->stacks[e->stack];
-    if (stack_ids[e->stack] == UINT32_MAX && st->n > 0) {
-      char cls[1024];
-      int drop = leaf_class(sampler_frame_name(st->frames[st->n - 1]), cls, sizeof cls);
-      rc = jfr_class(w, cls, &class_ids[e->stack]);
-      if (!rc) rc = stack_of(w, ft, st, drop, &stack_ids[e->stack]);
-    }
-    if (rc || stack_ids[e->stack] == UINT32_MAX || !e->cpu_ns) continue;
-    uint64_t n = e->samples ? e->samples : 1, each = e->cpu_ns / n;
-    int64_t at = (int64_t)(e->cell * tm->cell_ns);
-    for (uint64_t k = 0; !rc && k < n; k++) {
-      int64_t t = at + (int64_t)(k * tm->cell_ns / n);
-      if (t > (int64_t)tm->duration_ns) t = (int64_t)tm->duration_ns; /* the last cell */
-      uint64_t bytes = k ? each : e->cpu_ns - each * (n - 1);         /* the rest with the first */
-      rc = jfr_allocation(w, t, thread_ids[e->thread], stack_ids[e->stack], class_ids[e->stack],
-                          bytes);
-    }
-  }
-  free(class_ids);
-  return rc;
-}
-
-/* event=lock: the time axis's entries as jdk.ThreadPark (a stack whose frame under its lock
- * class is Unsafe.park, or a park without a blocker) or jdk.JavaMonitorEnter events: each
- * entry's recorded waits spread over its cell, its ns shared among them. 0 or a negative code. */
-static int lock_waits(struct jfr_writer *w, const struct sampler_snapshot *s, uint32_t *stack_ids,
-                      const uint32_t *thread_ids, struct frame_text *ft) {
+/* event=alloc or lock: the time axis's entries as events of their recorded samples, spread
+ * over the entry's cell, its weight shared among them (the rest with the first) — with `lock`,
+ * jdk.ThreadPark (a stack whose frame under its lock class is Unsafe.park, or a park without a
+ * blocker) or jdk.JavaMonitorEnter, the weight their durations; else
+ * jdk.ObjectAllocationSample, the weight their bytes. The leaf's class is the event's class, not
+ * a frame. 0 or a negative code. */
+static int queued_events(struct jfr_writer *w, const struct sampler_snapshot *s,
+                         uint32_t *stack_ids, const uint32_t *thread_ids, struct frame_text *ft,
+                         int lock) {
   const struct sampler_time *tm = &s->time;
   uint32_t *class_ids = malloc((s->n ? s->n : 1) * sizeof *class_ids);
   unsigned char *park = malloc(s->n ? s->n : 1);
@@ -229,10 +197,10 @@ static int lock_waits(struct jfr_writer *w, const struct sampler_snapshot *s, ui
       const char *leaf = sampler_frame_name(st->frames[st->n - 1]);
       int drop = leaf_class(leaf, cls, sizeof cls);
       const char *under = st->n > 1 ? sampler_frame_name(st->frames[st->n - 2]) : "";
-      int none = !strcmp(leaf, "[park without blocker]");
+      int none = lock && !strcmp(leaf, "[park without blocker]");
       park[e->stack] = none || (drop && !strcmp(under, "jdk/internal/misc/Unsafe.park"));
       class_ids[e->stack] = 0;
-      if (drop) rc = jfr_class(w, cls, &class_ids[e->stack]);
+      if (drop || !lock) rc = jfr_class(w, cls, &class_ids[e->stack]);
       if (!rc) rc = stack_of(w, ft, st, drop || none, &stack_ids[e->stack]);
     }
     if (rc || stack_ids[e->stack] == UINT32_MAX || !e->cpu_ns) continue;
@@ -241,9 +209,10 @@ static int lock_waits(struct jfr_writer *w, const struct sampler_snapshot *s, ui
     for (uint64_t k = 0; !rc && k < n; k++) {
       int64_t t = at + (int64_t)(k * tm->cell_ns / n);
       if (t > (int64_t)tm->duration_ns) t = (int64_t)tm->duration_ns; /* the last cell */
-      uint64_t ns = k ? each : e->cpu_ns - each * (n - 1);            /* the rest with the first */
-      rc = jfr_lock_wait(w, park[e->stack], t, ns, thread_ids[e->thread], stack_ids[e->stack],
-                         class_ids[e->stack]);
+      uint64_t v = k ? each : e->cpu_ns - each * (n - 1);             /* the rest with the first */
+      uint32_t th = thread_ids[e->thread], sk = stack_ids[e->stack], c = class_ids[e->stack];
+      rc = lock ? jfr_lock_wait(w, park[e->stack], t, v, th, sk, c)
+                : jfr_allocation(w, t, th, sk, c, v);
     }
   }
   free(class_ids);
@@ -312,9 +281,8 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   for (size_t i = 0; !rc && i < sizeof settings / sizeof *settings; i++)
     if (settings[i][1]) rc = jfr_key_value(w, JFR_SETTING, 0, settings[i][0], settings[i][1]);
   if (!rc)
-    rc = info->alloc_bytes ? allocations(w, s, stack_ids, thread_ids, &ft)
-         : info->lock      ? lock_waits(w, s, stack_ids, thread_ids, &ft)
-                           : events(w, info, s, stack_ids, thread_ids, &ft);
+    rc = queued ? queued_events(w, s, stack_ids, thread_ids, &ft, info->lock)
+                : events(w, info, s, stack_ids, thread_ids, &ft);
   for (size_t i = 0; !rc && i < tm->nmarks; i++) {
     const char *what = sampler_mark_name(tm->marks[i].kind);
     if (what) rc = jfr_mark(w, (int64_t)tm->marks[i].at_ns, tm->marks[i].dur_ns, what);
