@@ -2953,14 +2953,13 @@ def case_lock_truth():
     T): each method's estimate has a variance of sum d(T-d) <= T x truth, so it must be within 4
     standard errors (4 sqrt(T x truth)) plus 5% of the truth — and fewer waits recorded than
     seen. A bad lock= is refused, naming the option."""
-    for opts, msg in (("event=lock,lock=10", "lock=10: accepted: 0 or a time up to 1s"),
-                      ("event=lock,lock=2s", "lock=2s: accepted: 0 or a time up to 1s")):
-        p = run(opts, "exit", 0.1, timeout=60)
-        check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
+    p = run("event=lock,lock=10", "exit", 0.1, timeout=60)  # (test_options: the other refusals)
+    check(p.returncode != 0 and "lock=10: accepted: 0 or a time up to 1s" in p.stderr,
+          f"lock=10: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
     for threshold in (None, 20_000_000):
         out = tmpfile(".folded")
         opts = "event=lock,threads" + (f",lock={threshold // 1_000_000}ms" if threshold else "")
-        p = run(f"{opts},file={out}", "locktruth", 0.8, extra_args=LOCK_ARGS)
+        p = run(f"{opts},file={out}", "locktruth", 0.7, extra_args=LOCK_ARGS)
         check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
         check("Re-registering" not in p.stdout + p.stderr, "the JVM warned of a native re-registered")
         truth, stats = lock_truth(p.stdout), summary(p.stderr)
@@ -2991,7 +2990,7 @@ def case_lock_outputs():
     contentions/count and delay/nanoseconds (go tool pprof); JFR with jdk.JavaMonitorEnter and
     jdk.ThreadPark (the JDK's jfr), read back in ns by the flamegraph tool."""
     out = tmpfile(".txt")
-    p = run(f"event=lock,file={out}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    p = run(f"event=lock,file={out}", "locktruth", 0.3, extra_args=LOCK_ARGS)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     text = open(out, encoding="utf-8").read()
     for must in ("sampler lock profile of", "threshold 10us", "waits seen", "ns blocked on locks (estimated)",
@@ -3000,7 +2999,7 @@ def case_lock_outputs():
         check(must in text, f"text report: {must!r} missing:\n{text[:3000]}")
     print("text:", text.split("Total:")[1].splitlines()[0].strip())
     page = tmpfile(".html")
-    p = run(f"event=lock,threads,file={page}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    p = run(f"event=lock,threads,file={page}", "locktruth", 0.3, extra_args=LOCK_ARGS)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     data = page_data(page)
     check(data["countName"] == "ns", f"page unit {data['countName']!r}")
@@ -3011,7 +3010,7 @@ def case_lock_outputs():
     check("Scenarios$LockTruthMonitor_[l]" in locks, f"lock-class frames: {locks[:10]}")
     no_temp_left(page)
     pb = tmpfile(".pb.gz")
-    p = run(f"event=lock,threads,file={pb}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    p = run(f"event=lock,threads,file={pb}", "locktruth", 0.3, extra_args=LOCK_ARGS)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     s = summary(p.stderr)
     raw, count, delay = pprof_raw(pb)
@@ -3022,7 +3021,7 @@ def case_lock_outputs():
     # JFR: jdk.JavaMonitorEnter and jdk.ThreadPark as the JDK's jfr reads them (class, duration),
     # read back in ns by the flamegraph tool (--value monitor, park)
     rec = tmpfile(".jfr")
-    p = run(f"event=lock,threads,file={rec}", "locktruth", 0.5, extra_args=LOCK_ARGS)
+    p = run(f"event=lock,threads,file={rec}", "locktruth", 0.3, extra_args=LOCK_ARGS)
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     s = summary(p.stderr)
     jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
