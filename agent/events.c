@@ -370,7 +370,9 @@ int events_alloc(jvmtiEnv *jvmti, uint64_t bytes, int depth) {
 /* ---- lock waits (event=lock) ---- */
 
 static _Atomic int lock_depth;          /* frames taken per wait while a lock run is on */
-static __thread uint64_t monitor_began; /* this thread's contended entry, from its Enter */
+static _Atomic unsigned lock_run;       /* lock runs begun: an Enter of an earlier one is stale */
+static __thread uint64_t monitor_began; /* this thread's contended entry, from its Enter, */
+static __thread unsigned monitor_run;   /* in this lock run */
 
 /* The park native as the JVM bound it (Unsafe.park(ZJ)V), found by NativeMethodBind: our
  * wrapper calls it. NULL when its binding was not seen (an attach after the JVM's start). */
@@ -409,6 +411,7 @@ static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t 
 static void JNICALL on_monitor_wait_begins(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject obj) {
   (void)jvmti, (void)jni, (void)t, (void)obj;
   monitor_began = atomic_load(&lock_depth) ? plat_mono_ns() : 0;
+  monitor_run = atomic_load(&lock_run);
 }
 
 /* The thread entered the monitor it waited for (MonitorContendedEntered): the wait, when
@@ -417,7 +420,7 @@ static void JNICALL on_monitor_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
   (void)t;
   uint64_t began = monitor_began;
   monitor_began = 0;
-  if (!began || atomic_load(&agent.dead)) return;
+  if (!began || monitor_run != atomic_load(&lock_run) || atomic_load(&agent.dead)) return;
   uint64_t now = plat_mono_ns();
   if (!sampler_lock_take(now - began)) return;
   jclass cls = (*jni)->GetObjectClass(jni, obj);
@@ -533,6 +536,7 @@ int events_lock(jvmtiEnv *jvmti, JNIEnv *jni, int on, int depth) {
     return 0;
   }
   int rc = 0;
+  atomic_fetch_add(&lock_run, 1); /* an Enter the last run saw, its Entered not: not ours */
   if (agent.monitor_events && monitor_events(jvmti, JVMTI_ENABLE)) {
     monitor_events(jvmti, JVMTI_DISABLE);
     agent.monitor_events = 0;
