@@ -2984,6 +2984,27 @@ def case_lock_truth():
         no_temp_left(out)
 
 
+
+def case_lock_attach():
+    """event=lock from an attach (the launcher's collect): the park native was bound before the
+    agent came, so parks are not seen — the agent says so — while contended monitors are: the
+    monitor's waiters under their class, no ReentrantLock leaf, and no JVM warning."""
+    proc = subprocess.Popen(java_cmd(None, "locktruth", 3, extra_args=LOCK_ARGS), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.8)  # the JVM up, its threads contending
+        out = tmpfile(".folded")
+        _, said, err = launcher("collect", "-d", "1s", f"event=lock,threads,file={out}", proc.pid, want=0)
+        check("parks (java.util.concurrent locks) not seen" in said + err, f"not said: {said}{err}")
+        est, classes = lock_profile(out)
+        print(f"attached: {classes}")
+        check(classes.get(LOCK_METHODS["lockTruthMonitor"], 0) > 100_000_000,
+              f"the monitor's waits: {classes}")
+        check(LOCK_METHODS["lockTruthReentrant"] not in classes, f"parks seen after an attach? {classes}")
+    finally:
+        stdout, stderr = proc.communicate(timeout=60)
+    check(proc.returncode == 0 and "Re-registering" not in stdout + stderr, f"java: {proc.returncode} {stderr[-800:]}")
+
 def case_lock_outputs():
     """event=lock's units: the text report in ns blocked with the threshold, the waits seen and
     lost; the HTML page says time blocked (ns), the lock class its own frame kind; pprof with
@@ -3072,7 +3093,7 @@ DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlo
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
-                    "same_result", "alloc_outputs", "lock_outputs"}
+                    "same_result", "alloc_outputs", "lock_outputs", "lock_attach"}
 
 
 def list_cases():
