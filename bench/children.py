@@ -12,6 +12,7 @@ import atexit
 import ctypes
 import signal
 import subprocess
+import sys
 
 _STARTED = []
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -39,6 +40,12 @@ def end_children():
             except subprocess.TimeoutExpired:
                 pass
     _STARTED.clear()
+
+
+def hogs(n):
+    """N CPU hogs (a Python busy loop each), a busy host beside a measurement: the caller kills
+    them when it ends (end_children does at the latest)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
 def install():

@@ -361,7 +361,7 @@ def main():
     args.sigcost = os.path.join(args.build, "bench", "sigcost")
     phases, stats, sums, floors = [], {w: [] for w in workloads}, {w: set() for w in workloads}, []
     started = time.time()
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    busy = children.hogs(args.busy)
     try:
         with tempfile.TemporaryDirectory(prefix="sampler-phases-") as tmp:
             for run in range(args.runs):

@@ -57,20 +57,27 @@ def program_args(program, tmp):
 
 
 def run_one(args, program, config, tmp):
-    flags, event = suite.profiler_flags(args, CONFIGS[config], tmp)
+    return run_timed(args, program_args(program, tmp), program, config, CONFIGS[config], tmp)[0]
+
+
+def run_timed(args, tail, program, config, spec, tmp, timeout=120):
+    """One fresh JVM, `java [the spec's flags] TAIL`, timed whole: its row (wall and CPU ms: user +
+    system of the process, from the harness's children's rusage) and its stdout. A non-zero exit,
+    or a profiler that left no profile (the agent's folded file, JFR's recording), stops the harness."""
+    flags, event = suite.profiler_flags(args, spec, tmp)
     for f in ("p.folded", "r.jfr"):
         if os.path.exists(os.path.join(tmp, f)):
             os.unlink(os.path.join(tmp, f))
     c0, t0 = suite.child_cpu(), time.perf_counter()
-    p = subprocess.run([args.java, *flags, *program_args(program, tmp)], capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run([args.java, *flags, *tail], capture_output=True, text=True, timeout=timeout)
     wall, cpu = time.perf_counter() - t0, suite.child_cpu() - c0
     if p.returncode != 0:
         sys.exit(f"{program} under {config}: java exited {p.returncode}:\n{p.stderr[-2000:]}")
-    want = "r.jfr" if event else "p.folded" if flags else None
+    want = "r.jfr" if event else "p.folded" if spec and spec.startswith("agent") else None
     if want and not os.path.exists(os.path.join(tmp, want)):
         sys.exit(f"{program} under {config}: no {want} written\n{p.stderr[-2000:]}")
-    return {"program": program, "config": config, "wall_ms": round(wall * 1000, 2), "cpu_ms": round(cpu * 1000, 2)}
+    row = {"program": program, "config": config, "wall_ms": round(wall * 1000, 2), "cpu_ms": round(cpu * 1000, 2)}
+    return row, p.stdout
 
 
 def median_diff_ci(diffs, seed=1):
@@ -87,9 +94,13 @@ def quartiles(xs):
     return q[0], statistics.median(xs), q[2]
 
 
-def table(rows, programs, configs):
-    out = ["| program | configuration | wall ms: median (quartiles) | added to `none` (95% CI) | "
-           "CPU ms: median (quartiles) | added to `none` (95% CI) |", "|---|---|---|---|---|---|"]
+def table(rows, programs, configs, percent=False):
+    """Per program and configuration: wall and CPU time, median (quartiles), and the median of the
+    differences from `none` of the same round with its 95% bootstrap interval — in ms, or with
+    `percent` in % of that round's `none`."""
+    added = "added to `none`, % (95% CI)" if percent else "added to `none` (95% CI)"
+    out = [f"| program | configuration | wall ms: median (quartiles) | {added} | "
+           f"CPU ms: median (quartiles) | {added} |", "|---|---|---|---|---|---|"]
     for prog in programs:
         base = {r["round"]: r for r in rows if r["program"] == prog and r["config"] == "none"}
         for c in configs:
@@ -98,7 +109,8 @@ def table(rows, programs, configs):
             for key in ("wall_ms", "cpu_ms"):
                 lo, med, hi = quartiles([r[key] for r in mine])
                 cells.append(f"{med:.1f} ({lo:.1f}–{hi:.1f})")
-                diffs = [r[key] - base[r["round"]][key] for r in mine if r["round"] in base]
+                paired = [(r[key], base[r["round"]][key]) for r in mine if r["round"] in base]
+                diffs = [100 * (x / b - 1) if percent else x - b for x, b in paired]
                 if c == "none" or not diffs:
                     cells.append("")
                 else:
@@ -108,27 +120,41 @@ def table(rows, programs, configs):
     return "\n".join(out)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--programs", default=",".join(PROGRAMS))
-    ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--rounds", type=int, default=20)
+def add_common_args(ap, programs, configs, rounds):
+    """The options startup.py and wholejvm.py share."""
+    ap.add_argument("--programs", default=",".join(programs))
+    ap.add_argument("--configs", default=",".join(configs))
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--java", default="java")
     ap.add_argument("--build", default=os.path.join(suite.ROOT, "build"))
     ap.add_argument("--name", default=None)
     ap.add_argument("--define", action="append", default=[], metavar="NAME=OPTIONS")
     ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH")
-    ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): hello, none/agent/jfr10, 2 rounds")
-    args = ap.parse_args()
+
+
+def settle(args, known_configs, known_programs, quick):
+    """The parsed options checked (--quick's PROGRAMS, CONFIGS, ROUNDS in place of the given):
+    the programs and configurations to run; stops on an unknown one or a missing agent."""
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
-    suite.add_agent_configs(CONFIGS, args.define, args.agent_of)
+    suite.add_agent_configs(known_configs, args.define, args.agent_of)
     if args.quick:
-        args.programs, args.configs, args.rounds = "hello", "none,agent,jfr10", 2
+        args.programs, args.configs, args.rounds = quick
     programs, configs = args.programs.split(","), args.configs.split(",")
-    suite.check_choices(configs, CONFIGS, programs, PROGRAMS, "program")
+    suite.check_choices(configs, known_configs, programs, known_programs, "program")
+    if args.rounds < 1:
+        sys.exit("--rounds must be at least 1")
     if not os.path.exists(args.agent):
         sys.exit(f"{args.agent} missing: build first (cmake -S . -B build && cmake --build build)")
+    return programs, configs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_args(ap, PROGRAMS, CONFIGS, 20)
+    ap.add_argument("--quick", action="store_true", help="a smoke run (the test suite's): hello, none/agent/jfr10, 2 rounds")
+    args = ap.parse_args()
+    programs, configs = settle(args, CONFIGS, PROGRAMS, ("hello", "none,agent,jfr10", 2))
     version = subprocess.run([args.java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     javac = os.path.join(os.path.dirname(args.java_path), "javac")
     rows, started = [], time.time()

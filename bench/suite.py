@@ -94,12 +94,15 @@ def jfr_samples(args, path, event):
 
 def profiler_flags(args, spec, tmp):
     """The JVM flags of a configuration's spec (CONFIGS), and its JFR event or None; the agent
-    writes tmp/p.folded (and its stats tmp/p.json), JFR tmp/r.jfr."""
+    writes tmp/p.folded (and its stats tmp/p.json), JFR tmp/r.jfr; `jvm:FLAGS` is no profiler,
+    only those JVM flags."""
     if spec and spec.startswith("agent"):  # agent:OPTIONS or agent@PATH:OPTIONS
         where, _, opts = spec.partition(":")
         agent = where[6:] or args.agent
         stats = agent_stats.option(agent, f"{tmp}/p.json", args.java)
         return [f"-agentpath:{agent}={opts + ',' if opts else ''}file={tmp}/p.folded{stats}"], None
+    if spec and spec.startswith("jvm:"):  # jvm:FLAGS: no profiler, these JVM flags
+        return spec[4:].split(), None
     if spec and spec.startswith("jfr:"):
         _, event, setting = spec.split(":")
         return [f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr"], event
@@ -281,7 +284,7 @@ def main():
             sys.exit(f"{p} missing: build first (cmake -S . -B build && cmake --build build)")
     version = subprocess.run([args.java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     name = args.name or ("suite-quick" if args.quick else "suite")
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    busy = children.hogs(args.busy)
     rows, floors = [], []
     started = time.time()
     try:
