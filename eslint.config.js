@@ -1,6 +1,7 @@
 // eslint.config.js — lint rules for the project's JavaScript: the flame graph page's scripts
 // (browser; flamegraph/page/), the SVG's script (flamegraph/svg_script.js) and the page's unit
-// tests (node; tests/flamegraph/*.js). scripts/format.sh --check runs eslint with this file;
+// tests (node; tests/flamegraph/*.js), and bench/wholejvm.py's Rhino script (bench/js/: Rhino's
+// shell, ES5 with its `print`, `arguments` and Java `Packages`). scripts/format.sh --check runs eslint with this file;
 // formatting is prettier's (.prettierrc.json), so no style rules here.
 "use strict";
 const js = require("@eslint/js");
@@ -41,6 +42,14 @@ module.exports = [
         __dirname: "readonly",
         Buffer: "readonly",
       },
+    },
+  },
+  {
+    files: ["bench/js/*.js"],
+    languageOptions: {
+      ecmaVersion: 5,
+      sourceType: "script",
+      globals: { print: "readonly", arguments: "readonly", Packages: "readonly" },
     },
   },
 ];
