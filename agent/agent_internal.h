@@ -97,10 +97,15 @@ int agent_first_attach(JavaVM *vm, const char *options);
 
 /* ---- events.c ---- */
 
-/* Sets our event callbacks and enables their events (without the code map's three when
- * !codemap). Returns 0 or check()'s code: the caller undoes with events_remove. At load or the
- * first attach, ctl held or before any other thread of ours. */
-int events_install(jvmtiEnv *jvmti, int codemap);
+/* Sets our event callbacks and enables their events — not the code map's three: they follow
+ * the runs that signal threads (events_code). Returns 0 or check()'s code: the caller undoes
+ * with events_remove. At load or the first attach, ctl held or before any other thread of ours. */
+int events_install(jvmtiEnv *jvmti);
+
+/* sampler_jvm.code_events: turns CompiledMethodLoad/Unload and DynamicCodeGenerated on and
+ * replays the code that exists (GenerateEvents), or turns them off. Returns 0 or check()'s code.
+ * On the sampler thread (an agent thread: JVMTI may be called), never with ctl held. */
+int events_code(void *ctx, int on);
 
 /* Disables every event of ours and takes our callbacks out. Errors are ignored (some events
  * may never have been enabled). */

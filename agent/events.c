@@ -253,12 +253,6 @@ int events_start_live(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
     (*jvmti)->Deallocate(jvmti, (unsigned char *)cmd);
   }
   sweep_loaded_classes(jvmti);
-  /* code that was generated before our events were on (the interpreter, early stubs, and at
-   * attach every nmethod): replayed into the map */
-  if (agent.opt.codemap) {
-    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
-    check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
-  }
   register_current(jvmti, jni, t, 0);
   setup_anchor_walk(jni, t);
   register_existing(jvmti, jni, t);
@@ -557,13 +551,36 @@ static const jvmtiEvent EVENTS[] = {
     /* GC pauses (when the capability was had: events_gc) */
     JVMTI_EVENT_GARBAGE_COLLECTION_START, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
     /* the park's binding, for event=lock (when the capability was had) */
-    JVMTI_EVENT_NATIVE_METHOD_BIND,
-    /* the code map's, last */
-    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
+    JVMTI_EVENT_NATIVE_METHOD_BIND};
+
+/* The code map's: on only while a run signals threads (events_code) */
+static const jvmtiEvent CODE_EVENTS[] = {JVMTI_EVENT_COMPILED_METHOD_LOAD,
+                                         JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                                         JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
+
+/* Turns the code map's events on and replays the code that exists, or off (agent_internal.h).
+ * The replay: HotSpot posts every live nmethod and stub to this thread, at ~4 us an nmethod
+ * (PLATFORM-FACTS: 226 in ~1 ms); what HotSpot posted meanwhile on its own thread may come twice
+ * — the map keeps the newer of two entries for one range. */
+int events_code(void *ctx, int on) {
+  (void)ctx;
+  jvmtiEnv *jvmti = agent.jvmti;
+  int rc = 0;
+  for (size_t i = 0; i < sizeof CODE_EVENTS / sizeof *CODE_EVENTS && !rc; i++)
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, on ? JVMTI_ENABLE : JVMTI_DISABLE,
+                                                  CODE_EVENTS[i], NULL),
+               "SetEventNotificationMode");
+  if (!rc && on)
+    rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
+               "GenerateEvents");
+  if (!rc && on)
+    rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+  if (rc && on) events_code(ctx, 0);
+  return rc;
+}
 
 /* Sets our callbacks and enables their events (agent_internal.h). */
-int events_install(jvmtiEnv *jvmti, int codemap) {
+int events_install(jvmtiEnv *jvmti) {
   jvmtiEventCallbacks cb;
   memset(&cb, 0, sizeof cb);
   cb.VMInit = on_vm_init;
@@ -582,7 +599,7 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
   cb.MonitorContendedEnter = on_monitor_wait_begins; /* enabled by events_lock */
   cb.MonitorContendedEntered = on_monitor_entered;
   cb.NativeMethodBind = on_native_bind; /* always (binds are few): the park's, for event=lock */
-  size_t nevents = sizeof EVENTS / sizeof *EVENTS - (codemap ? 0 : 3);
+  size_t nevents = sizeof EVENTS / sizeof *EVENTS;
   int rc = check((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb), "SetEventCallbacks");
   for (size_t i = 0; i < nevents && !rc; i++) {
     int gc = EVENTS[i] == JVMTI_EVENT_GARBAGE_COLLECTION_START ||
@@ -599,6 +616,8 @@ int events_install(jvmtiEnv *jvmti, int codemap) {
 void events_remove(jvmtiEnv *jvmti) {
   for (size_t i = 0; i < sizeof EVENTS / sizeof *EVENTS; i++)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, EVENTS[i], NULL);
+  for (size_t i = 0; i < sizeof CODE_EVENTS / sizeof *CODE_EVENTS; i++)
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, CODE_EVENTS[i], NULL);
   (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
   monitor_events(jvmti, JVMTI_DISABLE);
   (*jvmti)->SetEventCallbacks(jvmti, NULL, 0);

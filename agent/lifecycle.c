@@ -262,7 +262,8 @@ static int setup(JavaVM *vm, const char *options) {
                             .symbol = libjvm_sym,
                             .method_name = name_method,
                             .method_alive = method_alive,
-                            .thread_state = events_thread_state};
+                            .thread_state = events_thread_state,
+                            .code_events = events_code};
   rc = sampler_init(&sc, &jvm);
   if (rc == -EBUSY) {
     say("signal=%s: the JVM or a library already handles this signal; choose another (e.g. signal=RTMIN+5)",
@@ -274,7 +275,7 @@ static int setup(JavaVM *vm, const char *options) {
     return rc;
   }
 
-  rc = events_install(jvmti, agent.opt.codemap);
+  rc = events_install(jvmti);
   if (rc) {
     undo_setup(jvmti);
     return rc;

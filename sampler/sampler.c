@@ -190,6 +190,7 @@ static void report_locked(struct sampler_report *r) {
   r->stacks = traces_count();
   r->names = intern_count();
   r->keys = traces_keys();
+  r->code_entries = codemap_count();
   r->table_bytes = traces_bytes() + intern_bytes();
   struct timeline_info ti;
   timeline_get_info(&ti);

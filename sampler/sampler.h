@@ -135,6 +135,7 @@ struct sampler_report {
   int threads_live;        /* threads registered now */
   size_t stacks;           /* distinct stacks */
   size_t names, keys;      /* frame names kept; cached frame keys (method or pc -> name) */
+  size_t code_entries;     /* the code map's live entries (nmethods and stubs) */
   size_t table_bytes;      /* what the stack table, the key cache and the names take */
   uint64_t time_cell_ns;   /* the time axis's cells now (20 ms, coarser past its limit) */
   uint64_t time_coarsened; /* times its cells were made coarser */

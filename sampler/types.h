@@ -81,6 +81,12 @@ enum sampler_thread_state {
 typedef int (*sampler_thread_state_fn)(void *ctx, void *handle);
 /* Looks up a symbol of libjvm (as dlsym would), or returns NULL. */
 typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
+/* Turns the events that feed the code map on — and has the host replay the code that exists
+ * already (sampler_method_loaded, sampler_code_generated) before it returns — or off. Called on
+ * the sampler thread: on before the first round of a run that signals threads, off after it.
+ * Returns 0 or a negative errno-style code (on failed: the run samples without a code map's
+ * news, as with codemap off). */
+typedef int (*sampler_code_events_fn)(void *ctx, int on);
 
 /* What the sampler needs of the JVM. */
 struct sampler_jvm {
@@ -93,6 +99,11 @@ struct sampler_jvm {
                                            keys of unloaded methods until it is full */
   sampler_thread_state_fn thread_state; /* for wall-clock samples; NULL: states unknown */
   void *thread_state_ctx;
+  /* with codemap: the code map's events follow the runs that need them (JIT-compiled code is
+   * then not posted, each compilation at a cost, while nothing samples); NULL: the host keeps
+   * them on all the time */
+  sampler_code_events_fn code_events;
+  void *code_events_ctx;
 };
 
 /* A thread to be sampled (the host's view of it; the registry keeps a slot per such thread).
@@ -187,6 +198,11 @@ struct sampler_counters {
                                   not follow: cfi.h) */
   uint64_t jvm_thread_samples; /* stacks of threads with no Java frames to walk (JVM threads) */
   uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
+  uint64_t code_replays;       /* times the code map's events were turned on and the JVM's code
+                              replayed into it (a run's first round) */
+  uint64_t code_replay_ns;     /* the sampler thread's time in those replays */
+  uint64_t code_swept;         /* map entries dropped after a replay: code unloaded while the
+                              map's events were off */
   uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
   uint64_t threads_refused;    /* of those, not registered: the registry was full */

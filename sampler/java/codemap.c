@@ -383,6 +383,80 @@ int codemap_remove_method(jmethodID m, const void *code) {
   return rc;
 }
 
+/* The newest entry's generation; see codemap.h. Takes writer.mu. */
+uint64_t codemap_generation(void) {
+  pthread_mutex_lock(&writer.mu);
+  uint64_t g = writer.gen;
+  pthread_mutex_unlock(&writer.mu);
+  return g;
+}
+
+/* Publishes a snapshot of the entries newer than gen, in one edit of the whole map (a replay
+ * leaves few stale entries, but they can be anywhere: one edit each would copy the root each
+ * time). writer.mu held. Returns the number dropped or -ENOMEM. */
+static int sweep_locked(uint64_t gen) {
+  struct cm_root *old = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
+  size_t keep = 0, total = 0;
+  for (size_t l = 0; l < old->nleaves; l++)
+    for (uint32_t i = 0; i < old->leaves[l]->n; i++, total++)
+      keep += old->leaves[l]->e[i]->gen > gen;
+  if (keep == total) return 0;
+  size_t k = (keep + LEAF_MAX - 1) / LEAF_MAX;
+  struct cm_root *nr = root_alloc(k);
+  struct cm_leaf **fresh = k ? calloc(k, sizeof *fresh) : NULL;
+  int err = !nr || (k && !fresh) || retire_reserve(1 + old->nleaves + (total - keep));
+  for (size_t j = 0; !err && j < k; j++) {
+    size_t n = keep / k + (j < keep % k);
+    fresh[j] = malloc(sizeof(struct cm_leaf) + n * sizeof(struct cm_entry *));
+    if (!fresh[j])
+      err = 1;
+    else
+      fresh[j]->n = (uint32_t)n;
+  }
+  if (err) {
+    for (size_t j = 0; fresh && j < k; j++) free(fresh[j]);
+    free(fresh);
+    free(nr);
+    return -ENOMEM;
+  }
+  size_t j = 0, i = 0;
+  for (size_t l = 0; l < old->nleaves; l++)
+    for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
+      struct cm_entry *e = old->leaves[l]->e[x];
+      if (e->gen <= gen) continue;
+      fresh[j]->e[i++] = e;
+      if (i == fresh[j]->n) j++, i = 0;
+    }
+  for (size_t l = 0; l < k; l++) {
+    nr->leaves[l] = fresh[l];
+    nr->first[l] = fresh[l]->e[0]->start;
+  }
+  nr->count = keep;
+  atomic_store(&codemap_published.root, nr); /* lookups from here on do not see the dropped */
+  for (size_t l = 0; l < old->nleaves; l++) {
+    for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
+      struct cm_entry *e = old->leaves[l]->e[x];
+      if (e->gen > gen) continue;
+      codemap_kinds_update(e, -1);
+      retire(e);
+    }
+    retire(old->leaves[l]);
+  }
+  retire(old);
+  free(fresh);
+  writer.st.swept += total - keep;
+  if (writer.nretired >= RETIRE_BATCH) reclaim_locked();
+  return (int)(total - keep);
+}
+
+/* Drops what a replay from gen did not renew; see codemap.h. Takes writer.mu. */
+int codemap_sweep(uint64_t gen) {
+  pthread_mutex_lock(&writer.mu);
+  int rc = writer.inited ? sweep_locked(gen) : -ENODEV;
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
+}
+
 /* Copies the writer-side counters. Takes writer.mu. */
 void codemap_stats(struct codemap_stats *out) {
   pthread_mutex_lock(&writer.mu);

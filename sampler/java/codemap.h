@@ -46,6 +46,7 @@ struct codemap_stats {
   uint64_t removes;      /* successful codemap_remove_method calls */
   uint64_t replaced;     /* live entries dropped because a newer add overlapped them */
   uint64_t remove_miss;  /* codemap_remove_method found no matching live entry */
+  uint64_t swept;        /* live entries codemap_sweep dropped (unloaded while no one listened) */
   uint64_t inline_trunc; /* inline chains cut to CODEMAP_MAX_INLINE frames (innermost kept) */
   uint64_t grace_waits;  /* reclamation rounds (each waits for readers that might see old data) */
   uint64_t kinds_lost;   /* inline edges the frame-kind index could not store (no memory) */
@@ -83,6 +84,15 @@ int codemap_add_stub(const char *name, const void *code, jint size, int frame_wo
  * never returns it. Returns 0, -ENOENT (no such live entry: already replaced by a newer load at
  * that address, or never added), -ENOMEM, -ENODEV. Any thread; not signal-safe. */
 int codemap_remove_method(jmethodID m, const void *code);
+
+/* The generation of the newest entry added so far (0: none). Any thread; not signal-safe. */
+uint64_t codemap_generation(void);
+
+/* Drops every live entry added at or before generation `gen` (codemap_generation's). After a
+ * replay of all live code (GenerateEvents) that began at `gen`, what the replay did not add
+ * again is code that was unloaded while the map's events were off. Returns the number of
+ * entries dropped, or -ENOMEM (nothing changed), -ENODEV. Any thread; not signal-safe. */
+int codemap_sweep(uint64_t gen);
 
 /* Looks up pc. Returns 1 and fills *hit, or 0 (not mapped, or map not initialized).
  * ASYNC-SIGNAL-SAFE, lock-free, wait-free: callable from the signal handler on any thread

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "codemap.h"
 #include "guard.h"
 #include "handler.h"
 #include "objects.h"
@@ -499,6 +500,27 @@ void loop_measure_process(void) {
   loop.st.process_cpu_ns = plat_process_cpu_ns() - loop.base_process;
 }
 
+/* The code map's events follow the runs that signal threads (sampler_jvm.code_events): on
+ * before the first round — the host replays the code that exists, and what the map kept from
+ * an earlier run that the replay did not renew is code unloaded while nobody listened: dropped
+ * — off after the last. An agent that is loaded but not sampling, or sampling allocations or
+ * lock waits, has the JIT post nothing: HotSpot hands each compilation's event to its service
+ * thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md). */
+static void follow_code(int on) {
+  if (!loop.cfg.codemap || !loop.code_fn || on == loop.code_on) return;
+  if (on) {
+    uint64_t before = codemap_generation(), t0 = plat_mono_ns();
+    loop.code_on = loop.code_fn(loop.code_ctx, 1) == 0;
+    int swept = loop.code_on ? codemap_sweep(before) : 0;
+    loop.st.code_replays += (uint64_t)loop.code_on;
+    loop.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
+    loop.st.code_replay_ns += plat_mono_ns() - t0;
+  } else {
+    loop.code_fn(loop.code_ctx, 0);
+    loop.code_on = 0;
+  }
+}
+
 int sthread_run(void) {
   atomic_store(&loop.running, 1);
   loop.self = plat_gettid();
@@ -565,6 +587,7 @@ int sthread_run(void) {
       break;
     }
     loop.round_ns = now;
+    if (!alloc) follow_code(1); /* its replay's CPU counts in this round's */
     if (!alloc) tick();
     traces_lock();
     if (alloc) alloc_drain();
@@ -597,6 +620,7 @@ int sthread_run(void) {
   } else {
     drain();
   }
+  follow_code(0);
   for (int i = 0; i < loop.cap; i++) loop_timer_drop(&loop.books[i]); /* none left armed */
   registry_keep_ended(0);
   plat_thread_running_release(); /* no descriptors kept between runs */

@@ -42,6 +42,8 @@ int sthread_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   loop.alive_fn = jvm->method_alive;
   loop.state_fn = jvm->thread_state;
   loop.state_ctx = jvm->thread_state_ctx;
+  loop.code_fn = jvm->code_events;
+  loop.code_ctx = jvm->code_events_ctx;
   free(loop.fbuf); /* a second init (tests) replaces the first */
   free(loop.namebuf);
   free(loop.kinds);

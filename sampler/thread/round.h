@@ -78,6 +78,9 @@ struct loop_state {
   sampler_method_alive_fn alive_fn;
   sampler_thread_state_fn state_fn;
   void *state_ctx;
+  sampler_code_events_fn code_fn; /* the code map's events (loop.c follow_code) */
+  void *code_ctx;
+  int code_on; /* they are on for this run */
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */
   struct hist latency;       /* signal sent -> handler entry */

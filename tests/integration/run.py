@@ -1064,6 +1064,28 @@ def in_loop(stacks):
     return {k: n for k, n in stacks.items() if ";sun/management/" not in k}
 
 
+def case_codemap_follows():
+    """The code map's JVMTI events follow the runs that signal threads: with interval=10s no
+    round comes in the 2 s the program runs, and the JIT posts it nothing (code_entries 0, no
+    replay); at 10 ms the first round turns the events on and replays the JVM's code (one
+    replay, the map full of nmethods and stubs, a stub's samples walked from its Java caller);
+    event=alloc signals nobody and needs no map."""
+    got = {}
+    for name, opts in (("idle", "interval=10s"), ("10ms", "interval=10ms"), ("alloc", "event=alloc")):
+        p, stacks = run_thread("trig", 2, f"{opts},threads")
+        s = summary(p.stderr)
+        got[name] = s
+        print(f"{name}: code_entries={s.get('code_entries')} code_replays={s.get('code_replays')} "
+              f"code_replay_ms={s.get('code_replay_ms')} recovered_stub={s.get('recovered_stub')}")
+    for name in ("idle", "alloc"):
+        check(int(got[name]["code_entries"]) == 0, f"{name}: the map holds {got[name]['code_entries']} entries")
+        check(int(got[name]["code_replays"]) == 0, f"{name}: {got[name]['code_replays']} replays")
+    s = got["10ms"]
+    check(int(s["code_replays"]) == 1, f"10ms: {s['code_replays']} replays")
+    check(int(s["code_entries"]) >= 100, f"10ms: only {s['code_entries']} entries in the map")
+    check(int(s["recovered_stub"]) > 0, "10ms: no sample walked from a stub's Java caller")
+
+
 def case_trig():
     """A thread living in the Math.sin/Math.log intrinsic stubs: >= 99.5% of its samples keep
     their Java stack — also those taken in a stub's first instruction, after it pushed its frame
@@ -3093,7 +3115,7 @@ DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlo
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
-                    "same_result", "alloc_outputs", "lock_outputs", "lock_attach"}
+                    "same_result", "alloc_outputs", "lock_outputs", "lock_attach", "codemap_follows"}
 
 
 def list_cases():

@@ -383,6 +383,47 @@ Test(codemap, frame_kinds_of_callers_follow_the_live_code) {
   cr_expect_str_eq(kinds_of(0xdead0, walk, 4), "zzjz");
 }
 
+/* A run's start: the map's events were off since the last run, so a replay of the live code
+ * renews what lives; the sweep drops the rest — across many leaves, kinds included. */
+Test(codemap, sweep_drops_what_a_replay_did_not_renew) {
+  add_nmethod_201(); /* will be unloaded while nobody listens */
+  for (uintptr_t i = 0; i < 1000; i++)
+    cr_assert_eq(codemap_add_method(MID(1000 + i), ADDR(0x100000 + i * 0x100), 0x80, NULL), 0);
+  cr_assert_eq(codemap_add_stub("StubRoutines::x", ADDR(0x90000), 0x40, 2), 0);
+  cr_expect_str_eq(kinds_of(0xdead0, (const uintptr_t[][2]){{203, 4}, {202, 7}, {201, 9}}, 3),
+                   "iij");
+  uint64_t before = codemap_generation();
+  cr_assert_gt(before, 0);
+  cr_assert_eq(codemap_sweep(before), 1002, "no replay: all of it goes");
+  cr_assert_eq(codemap_count(), 0);
+  /* again, with a replay of the odd methods and the stub between the generation and the sweep */
+  add_nmethod_201();
+  for (uintptr_t i = 0; i < 1000; i++)
+    cr_assert_eq(codemap_add_method(MID(1000 + i), ADDR(0x100000 + i * 0x100), 0x80, NULL), 0);
+  cr_assert_eq(codemap_add_stub("StubRoutines::x", ADDR(0x90000), 0x40, 2), 0);
+  before = codemap_generation();
+  for (uintptr_t i = 1; i < 1000; i += 2)
+    cr_assert_eq(codemap_add_method(MID(1000 + i), ADDR(0x100000 + i * 0x100), 0x80, NULL), 0);
+  cr_assert_eq(codemap_add_stub("StubRoutines::x", ADDR(0x90000), 0x40, 2), 0);
+  cr_assert_eq(codemap_sweep(before), 501, "the even methods and 201");
+  cr_assert_eq(codemap_count(), 501);
+  struct codemap_hit h;
+  for (uintptr_t i = 0; i < 1000; i++) {
+    int hit = codemap_lookup(0x100000 + i * 0x100 + 0x10, &h);
+    cr_assert_eq(hit, (int)(i & 1), "method %lu", (unsigned long)i);
+    if (hit) cr_assert_eq(h.method, MID(1000 + i));
+  }
+  cr_assert_eq(codemap_lookup(0x90010, &h), 1);
+  cr_assert_eq(h.kind, CODEMAP_STUB);
+  cr_assert_eq(codemap_lookup(0xb0010, &h), 0, "201 was not renewed");
+  cr_expect_str_eq(kinds_of(0xdead0, (const uintptr_t[][2]){{203, 4}, {202, 7}, {201, 9}}, 3),
+                   "zzz");
+  cr_assert_eq(codemap_sweep(before), 0, "twice: nothing more");
+  struct codemap_stats st;
+  codemap_stats(&st);
+  cr_assert_eq(st.swept, 1002 + 501);
+}
+
 Test(codemap, frame_kinds_index_grows_and_keeps_counts) {
   /* many nmethods, each inlining its own callee: the index grows past its first size */
   for (uintptr_t k = 0; k < 3000; k++) {
