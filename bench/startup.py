@@ -60,16 +60,50 @@ def run_one(args, program, config, tmp):
     return run_timed(args, program_args(program, tmp), program, config, CONFIGS[config], tmp)[0]
 
 
-def run_timed(args, tail, program, config, spec, tmp, timeout=120):
+# The JVM's own threads, by the start of their names (/proc/PID/task/TID/comm): HotSpot's service
+# thread (it posts JVMTI's deferred events, CompiledMethodLoad among them) and the JIT compilers.
+THREAD_GROUPS = (("service_ms", "Service Thread", "service thread ms"), ("c1_ms", "C1 CompilerThre", "C1 compilers ms"),
+                 ("c2_ms", "C2 CompilerThre", "C2 compilers ms"))
+
+
+def watch_threads(p, timeout):
+    """Waits for process p, reading its threads' CPU (utime + stime) every 20 ms; returns
+    {group: ms} of THREAD_GROUPS from each thread's last reading (a thread that ends between two
+    readings loses at most 20 ms of its CPU). The readings cost the harness, not the JVM."""
+    tick = 1000.0 / os.sysconf("SC_CLK_TCK")
+    last, deadline = {}, time.time() + timeout
+    while p.poll() is None and time.time() < deadline:
+        for tid in os.listdir(f"/proc/{p.pid}/task") if os.path.isdir(f"/proc/{p.pid}/task") else ():
+            try:
+                with open(f"/proc/{p.pid}/task/{tid}/stat") as f:
+                    comm, rest = f.read().split(" (", 1)[1].rsplit(") ", 1)
+            except (OSError, IndexError, ValueError):
+                continue
+            fields = rest.split()
+            last[tid] = (comm, (int(fields[11]) + int(fields[12])) * tick)
+        time.sleep(0.02)
+    return {key: sum(ms for comm, ms in last.values() if comm.startswith(prefix)) for key, prefix, _ in THREAD_GROUPS}
+
+
+def run_timed(args, tail, program, config, spec, tmp, timeout=120, threads=False):
     """One fresh JVM, `java [the spec's flags] TAIL`, timed whole: its row (wall and CPU ms: user +
-    system of the process, from the harness's children's rusage) and its stdout. A non-zero exit,
-    or a profiler that left no profile (the agent's folded file, JFR's recording), stops the harness."""
+    system of the process, from the harness's children's rusage; with `threads`, the CPU of the
+    JVM's THREAD_GROUPS too) and its stdout. A non-zero exit, or a profiler that left no profile
+    (the agent's folded file, JFR's recording), stops the harness."""
     flags, event = suite.profiler_flags(args, spec, tmp)
     for f in ("p.folded", "r.jfr"):
         if os.path.exists(os.path.join(tmp, f)):
             os.unlink(os.path.join(tmp, f))
     c0, t0 = suite.child_cpu(), time.perf_counter()
-    p = subprocess.run([args.java, *flags, *tail], capture_output=True, text=True, timeout=timeout)
+    if threads:
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            proc = subprocess.Popen([args.java, *flags, *tail], stdout=out, stderr=err, text=True)
+            groups = watch_threads(proc, timeout)
+            proc.wait(timeout=10)
+            out.seek(0), err.seek(0)
+            p = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+    else:
+        p = subprocess.run([args.java, *flags, *tail], capture_output=True, text=True, timeout=timeout)
     wall, cpu = time.perf_counter() - t0, suite.child_cpu() - c0
     if p.returncode != 0:
         sys.exit(f"{program} under {config}: java exited {p.returncode}:\n{p.stderr[-2000:]}")
@@ -77,6 +111,8 @@ def run_timed(args, tail, program, config, spec, tmp, timeout=120):
     if want and not os.path.exists(os.path.join(tmp, want)):
         sys.exit(f"{program} under {config}: no {want} written\n{p.stderr[-2000:]}")
     row = {"program": program, "config": config, "wall_ms": round(wall * 1000, 2), "cpu_ms": round(cpu * 1000, 2)}
+    if threads:
+        row.update(groups)
     return row, p.stdout
 
 
@@ -94,19 +130,19 @@ def quartiles(xs):
     return q[0], statistics.median(xs), q[2]
 
 
-def table(rows, programs, configs, percent=False):
-    """Per program and configuration: wall and CPU time, median (quartiles), and the median of the
-    differences from `none` of the same round with its 95% bootstrap interval — in ms, or with
-    `percent` in % of that round's `none`."""
+def table(rows, programs, configs, percent=False, keys=(("wall_ms", "wall ms"), ("cpu_ms", "CPU ms"))):
+    """Per program and configuration: for each of keys (wall and CPU time), median (quartiles), and
+    the median of the differences from `none` of the same round with its 95% bootstrap interval —
+    in ms, or with `percent` in % of that round's `none`."""
     added = "added to `none`, % (95% CI)" if percent else "added to `none` (95% CI)"
-    out = [f"| program | configuration | wall ms: median (quartiles) | {added} | "
-           f"CPU ms: median (quartiles) | {added} |", "|---|---|---|---|---|---|"]
+    out = ["| program | configuration | " + " | ".join(f"{title}: median (quartiles) | {added}" for _, title in keys)
+           + " |", "|---|---|" + "---|---|" * len(keys)]
     for prog in programs:
         base = {r["round"]: r for r in rows if r["program"] == prog and r["config"] == "none"}
         for c in configs:
             mine = [r for r in rows if r["program"] == prog and r["config"] == c]
             cells = []
-            for key in ("wall_ms", "cpu_ms"):
+            for key, _ in keys:
                 lo, med, hi = quartiles([r[key] for r in mine])
                 cells.append(f"{med:.1f} ({lo:.1f}–{hi:.1f})")
                 paired = [(r[key], base[r["round"]][key]) for r in mine if r["round"] in base]

@@ -3,7 +3,8 @@
 
     bench/wholejvm.py [--programs rhino,javac] [--configs none,idle,s10,s1,nocodemap,dns,jfr10,jfr1]
                       [--rounds 5] [--busy N] [--java java] [--build build] [--name NAME]
-                      [--define NAME=OPTIONS] [--agent-of NAME=PATH] [--rhino-jar PATH] [--quick]
+                      [--define NAME=OPTIONS] [--agent-of NAME=PATH] [--rhino-jar PATH] [--threads]
+                      [--quick]
 
 Programs (each checks its own result; a wrong one stops the harness):
 - `rhino`: Debian's Rhino (`-opt 9`: JavaScript compiled to JVM bytecode) runs bench/js/compile.js,
@@ -28,7 +29,10 @@ whole process's CPU time (user + system) and wall time, medians with quartiles, 
 each configuration's difference from `none` of the same round in %, with a 95% bootstrap
 interval. --busy N: N CPU hogs (a busy loop each) run beside every run, started before the first
 and killed after the last, or at any exit (bench/children.py). The results file states the load
-average before and after, and --busy.
+average before and after, and --busy. --threads: also the CPU of the JVM's service thread (which
+posts JVMTI's deferred events: CompiledMethodLoad) and JIT compiler threads, read from
+/proc/PID/task every 20 ms, in ms with the same paired differences — the mechanism under the
+totals, and far less noisy than them on a busy host.
 
 Writes bench/results/NAME.md and raw/NAME.csv (--quick: in the temp directory), then reads both
 back and stops unless every program × configuration × round is in the CSV and in the table.
@@ -107,7 +111,8 @@ def program_run(args, program, tmp):
 
 def run_checked(args, program, config, tmp, seen):
     tail, pattern = program_run(args, program, tmp)
-    row, out = startup.run_timed(args, tail, program, config, CONFIGS[config], tmp, timeout=300)
+    row, out = startup.run_timed(args, tail, program, config, CONFIGS[config], tmp, timeout=300,
+                                 threads=args.threads)
     out = (out.strip().splitlines() or [""])[-1]  # the program's last line (JFR says it started before it)
     if not re.match(pattern, out) or seen.setdefault(program, out) != out:
         sys.exit(f"{program} under {config}: printed {out[-500:]!r}, wanted {pattern}"
@@ -140,6 +145,8 @@ def main():
     ap.add_argument("--busy", type=int, default=0, help="CPU hogs beside every run (a busy host)")
     ap.add_argument("--rhino-jar", default="/usr/share/java/js.jar", help="Debian's rhino package's")
     ap.add_argument("--quick", action="store_true", help="a smoke run (ctest's): rhino, none and s10, 2 rounds")
+    ap.add_argument("--threads", action="store_true",
+                    help="also the CPU of the JVM's service thread and JIT compilers (read every 20 ms)")
     args = ap.parse_args()
     programs, configs = startup.settle(args, CONFIGS, PROGRAMS, ("rhino", "none,s10", 2))
     if args.busy < 0:
@@ -174,7 +181,8 @@ def main():
     os.makedirs(os.path.join(res, "raw"), exist_ok=True)
     csv_path, md_path = os.path.join(res, "raw", name + ".csv"), os.path.join(res, name + ".md")
     with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["program", "config", "round", "wall_ms", "cpu_ms"])
+        w = csv.DictWriter(f, fieldnames=["program", "config", "round", "wall_ms", "cpu_ms"]
+                           + ([k for k, _, _ in startup.THREAD_GROUPS] if args.threads else []))
         w.writeheader()
         w.writerows(rows)
     load = "load average (1, 5, 15 min) {:.2f} {:.2f} {:.2f} before, {:.2f} {:.2f} {:.2f} after"
@@ -182,7 +190,10 @@ def main():
             f"`{' '.join(['bench/wholejvm.py'] + sys.argv[1:])}`; {args.rounds} rounds; "
             + (f"{args.busy} CPU hogs beside every run (busy host); " if args.busy else "no CPU hogs; ")
             + load.format(*load0, *load1) + ".\n\n"
-            + startup.table(rows, programs, configs, percent=True) + "\n")
+            + startup.table(rows, programs, configs, percent=True) + "\n"
+            + ("\nThe JVM's own threads' CPU (/proc/PID/task, read every 20 ms):\n\n"
+               + startup.table(rows, programs, configs, keys=[(k, t) for k, _, t in startup.THREAD_GROUPS]) + "\n"
+               if args.threads else ""))
     with open(md_path, "w") as f:
         f.write(text)
     check_written(csv_path, md_path, programs, configs, args.rounds)
