@@ -19,6 +19,7 @@ const browser = {
   setTimeout: "readonly",
   clearTimeout: "readonly",
   atob: "readonly",
+  ResizeObserver: "readonly",
 };
 
 module.exports = [

@@ -11,9 +11,11 @@
 
 const fgModel = (function () {
   /* ---- numbers ----
-   * Counts with thousands separators; percentages with one decimal, "<0.1%" when smaller
-   * but not zero. */
-  const fmt = (n) => n.toLocaleString("en-US");
+   * Counts with thousands separators (one formatter for all: toLocaleString makes one a call,
+   * ~20 us, and a redraw formats thousands of numbers); percentages with one decimal, "<0.1%"
+   * when smaller but not zero. */
+  const NUMBER = new Intl.NumberFormat("en-US");
+  const fmt = (n) => NUMBER.format(n);
   function pct(n, t) {
     const p = t ? (100 * n) / t : 0;
     return p > 0 && p < 0.05 ? "<0.1%" : p.toFixed(1) + "%";
@@ -571,11 +573,63 @@ const fgModel = (function () {
     return [x[0], Math.max(x[0] + 1, y[1])];
   }
   /* A box's colour: empty boxes the background (null), then from pale yellow to dark red by
-   * the share of the largest box (a square root, so the quiet boxes still show). */
+   * the share of the largest box (a square root, so the quiet boxes still show). About 50
+   * colours in all, each string made once: a heat map has ~15,000 boxes. */
+  const HEAT_COLOURS = new Map();
   function heatColour(v, max) {
     if (!(v > 0)) return null;
-    const f = Math.sqrt(v / (max || 1));
-    return `hsl(${Math.round(50 - 50 * f)},90%,${Math.round(88 - 50 * f)}%)`;
+    const f = Math.sqrt(v / (max || 1)),
+      h = Math.round(50 - 50 * f),
+      l = Math.round(88 - 50 * f),
+      key = h * 1024 + l;
+    let c = HEAT_COLOURS.get(key);
+    if (c === undefined) HEAT_COLOURS.set(key, (c = `hsl(${h},90%,${l}%)`));
+    return c;
+  }
+  /* The boxes of layout hl holding cells (the last column may hold fewer than rows). */
+  const heatBoxes = (hl) => Math.ceil((hl.v1 - hl.v0) / hl.box);
+  /* The boxes of layout hl that touch cells r = [c0, c1): [k0, k1), or null when none. */
+  function rangeBoxes(hl, r) {
+    if (!r || r[0] >= hl.v1 || r[1] <= hl.v0 || r[0] >= r[1]) return null;
+    return [
+      Math.max(0, Math.floor((r[0] - hl.v0) / hl.box)),
+      Math.min(heatBoxes(hl), Math.floor((r[1] - 1 - hl.v0) / hl.box) + 1),
+    ];
+  }
+  /* The boxes of layout hl that touch none of the ranges (null ones ignored): [[k0, k1], ...]
+   * in order. */
+  function boxesOutside(hl, ranges) {
+    const inside = ranges
+        .map((r) => rangeBoxes(hl, r))
+        .filter((b) => b)
+        .sort((a, b) => a[0] - b[0]),
+      out = [];
+    let k = 0;
+    for (const [a, b] of inside) {
+      if (a > k) out.push([k, a]);
+      k = Math.max(k, b);
+    }
+    if (k < heatBoxes(hl)) out.push([k, heatBoxes(hl)]);
+    return out;
+  }
+  /* Boxes [k0, k1) of layout hl (column-major) as at most three rectangles of whole boxes —
+   * the rest of a column, whole columns, the start of one: [[col, row, cols, rows], ...]. */
+  function boxRects(hl, k0, k1) {
+    const R = hl.rows,
+      out = [];
+    let k = k0;
+    if (k < k1 && k % R) {
+      const e = Math.min(k1, (Math.floor(k / R) + 1) * R);
+      out.push([Math.floor(k / R), k % R, 1, e - k]);
+      k = e;
+    }
+    if (k1 - k >= R) {
+      const cols = Math.floor((k1 - k) / R);
+      out.push([k / R, 0, cols, R]);
+      k += cols * R;
+    }
+    if (k < k1) out.push([k / R, 0, 1, k1 - k]);
+    return out;
   }
   /* Seconds from the profile's start at cell c, and the wall-clock time (local, ms). */
   const secondsAt = (tm, c) => (c * tm.cellNs) / 1e9;
@@ -678,6 +732,10 @@ const fgModel = (function () {
     boxCells,
     boxRange,
     heatColour,
+    heatBoxes,
+    rangeBoxes,
+    boxesOutside,
+    boxRects,
     secondsAt,
     clockAt,
     rangeText,

@@ -99,18 +99,40 @@
     if (isDiff()) maxw = M.largerWidths(T);
   }
 
-  /* Sizes canvas c (2D context x) to width x height CSS px at the screen's pixel ratio and
-   * fills it with the colour of CSS variable bg; returns the computed style. */
+  /* ---- what a redraw reads of the page, kept: reading a size or a computed style after the
+   * tables changed makes the browser lay the page out there and then (tens of ms with the
+   * function table), and again at the frame ---- */
+  /* The CSS variable name's value (a colour) in the current theme. */
+  let cssOf = { dark: null, values: {} };
+  function cssVar(name) {
+    const dark = document.documentElement.classList.contains("dark");
+    if (cssOf.dark !== dark) cssOf = { dark, values: {} };
+    const v = cssOf.values;
+    if (!(name in v)) v[name] = getComputedStyle(document.documentElement).getPropertyValue(name);
+    return v[name];
+  }
+  /* The width the graph and the heat map are drawn at (their boxes' content width): measured
+   * at the start and whenever the graph's box changes width (a resize, a scroll bar). */
+  let drawWidth = $("graph").clientWidth - 32;
+  /* Sizes canvas c (2D context x) to width x height CSS px at the screen's pixel ratio — a new
+   * bitmap only when the size changed — and fills it with the colour of CSS variable bg
+   * (none: left as it is, to be covered); returns the pixel ratio. */
   function paintable(c, x, width, height, bg) {
-    const dpr = window.devicePixelRatio || 1;
-    c.width = width * dpr;
-    c.height = height * dpr;
-    c.style.height = height + "px";
+    const dpr = window.devicePixelRatio || 1,
+      w = Math.trunc(width * dpr),
+      h = Math.trunc(height * dpr);
+    if (c.width !== w || c.height !== h) {
+      c.width = w;
+      c.height = h;
+      c.style.height = height + "px";
+    }
     x.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const css = getComputedStyle(document.documentElement);
-    x.fillStyle = css.getPropertyValue(bg);
-    x.fillRect(0, 0, width, height);
-    return css;
+    x.globalAlpha = 1;
+    if (bg) {
+      x.fillStyle = cssVar(bg);
+      x.fillRect(0, 0, width, height);
+    }
+    return dpr;
   }
 
   /* Frames narrower than MIN_PX are not drawn, nor their subtrees: below a pixel a frame is a
@@ -126,15 +148,15 @@
    * deepest of them (not for the deepest frame in the data: a deep but thin stack would leave
    * an empty band above the flames) and paints. */
   function draw() {
-    const width = cv.parentElement.clientWidth - 32;
+    const width = drawWidth;
     const { boxes, deepest } = M.layout(T, W(), st.zoom, width, MIN_PX);
     const height = (deepest + 1) * FH + 4;
-    const css = paintable(cv, ctx, width, height, "--bg");
+    paintable(cv, ctx, width, height, "--bg");
     ctx.font = "12px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
     ctx.textBaseline = "middle";
     const yOf = (d) => (st.icicle ? d * FH + 2 : height - (d + 1) * FH - 2);
     const matched = st.re ? matchSet : null,
-      hi = css.getPropertyValue("--hi"),
+      hi = cssVar("--hi"),
       diff = isDiff(),
       [dt, dtb] = diffTotals();
     rects = [];
@@ -418,65 +440,113 @@
   let HL = null,
     heat = null,
     marked = null,
+    markedBoxes = [],
     colPx = 0,
     rowPx = 0,
-    drag = null;
+    drag = null,
+    heatKey = "",
+    heatBase = null;
   const AXIS = 30; /* px under the boxes: seconds, then the wall clock */
-  function drawHeat(preview) {
-    if (!TM) return;
-    const width = hm.parentElement.clientWidth - 32,
-      v = st.view || [0, TM.ncells];
+  /* The heat map of the view and thread at this width and theme, without ranges: its layout,
+   * boxes and marks (HL, heat, marked), and a canvas with the boxes and the time labels. */
+  function heatOf(width, v) {
     HL = M.heatLayout(v[0], v[1], width, MIN_COL);
     heat = M.heatValues(TM, HL, st.tthread);
     marked = M.markBoxes(TM, HL);
+    markedBoxes = [];
+    marked.forEach((mk, k) => mk && markedBoxes.push(k));
     colPx = Math.max(MIN_COL, Math.min(60, Math.floor(width / HL.cols)));
     rowPx = Math.max(3, Math.min(40, Math.floor(200 / HL.rows)));
-    const css = paintable(hm, hctx, width, HL.rows * rowPx + AXIS, "--panel");
-    const inRange = (r, c) => r && c[0] < r[1] && c[1] > r[0];
-    const r1 = preview && !preview.second ? preview.r : st.range,
-      r2 = preview && preview.second ? preview.r : st.range2;
-    for (let k = 0; k < HL.cols * HL.rows; k++) {
-      const c = M.boxCells(HL, k);
-      if (c[0] >= HL.v1) break;
-      const x = Math.floor(k / HL.rows) * colPx,
-        y = (k % HL.rows) * rowPx,
-        col = M.heatColour(heat.values[k], heat.max),
-        a = inRange(r1, c),
-        b = inRange(r2, c);
-      /* with a range chosen, the boxes outside it fade; a bar left of each box in a range
-         says which (the first: the accent colour, the second: purple) */
-      hctx.globalAlpha = r1 && !a && !b ? 0.25 : 1;
-      hctx.fillStyle = col || css.getPropertyValue("--bg");
-      hctx.fillRect(x, y, colPx - 1, rowPx - 1);
-      hctx.globalAlpha = 1;
-      if (a || b) {
-        hctx.fillStyle = b ? "#8250df" : css.getPropertyValue("--accent");
-        hctx.fillRect(x, y, Math.min(3, colPx / 3), rowPx - 1);
-      }
-      /* marks: a GC pause, a bar along the box's foot; a profile written, a corner */
-      const mk = marked[k];
-      if (mk) {
-        hctx.fillStyle = css.getPropertyValue("--fg");
-        if (mk["GC pause"]) hctx.fillRect(x, y + rowPx - 3, colPx - 1, 2);
-        if (Object.keys(mk).some((w) => w !== "GC pause")) {
-          hctx.beginPath();
-          hctx.moveTo(x + colPx - 1, y);
-          hctx.lineTo(x + colPx - 1 - Math.min(7, colPx - 1), y);
-          hctx.lineTo(x + colPx - 1, y + Math.min(7, rowPx - 1));
-          hctx.fill();
-        }
-      }
+    const c = heatBase || document.createElement("canvas"),
+      x = c.getContext("2d");
+    paintable(c, x, width, HL.rows * rowPx + AXIS, "--panel");
+    /* the boxes by colour (some 50 colours for ~15,000 boxes): a colour set once */
+    const byColour = new Map(),
+      n = M.heatBoxes(HL);
+    for (let k = 0; k < n; k++) {
+      const col = M.heatColour(heat.values[k], heat.max) || cssVar("--bg");
+      let ks = byColour.get(col);
+      if (!ks) byColour.set(col, (ks = []));
+      ks.push(k);
+    }
+    for (const [col, ks] of byColour) {
+      x.fillStyle = col;
+      for (const k of ks)
+        x.fillRect(Math.floor(k / HL.rows) * colPx, (k % HL.rows) * rowPx, colPx - 1, rowPx - 1);
     }
     /* labels every ~90 px: seconds from the start, and the wall-clock time */
-    hctx.fillStyle = css.getPropertyValue("--muted");
-    hctx.font = "11px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
-    hctx.textBaseline = "top";
+    x.fillStyle = cssVar("--muted");
+    x.font = "11px system-ui,-apple-system,'Segoe UI',Roboto,sans-serif";
+    x.textBaseline = "top";
     const every = Math.max(1, Math.ceil(90 / colPx)),
       y0 = HL.rows * rowPx + 3;
     for (let col = 0; col < HL.cols; col += every) {
-      const c = HL.v0 + col * HL.rows * HL.box;
-      hctx.fillText(+M.secondsAt(TM, c).toFixed(3) + " s", col * colPx, y0);
-      hctx.fillText(M.clockAt(TM, c), col * colPx, y0 + 13);
+      const cell = HL.v0 + col * HL.rows * HL.box;
+      x.fillText(+M.secondsAt(TM, cell).toFixed(3) + " s", col * colPx, y0);
+      x.fillText(M.clockAt(TM, cell), col * colPx, y0 + 13);
+    }
+    return c;
+  }
+  /* Draws the heat map with the chosen ranges (or, while dragging, the range being dragged):
+   * its boxes copied from heatOf's canvas, made again only when the view, the thread, the
+   * width or the theme changed; then the boxes outside the ranges faded (a translucent
+   * rectangle of the background over each run of them: as if drawn at a quarter of their
+   * colour), a bar left of each box in a range, the marks — so choosing a range does not
+   * redraw the ~15,000 boxes. */
+  function drawHeat(preview) {
+    if (!TM) return;
+    const width = drawWidth,
+      v = st.view || [0, TM.ncells],
+      dark = document.documentElement.classList.contains("dark"),
+      key = [v[0], v[1], width, st.tthread, window.devicePixelRatio || 1, dark].join();
+    if (key !== heatKey) {
+      heatBase = heatOf(width, v);
+      heatKey = key;
+    }
+    const dpr = paintable(hm, hctx, width, HL.rows * rowPx + AXIS, null);
+    hctx.setTransform(1, 0, 0, 1, 0, 0);
+    hctx.drawImage(heatBase, 0, 0);
+    hctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const r1 = preview && !preview.second ? preview.r : st.range,
+      r2 = preview && preview.second ? preview.r : st.range2;
+    /* with a range chosen, the boxes outside it fade */
+    if (r1) {
+      hctx.globalAlpha = 0.75;
+      hctx.fillStyle = cssVar("--panel");
+      for (const [a, b] of M.boxesOutside(HL, [r1, r2]))
+        for (const [col, row, cols, rows] of M.boxRects(HL, a, b))
+          hctx.fillRect(col * colPx, row * rowPx, cols * colPx, rows * rowPx);
+      hctx.globalAlpha = 1;
+    }
+    /* a bar left of each box in a range says which (the first: the accent colour, the
+       second: purple) */
+    const bar = Math.min(3, colPx / 3);
+    for (const [r, col] of [
+      [r1, cssVar("--accent")],
+      [r2, "#8250df"],
+    ]) {
+      const b = M.rangeBoxes(HL, r);
+      if (!b) continue;
+      hctx.fillStyle = col;
+      hctx.beginPath();
+      for (let k = b[0]; k < b[1]; k++)
+        hctx.rect(Math.floor(k / HL.rows) * colPx, (k % HL.rows) * rowPx, bar, rowPx - 1);
+      hctx.fill();
+    }
+    /* marks: a GC pause, a bar along the box's foot; a profile written, a corner */
+    hctx.fillStyle = cssVar("--fg");
+    for (const k of markedBoxes) {
+      const mk = marked[k],
+        x = Math.floor(k / HL.rows) * colPx,
+        y = (k % HL.rows) * rowPx;
+      if (mk["GC pause"]) hctx.fillRect(x, y + rowPx - 3, colPx - 1, 2);
+      if (Object.keys(mk).some((w) => w !== "GC pause")) {
+        hctx.beginPath();
+        hctx.moveTo(x + colPx - 1, y);
+        hctx.lineTo(x + colPx - 1 - Math.min(7, colPx - 1), y);
+        hctx.lineTo(x + colPx - 1, y + Math.min(7, rowPx - 1));
+        hctx.fill();
+      }
     }
   }
   function boxAt(mx, my) {
@@ -640,6 +710,7 @@
   }
   function saveState() {
     const h = M.encodeState(st, threadName());
+    if (location.hash === (h ? "#" + h : "")) return; /* a replaceState costs ms */
     history.replaceState(null, "", h ? "#" + h : location.pathname + location.search);
   }
   function loadState() {
@@ -722,10 +793,16 @@
     }
     if (e.key === "Escape" && document.activeElement !== $("search")) zoom(0);
   });
-  addEventListener("resize", () => {
+  /* a new width (a resize, a scroll bar come or gone): the graph and the heat map drawn for it */
+  function resized(always) {
+    const w = $("graph").clientWidth - 32;
+    if (w === drawWidth && !always) return;
+    drawWidth = w;
     draw();
     drawHeat();
-  });
+  }
+  addEventListener("resize", () => resized(true));
+  new ResizeObserver(() => resized(false)).observe($("graph"));
   addEventListener("hashchange", () => loadState());
 
   /* ---- start ---- */

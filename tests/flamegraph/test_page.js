@@ -452,3 +452,93 @@ test("URL state: the ranges and the heat map's view, and back", () => {
   assert.equal(M.decodeState("h=x").range, null);
   assert.equal(M.encodeState({ range: null, range2: [1, 2] }, null), "");
 });
+
+test("heat map: the boxes a range touches and those it fades, as box-by-box checks say", () => {
+  /* the boxes a range touches, box by box as the page once tested each one */
+  const touched = (hl, r) => {
+    const ks = [];
+    for (let k = 0; k < M.heatBoxes(hl); k++) {
+      const c = M.boxCells(hl, k);
+      if (r && c[0] < r[1] && c[1] > r[0]) ks.push(k);
+    }
+    return ks;
+  };
+  const span = (b) => (b ? Array.from({ length: b[1] - b[0] }, (_, i) => b[0] + i) : []);
+  /* boxes as runs [first, last + 1] (short to compare), in the order given */
+  const runs = (ks) => {
+    const out = [];
+    for (const k of ks)
+      if (out.length && out[out.length - 1][1] === k) out[out.length - 1][1]++;
+      else out.push([k, k + 1]);
+    return out;
+  };
+  /* a rectangle [col, row, cols, rows] as the boxes it covers, checked to lie in the grid */
+  const covered = (hl, rects) =>
+    rects.flatMap(([c, r, nc, nr]) => {
+      assert.ok(r >= 0 && r + nr <= hl.rows && nc >= 1 && nr >= 1);
+      const ks = [];
+      for (let x = c; x < c + nc; x++) for (let y = r; y < r + nr; y++) ks.push(x * hl.rows + y);
+      return ks;
+    });
+  /* a cell a box (a 10-minute run's view at 20 ms), boxes of 2 and of 500 cells (coarsened),
+     a zoomed view, a last column part full, a view of fewer cells than rows */
+  const layouts = [
+    M.heatLayout(0, 9000, 1200, 4),
+    M.heatLayout(0, 29756, 1353, 4),
+    M.heatLayout(0, 4320000, 1200, 4),
+    M.heatLayout(1000, 1777, 1200, 4),
+    { v0: 0, v1: 23, rows: 5, box: 2, cols: 3 },
+    M.heatLayout(10, 20, 1200, 4),
+  ];
+  for (const hl of layouts) {
+    const n = M.heatBoxes(hl),
+      cells = hl.v1 - hl.v0;
+    assert.equal(n, touched(hl, [hl.v0, hl.v1]).length);
+    const edges = [0, 1, hl.box - 1, hl.box, hl.box + 1, (hl.rows - 1) * hl.box, hl.rows * hl.box];
+    const at = [...edges, ...edges.map((e) => cells - e), Math.floor(cells / 3), cells + 5];
+    const ranges = [null, [hl.v0 - 7, hl.v0 + 1], [hl.v1 - 1, hl.v1 + 9], [hl.v1, hl.v1 + 3]];
+    for (const a of at) for (const b of at) if (a < b) ranges.push([hl.v0 + a, hl.v0 + b]);
+    /* the large layouts: a fifth of them (a check walks every box) */
+    const some = n > 1000 ? ranges.filter((_, i) => i < 4 || i % 5 === 0) : ranges;
+    for (const r of some) {
+      assert.deepEqual(
+        runs(span(M.rangeBoxes(hl, r))),
+        runs(touched(hl, r)),
+        `${JSON.stringify(hl)} ${r}`,
+      );
+      const b = M.rangeBoxes(hl, r) || [0, n];
+      assert.deepEqual(runs(covered(hl, M.boxRects(hl, b[0], b[1]))), [b]);
+      assert.ok(M.boxRects(hl, b[0], b[1]).length <= 3);
+    }
+    /* a range and a second one (the differential): the boxes neither touches, in runs (every
+       pair in the small layouts, some in the large) */
+    const step = n > 50 ? 7 : 1;
+    for (let i = 0; i < some.length; i += step)
+      for (let j = 1; j < some.length; j += step) {
+        const r1 = some[i],
+          r2 = some[j],
+          out = M.boxesOutside(hl, [r1, r2]),
+          inside = new Set([...touched(hl, r1), ...touched(hl, r2)]),
+          want = [];
+        for (let k = 0; k < n; k++) if (!inside.has(k)) want.push(k);
+        assert.deepEqual(
+          runs(out.flatMap(([a, b]) => covered(hl, M.boxRects(hl, a, b)))),
+          runs(want),
+          `${JSON.stringify(hl)} ${r1} ${r2}`,
+        );
+      }
+  }
+});
+
+test("numbers and heat colours: the same text as the formulas they stand for", () => {
+  for (const n of [0, 7, 999, 1000, 1234567, 634098, 1.5, 2.25, 1e15])
+    assert.equal(M.fmt(n), n.toLocaleString("en-US"));
+  for (let max = 1; max <= 300; max += 37)
+    for (let v = 1; v <= max; v++) {
+      const f = Math.sqrt(v / max);
+      assert.equal(
+        M.heatColour(v, max),
+        `hsl(${Math.round(50 - 50 * f)},90%,${Math.round(88 - 50 * f)}%)`,
+      );
+    }
+});
