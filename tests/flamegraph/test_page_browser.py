@@ -18,7 +18,8 @@ writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
            shows the differential, "Whole run" restores, the chosen thread narrows the heat
            map, the link keeps the ranges and reopens them, marks (GC pauses, a kill -3)
            counted above the map and named in their boxes' tooltips; a page without one shows
-           none."""
+           none; its pixels with two ranges: the boxes in them in their colour with a bar (the
+           first's colour, the second's), the others faded, the gaps the background."""
 import html as htmllib
 import json
 import os
@@ -365,6 +366,45 @@ if got:
     t = got["thread"]
     expect("heatmap", "thread w: heat map, one cell", (t["heat"]["sum"], t["total"], t["range"]),
            (20, 2, "0.04 s – 0.06 s, 2 samples"))
+# The heat map's pixels with two ranges (boxes 0-4, then 7-8): a box in a range in its own
+# colour with a bar at its left (the accent colour, purple for the second range), the boxes
+# outside faded to a quarter of their colour over the background, the gaps the background.
+got = probe("heatmap-pixels", TIMED[0], HEAT + r"""
+  drag(0, 4);
+  drag(7, 8, true);
+  var h = fgView.heat(), d = window.devicePixelRatio || 1, x = hm.getContext("2d");
+  var css = getComputedStyle(document.documentElement), panel = css.getPropertyValue("--panel");
+  function at(px, py) {
+    return Array.prototype.slice.call(x.getImageData(Math.floor(px * d), Math.floor(py * d), 1, 1).data, 0, 3);
+  }
+  function painted(fill, alpha) {  /* fill at alpha over the heat map's background */
+    var c = document.createElement("canvas"), y = c.getContext("2d");
+    c.width = c.height = 1;
+    y.fillStyle = panel; y.fillRect(0, 0, 1, 1);
+    y.globalAlpha = alpha; y.fillStyle = fill; y.fillRect(0, 0, 1, 1);
+    return Array.prototype.slice.call(y.getImageData(0, 0, 1, 1).data, 0, 3);
+  }
+  var boxes = [];
+  for (var k = 0; k < h.rows * h.cols; k++) {
+    var bx = Math.floor(k / h.rows) * h.colPx, by = (k % h.rows) * h.rowPx,
+        v = k < 5 ? 14 : 10, colour = fgModel.heatColour(v, h.max);
+    boxes.push({ centre: at(bx + h.colPx / 2, by + h.rowPx / 2), bar: at(bx + 1, by + h.rowPx / 2),
+                 gap: at(bx + h.colPx / 2, by + h.rowPx - 0.5), full: painted(colour, 1),
+                 faded: painted(colour, 0.25) });
+  }
+  return { boxes: boxes, background: painted(panel, 1), accent: painted(css.getPropertyValue("--accent"), 1),
+           purple: painted("#8250df", 1), heat: [h.rows, h.cols, h.max] };
+""", time=TIMED[1])
+if got:
+    near = lambda a, b: all(abs(x - y) <= 2 for x, y in zip(a, b))
+    expect("heatmap", "pixels: one column of 10 boxes, the largest 14", got["heat"], [10, 1, 14])
+    seen = []
+    for k, b in enumerate(got["boxes"]):
+        state = "first" if k < 5 else "second" if k in (7, 8) else "faded"
+        seen.append((near(b["centre"], b["faded" if state == "faded" else "full"]),
+                     near(b["bar"], {"first": got["accent"], "second": got["purple"]}.get(state, b["faded"])),
+                     near(b["gap"], got["background"])))
+    expect("heatmap", "pixels: colour, bar, gap of each box (in a range, or faded)", seen, [(True,) * 3] * 10)
 got = probe("heatmap-link", TIMED[0], HEAT + "look('link'); return out;", time=TIMED[1], hash="#h=0-5&h2=5-10")
 if got:
     g = got["link"]
