@@ -4,6 +4,8 @@ time data in the agent, its files, and its page in headless Chromium.
 
   python3 bench/timescale.py [--minutes 10] [--build build] [--out DIR] [--chromium PATH]
                              [--synthetic-only] [--repeat 3]
+  python3 bench/timescale.py --from-page PAGE [--from-page PAGE ...] [--scale K] [--compare REV]
+                             [--repeat 7]
 
 1. A run of the busyidle scenario (two busy threads, 50 idle) for --minutes at interval=1ms,
    the agent writing a JFR recording; 5 s before its end the launcher's `dump` writes the
@@ -15,11 +17,21 @@ time data in the agent, its files, and its page in headless Chromium.
    by the writer's rule to at most 1,000,000), put into a page of those stacks.
 3. Each page in headless Chromium (--repeat times, medians): `ready` — from navigation start to
    the end of the page's script (the graph, the table and the heat map drawn on their
-   canvases: interactive); `range` — choosing a range on the heat map (the graph, the table and
-   the heat map redrawn for it: fgView.selectRange, synchronous), for a tenth of the run and
-   for a single box; `diff` — a second range against the first.
+   canvases) and the page laid out: interactive; `range` — choosing a range on the heat map
+   (the graph, the table and the heat map redrawn for it: fgView.selectRange, synchronous,
+   and the page's style and layout brought up to date), for a tenth of the run and for a
+   single box; `diff` — a second range against the first.
 
-Prints one table; the numbers are this machine's (2 vCPUs), with whatever else runs on it.
+--from-page: no run; the profile data of pages an earlier run wrote (agent.html, tool.html,
+synthetic.html in its --out) put into this tree's page code (flamegraph/page/, assembled as the
+build does) and, with --compare REV, into REV's page code too: the two loaded in turn, old then
+new, --repeat times, so that both see the same host. --scale K makes each page's run K times as
+big before timing it: every time entry repeated for K copies of its thread (K times the
+entries, the captures and every frame's weight; the same stacks and cells), e.g. the 10-minute
+run's 634,098 samples as 1,268,196 with K=2.
+
+Prints one table (medians, and the spread min-max with --from-page); the numbers are this
+machine's (2 vCPUs), with whatever else runs on it.
 """
 import argparse
 import base64
@@ -40,18 +52,24 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "-
 PROBE = r"""
 <script>
 (function () {  /* after the page's script: its graph, table and heat map are drawn (canvas) */
+  void document.body.offsetHeight; /* and laid out */
   var out = { ready: performance.now() };
   try {
     var h = fgView.heat();
     if (h) {
-      var cells = h.cols * h.rows * h.box, t0 = performance.now();
+      /* each timing ends with the page laid out again (offsetHeight): the style and layout
+         the redraw's changes need are part of it, whether the script asked for them or not */
+      var cells = h.cols * h.rows * h.box, t0 = performance.now(), b = document.body;
       fgView.selectRange(Math.floor(cells * 0.45), Math.floor(cells * 0.55));
+      void b.offsetHeight;
       out.range = performance.now() - t0;
       t0 = performance.now();
       fgView.selectRange(Math.floor(cells * 0.2), Math.floor(cells * 0.3), true);
+      void b.offsetHeight;
       out.diff = performance.now() - t0;
       t0 = performance.now();
       fgView.selectRange(Math.floor(cells / 2), Math.floor(cells / 2) + h.box);
+      void b.offsetHeight;
       out.box = performance.now() - t0;
       out.heat = h;
     }
@@ -63,26 +81,155 @@ PROBE = r"""
 </body>"""
 
 
-def chromium_probe(chromium, page, repeat):
-    """Medians (ms) of the probe's timings over `repeat` loads of a copy of page with PROBE."""
+KEYS = ("ready", "range", "box", "diff")
+
+
+def probe_once(chromium, page):
+    """One load of a copy of page with PROBE: the probe's timings (ms) and heat map."""
     text = open(page, encoding="utf-8").read()
     probed = page + ".probe.html"
     with open(probed, "w", encoding="utf-8") as f:
         f.write(text.replace("</body>", PROBE, 1))
-    runs = []
-    for _ in range(repeat):
-        p = subprocess.run([chromium, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="tschr"),
-                            "--dump-dom", "file://" + probed],
-                           capture_output=True, text=True, timeout=600)
-        m = re.search(r"RESULT ([^<]*)", p.stdout)
-        if not m:
-            sys.exit(f"{page}: the page did not finish: {p.stderr[-800:]}")
-        r = json.loads(m.group(1).replace("&quot;", '"'))
-        if "error" in r:
-            sys.exit(f"{page}: the probe failed: {r['error']}")
-        runs.append(r)
-    keys = [k for k in ("ready", "range", "box", "diff") if k in runs[0]]
-    return {k: statistics.median(r[k] for r in runs) for k in keys}, [r.get("heat") for r in runs][0]
+    p = subprocess.run([chromium, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="tschr"),
+                        "--dump-dom", "file://" + probed],
+                       capture_output=True, text=True, timeout=600)
+    m = re.search(r"RESULT ([^<]*)", p.stdout)
+    if not m:
+        sys.exit(f"{page}: the page did not finish: {p.stderr[-800:]}")
+    r = json.loads(m.group(1).replace("&quot;", '"'))
+    if "error" in r:
+        sys.exit(f"{page}: the probe failed: {r['error']}")
+    return r
+
+
+def summary(runs):
+    """Per timing: (median, min, max) over the runs; and the heat map of the first."""
+    keys = [k for k in KEYS if k in runs[0]]
+    return ({k: (statistics.median(r[k] for r in runs), min(r[k] for r in runs), max(r[k] for r in runs))
+             for k in keys}, runs[0].get("heat"))
+
+
+def chromium_probe(chromium, page, repeat):
+    """Medians (ms) of the probe's timings over `repeat` loads of page, and its heat map."""
+    t, heat = summary([probe_once(chromium, page) for _ in range(repeat)])
+    return {k: v[0] for k, v in t.items()}, heat
+
+
+def page_code(rev):
+    """The page template as the build assembles it (page/assemble.cmake): viewer.html with its
+    /*@FG_SCRIPT@*/ line replaced by model.js then viewer.js — this tree's, or git REV's."""
+    def source(path):
+        if rev is None:
+            return open(os.path.join(ROOT, path), encoding="utf-8").read()
+        return subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{path}"], capture_output=True, text=True,
+                              check=True).stdout
+    html = source("flamegraph/page/viewer.html")
+    return html.replace("/*@FG_SCRIPT@*/", source("flamegraph/page/model.js") + source("flamegraph/page/viewer.js"), 1)
+
+
+def page_data(page):
+    """The page's data: the FG_DATA object, as the writer put it (the marker line's text)."""
+    text = open(page, encoding="utf-8").read()
+    at = text.index("const FG_DATA = ")
+    d, _ = json.JSONDecoder().raw_decode(text, at + len("const FG_DATA = "))
+    return d
+
+
+def leb128(v, out):
+    while True:
+        out.append((v & 127) | (128 if v > 127 else 0))
+        v >>= 7
+        if not v:
+            return
+
+
+def pack(entries):
+    """fg_time.c's packed form of entries (cell, stack, thread, weight), by cell then stack."""
+    packed, prev = bytearray(), (0, 0)
+    for i, (c, st, th, w) in enumerate(entries):
+        dc = c - prev[0]
+        for v in (dc, st - prev[1] if i and not dc else st, th, w):
+            leb128(v, packed)
+        prev = (c, st)
+    return base64.b64encode(bytes(packed)).decode()
+
+
+def unpack(time):
+    """The entries of a page's time member: [(cell, stack, thread, weight)]."""
+    if "packed" not in time:
+        e = time["entries"]
+        return [tuple(e[i:i + 4]) for i in range(0, len(e), 4)]
+    data, p, out, c, prev = base64.b64decode(time["packed"]), 0, [], 0, 0
+    for i in range(time["n"]):
+        nums = []
+        for _ in range(4):
+            x, shift = 0, 0
+            while True:
+                b = data[p]
+                p += 1
+                x |= (b & 127) << shift
+                shift += 7
+                if not b & 128:
+                    break
+            nums.append(x)
+        c += nums[0]
+        st = prev + nums[1] if i and not nums[0] else nums[1]
+        out.append((c, st, nums[2], nums[3]))
+        prev = st
+    return out
+
+
+def scaled(d, k):
+    """d as a run k times as big: each thread's entries again for k-1 copies of it (named
+    "NAME #2"...), every frame's weight and the total times k."""
+    d = dict(d)
+    if k == 1 or "time" not in d:
+        return d
+    t = dict(d["time"])
+    entries, nth = unpack(t), len(t["threads"])
+    big = sorted((c, st, th + j * nth, w) for c, st, th, w in entries for j in range(k))
+    t["threads"] = t["threads"] + [[tid + 1_000_000 * j, f"{name} #{j + 1}"]
+                                   for j in range(1, k) for tid, name in t["threads"]]
+    t.pop("entries", None)
+    t["n"], t["packed"] = len(big), pack(big)
+    d["time"] = t
+    nodes, s = list(d["nodes"]), d["stride"]
+    for i in range(0, len(nodes), s):
+        for f in range(2, s):
+            nodes[i + f] *= k
+    d["nodes"], d["total"] = nodes, d["total"] * k
+    if "totalBase" in d:
+        d["totalBase"] *= k
+    if d.get("pruned"):
+        d["pruned"] = dict(d["pruned"], samples=d["pruned"]["samples"] * k)
+    return d
+
+
+def from_pages(args, out):
+    """--from-page: each saved page's data (scaled by --scale) in this tree's page code and in
+    --compare REV's, loaded in turn. Returns table rows (name, size, timings, heat, spread)."""
+    codes = [("new", page_code(None))] + ([(args.compare, page_code(args.compare))] if args.compare else [])
+    rows = []
+    for src in args.from_page:
+        d = scaled(page_data(src), args.scale)
+        data = "const FG_DATA = " + json.dumps(d, separators=(",", ":")) + ";"
+        base = os.path.splitext(os.path.basename(src))[0] + (f"-x{args.scale}" if args.scale > 1 else "")
+        pages = {}
+        for label, code in codes:
+            pages[label] = os.path.join(out, f"{base}-{label}.html")
+            with open(pages[label], "w", encoding="utf-8") as f:
+                f.write(code.replace("/*@FG_DATA@*/", data, 1))
+        runs = {label: [] for label in pages}
+        for _ in range(args.repeat):
+            for label in reversed(pages):  # old (if any) then new
+                runs[label].append(probe_once(args.chromium, pages[label]))
+        n = d["time"]["n"] if "time" in d else 0
+        for label in reversed(pages):
+            t, heat = summary(runs[label])
+            rows.append((f"{base} ({d['total']:,} {d.get('countName', 'samples')}, {n:,} time entries), "
+                         f"page code: {'this tree' if label == 'new' else label}",
+                         os.path.getsize(pages[label]), t, heat))
+    return rows
 
 
 def agent_run(args, out):
@@ -157,21 +304,10 @@ def synthetic_page(args, out):
             seen[stack(c)] = seen.get(stack(c), 0) + weight
         for s, w in sorted(seen.items()):
             entries += [m // merged, s, 0, w]
-    packed, prev = bytearray(), (0, 0)
-    for i in range(0, len(entries), 4):  # fg_time.c's form: LEB128, cell and stack as deltas
-        c, st, th, w = entries[i:i + 4]
-        dc = c - prev[0]
-        for v in (dc, st - prev[1] if i and not dc else st, th, w):
-            while True:
-                packed.append((v & 127) | (128 if v > 127 else 0))
-                v >>= 7
-                if not v:
-                    break
-        prev = (c, st)
     member = {"startMs": 1795800000000, "durationNs": cells * 20_000_000, "cellNs": 20_000_000 * merged,
               "merged": merged, "threads": [[1, "main"]], "marks": [], "marksLost": 0,
               "stacks": [leaves[k] for k in range(200)], "n": len(entries) // 4,
-              "packed": base64.b64encode(bytes(packed)).decode()}
+              "packed": pack([entries[i:i + 4] for i in range(0, len(entries), 4)])}
     text = text.replace(',\n"palette":{', ',\n"time":' + json.dumps(member, separators=(",", ":")) +
                         ',\n"palette":{', 1)
     with open(page, "w", encoding="utf-8") as f:
@@ -187,10 +323,30 @@ def main():
     ap.add_argument("--chromium", default="chromium")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--synthetic-only", action="store_true")
+    ap.add_argument("--from-page", action="append", metavar="PAGE",
+                    help="time the data of a page an earlier run wrote (no run, no synthetic page)")
+    ap.add_argument("--scale", type=int, default=1, help="--from-page: the run made K times as big")
+    ap.add_argument("--compare", metavar="REV", help="--from-page: REV's page code too, interleaved")
     args = ap.parse_args()
+    if (args.scale != 1 or args.compare) and not args.from_page:
+        ap.error("--scale and --compare apply to --from-page only")
+    if args.scale < 1:
+        ap.error("--scale: a whole number from 1")
     out = args.out or tempfile.mkdtemp(prefix="timescale")
     os.makedirs(out, exist_ok=True)
     rows = []
+    if args.from_page:
+        rows = from_pages(args, out)
+        print("| page | MB | ready ms | range ms | one box ms | diff ms | heat map |")
+        print("|---|---|---|---|---|---|---|")
+        for name, size, t, heat in rows:
+            cell = lambda k: f"{t[k][0]:.0f} ({t[k][1]:.0f}-{t[k][2]:.0f})" if k in t else "-"
+            hm = f"{heat['cols']}x{heat['rows']} boxes of {heat['box']} cells" if heat else "-"
+            print(f"| {name} | {size / 1e6:.1f} | {cell('ready')} | {cell('range')} | {cell('box')} | "
+                  f"{cell('diff')} | {hm} |")
+        print(f"\n(files in {out}; medians (min-max) of {args.repeat} loads each, interleaved; "
+              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at the end)")
+        return
     if not args.synthetic_only:
         s, files = agent_run(args, out)
         cap = int(s.get("captures") or s["samples"])
