@@ -46,6 +46,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import run as it  # noqa: E402  (the integration tests' reader of a page's data)
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--window-size=1400,1000"]
 
@@ -127,14 +129,6 @@ def page_code(rev):
     return html.replace("/*@FG_SCRIPT@*/", source("flamegraph/page/model.js") + source("flamegraph/page/viewer.js"), 1)
 
 
-def page_data(page):
-    """The page's data: the FG_DATA object, as the writer put it (the marker line's text)."""
-    text = open(page, encoding="utf-8").read()
-    at = text.index("const FG_DATA = ")
-    d, _ = json.JSONDecoder().raw_decode(text, at + len("const FG_DATA = "))
-    return d
-
-
 def leb128(v, out):
     while True:
         out.append((v & 127) | (128 if v > 127 else 0))
@@ -154,45 +148,24 @@ def pack(entries):
     return base64.b64encode(bytes(packed)).decode()
 
 
-def unpack(time):
-    """The entries of a page's time member: [(cell, stack, thread, weight)]."""
-    if "packed" not in time:
-        e = time["entries"]
-        return [tuple(e[i:i + 4]) for i in range(0, len(e), 4)]
-    data, p, out, c, prev = base64.b64decode(time["packed"]), 0, [], 0, 0
-    for i in range(time["n"]):
-        nums = []
-        for _ in range(4):
-            x, shift = 0, 0
-            while True:
-                b = data[p]
-                p += 1
-                x |= (b & 127) << shift
-                shift += 7
-                if not b & 128:
-                    break
-            nums.append(x)
-        c += nums[0]
-        st = prev + nums[1] if i and not nums[0] else nums[1]
-        out.append((c, st, nums[2], nums[3]))
-        prev = st
-    return out
-
-
 def scaled(d, k):
     """d as a run k times as big: each thread's entries again for k-1 copies of it (named
     "NAME #2"...), every frame's weight and the total times k."""
     d = dict(d)
-    if k == 1 or "time" not in d:
+    if "time" not in d:
         return d
-    t = dict(d["time"])
-    entries, nth = unpack(t), len(t["threads"])
+    t = d["time"] = dict(d["time"])
+    e, nth = t["entries"], len(t["threads"])
+    if "packed" in t:  # as written: the packed form only
+        del t["entries"]
+    if k == 1:
+        return d
+    entries = [tuple(e[i:i + 4]) for i in range(0, len(e), 4)]
     big = sorted((c, st, th + j * nth, w) for c, st, th, w in entries for j in range(k))
     t["threads"] = t["threads"] + [[tid + 1_000_000 * j, f"{name} #{j + 1}"]
                                    for j in range(1, k) for tid, name in t["threads"]]
     t.pop("entries", None)
     t["n"], t["packed"] = len(big), pack(big)
-    d["time"] = t
     nodes, s = list(d["nodes"]), d["stride"]
     for i in range(0, len(nodes), s):
         for f in range(2, s):
@@ -211,7 +184,7 @@ def from_pages(args, out):
     codes = [("new", page_code(None))] + ([(args.compare, page_code(args.compare))] if args.compare else [])
     rows = []
     for src in args.from_page:
-        d = scaled(page_data(src), args.scale)
+        d = scaled(it.page_data(src), args.scale)
         data = "const FG_DATA = " + json.dumps(d, separators=(",", ":")) + ";"
         base = os.path.splitext(os.path.basename(src))[0] + (f"-x{args.scale}" if args.scale > 1 else "")
         pages = {}
