@@ -188,6 +188,11 @@ static void report_locked(struct sampler_report *r) {
   r->n.keys_refused = tr.keys;
   r->n.names_refused = intern_refused() - since.names_refused;
   r->stacks = traces_count();
+  const struct sampler_config *cfg = sthread_config();
+  r->events =
+      (sthread_clock(cfg) ? 1u << (cfg->wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU) : 0) |
+      (cfg->alloc_interval ? 1u << SAMPLER_EVENT_ALLOC : 0) |
+      (cfg->lock ? 1u << SAMPLER_EVENT_LOCK : 0);
   r->names = intern_count();
   r->keys = traces_keys();
   r->code_entries = codemap_count();
@@ -276,8 +281,8 @@ struct copy_ctx {
   int err;
 };
 
-static int snapshot_add(struct copy_ctx *c, const uint32_t *frames, int n, uint64_t samples,
-                        uint64_t units, uint64_t cpu_ns) {
+static int snapshot_add(struct copy_ctx *c, const uint32_t *frames, int n, int kind,
+                        uint64_t samples, uint64_t units, uint64_t cpu_ns) {
   struct sampler_snapshot *s = c->s;
   if (c->err) return c->err;
   if (s->n == s->cap_stacks) {
@@ -297,19 +302,28 @@ static int snapshot_add(struct copy_ctx *c, const uint32_t *frames, int n, uint6
   }
   memcpy(s->frames + c->nframes, frames, (size_t)n * sizeof *frames);
   /* frames is an offset until the copy is complete (the pool may still move) */
-  s->stacks[s->n++] =
-      (struct sampler_stack){(const uint32_t *)(uintptr_t)c->nframes, n, samples, units, cpu_ns};
+  s->stacks[s->n++] = (struct sampler_stack){
+      (const uint32_t *)(uintptr_t)c->nframes, n, samples, units, cpu_ns, kind};
   c->nframes += (size_t)n;
   return 0;
 }
 
 static void copy_stack(void *vctx, const struct trace_view *t) {
-  snapshot_add(vctx, t->frames, t->n, t->samples, t->units, t->cpu_ns);
+  snapshot_add(vctx, t->frames, t->n, t->kind, t->samples, t->units, t->cpu_ns);
 }
 
-/* Copies the time axis into s->time; not_kept: the index of the stack that stands for the
- * captures the stack table could not take. 0 or -ENOMEM. traces_lock held. */
-static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
+/* The stack of the time entries an id RECORD_NOT_KEPT(kind) names: not_kept[kind], the index of
+ * the stack that stands for the captures of that kind the stack table could not take. */
+static uint32_t time_stack(uint32_t stack, const uint32_t *not_kept) {
+  if (stack == TIMELINE_NO_STACK) return not_kept[0];
+  for (int k = 0; k < SAMPLER_EVENTS; k++)
+    if (stack == RECORD_NOT_KEPT(k)) return not_kept[k];
+  return stack;
+}
+
+/* Copies the time axis into s->time; not_kept[kind]: the index of the stack that stands for
+ * the captures of that kind the stack table could not take. 0 or -ENOMEM. traces_lock held. */
+static int copy_time(struct sampler_snapshot *s, const uint32_t *not_kept) {
   struct sampler_time *t = &s->time;
   struct timeline_info ti;
   timeline_get_info(&ti);
@@ -345,10 +359,9 @@ static int copy_time(struct sampler_snapshot *s, uint32_t not_kept) {
   }
   free(mk);
   for (size_t i = 0; i < n; i++)
-    t->entries[i] = (struct sampler_time_entry){
-        e[i].cell,   e[i].stack == TIMELINE_NO_STACK ? not_kept : e[i].stack,
-        e[i].thread, e[i].samples,
-        e[i].units,  e[i].cpu_ns};
+    t->entries[i] = (struct sampler_time_entry){e[i].cell,   time_stack(e[i].stack, not_kept),
+                                                e[i].thread, e[i].samples,
+                                                e[i].units,  e[i].cpu_ns};
   free(e);
   char *p = t->names;
   for (size_t i = 0; i < nt; i++) {
@@ -380,10 +393,17 @@ int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   if (sthread_running()) loop_measure_process();
   report_locked(&s->report);
   traces_foreach(copy_stack, &c);
-  if (!c.err) c.err = copy_time(s, (uint32_t)s->n);
-  if (loop.not_kept.samples) /* the captures the stack table could not take */
-    snapshot_add(&c, &loop.id_stack_full, 1, loop.not_kept.samples, loop.not_kept.units,
-                 loop.not_kept.cpu_ns);
+  /* the captures the stack table could not take: a stack per kind, after the others */
+  uint32_t not_kept[SAMPLER_EVENTS];
+  for (int k = 0, next = (int)s->n; k < SAMPLER_EVENTS; k++) {
+    not_kept[k] = (uint32_t)next;
+    next += loop.not_kept[k].samples != 0;
+  }
+  if (!c.err) c.err = copy_time(s, not_kept);
+  for (int k = 0; k < SAMPLER_EVENTS; k++)
+    if (loop.not_kept[k].samples)
+      snapshot_add(&c, &loop.id_stack_full, 1, k, loop.not_kept[k].samples, loop.not_kept[k].units,
+                   loop.not_kept[k].cpu_ns);
   if (!c.err && cut) clear_locked();
   traces_unlock();
   if (c.err) {

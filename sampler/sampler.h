@@ -148,6 +148,7 @@ struct sampler_report {
   uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */
   uint64_t round_median_ns, round_p99_ns;   /* the sampler thread's CPU per round */
   uint64_t own_cpu_ns; /* the agent's own CPU: the sampler thread's and the handler's time */
+  unsigned events;     /* the kinds recorded: bit 1 << enum sampler_event */
   const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
   uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
   int handler_replaced; /* the sampling signal's handler was replaced by another: no more signals */
@@ -165,13 +166,15 @@ struct sampler_report {
 /* Fills *r. Thread-safe. */
 void sampler_report(struct sampler_report *r);
 
-/* One distinct stack: frame ids root first (names from sampler_frame_name) and its weights. */
+/* One distinct stack: frame ids root first (names from sampler_frame_name) and its weights,
+ * in its event's units. */
 struct sampler_stack {
   const uint32_t *frames;
   int n;
   uint64_t samples; /* captures of this stack */
-  uint64_t units;   /* cost units (event=alloc: estimated allocations) */
-  uint64_t cpu_ns;  /* CPU time (event=alloc: estimated bytes) */
+  uint64_t units;   /* cost units (alloc: estimated allocations; lock: estimated waits) */
+  uint64_t cpu_ns;  /* CPU time (alloc: estimated bytes; lock: estimated ns blocked) */
+  int kind;         /* enum sampler_event: what it is a stack of */
 };
 
 /* Calls fn for every distinct stack, in the order first seen (from a snapshot: sampling goes
@@ -181,7 +184,8 @@ void sampler_foreach_stack(void (*fn)(void *ctx, const struct sampler_stack *s),
 /* Forgets what was recorded: the next profile starts from zero (stacks, counters, times).
  * Frame names stay. Thread-safe. */
 void sampler_clear(void);
-/* When the captures were taken: the weights of one stack of one thread in one cell of time. */
+/* When the captures were taken: the weights of one stack of one thread in one cell of time (in
+ * the units of that stack's kind). */
 struct sampler_time_entry {
   uint32_t cell;    /* cells of cell_ns since the profile began */
   uint32_t stack;   /* index into the snapshot's stacks */

@@ -29,6 +29,16 @@
  */
 enum sampler_hasrun { SAMPLER_HASRUN_AUTO = 0, SAMPLER_HASRUN_CPU = 1, SAMPLER_HASRUN_REGS = 2 };
 
+/* What a recorded stack is a stack of: each kind has its own unit (struct sampler_stack), and
+ * the same frames under two kinds are two stacks. cpu and wall never share a run. */
+enum sampler_event {
+  SAMPLER_EVENT_CPU = 0, /* units: samples, cpu_ns: CPU ns */
+  SAMPLER_EVENT_WALL,    /* units: samples (an interval of wall time each), cpu_ns: CPU ns */
+  SAMPLER_EVENT_ALLOC,   /* units: allocations, cpu_ns: bytes (both estimated) */
+  SAMPLER_EVENT_LOCK,    /* units: waits, cpu_ns: ns blocked (both estimated) */
+  SAMPLER_EVENTS
+};
+
 struct sampler_config {
   uint64_t interval_ns;
   int depth;            /* frames per stack */
@@ -56,6 +66,9 @@ struct sampler_config {
                                  (units) and ns blocked (cpu_ns); no signal is sent */
   uint64_t lock_threshold_ns; /* event=lock: waits this long or longer are all recorded, a
                                  shorter one of d ns with probability d / threshold (0: all) */
+  int with_clock;             /* with alloc_interval or lock: cpu (or, with wall, wall-clock)
+                                 samples too, side by side (several events in one run); a run
+                                 with neither alloc nor lock takes them anyway */
 };
 
 /* Writes the name of method m ("java/lang/String.hashCode") into buf — with ":<line>" of

@@ -54,6 +54,7 @@ static size_t nkeys, keys_cap;
 struct trace_rec {
   size_t off; /* into frame_pool */
   int n;
+  int kind; /* the event kind: part of the stack's identity */
   uint64_t samples, units, cpu_ns;
 };
 static struct itab trace_tab;
@@ -138,19 +139,24 @@ size_t traces_key_sweep(int (*keep)(void *ctx, struct traces_key key), void *ctx
 
 struct trace_probe {
   const uint32_t *frames;
-  int n;
+  int n, kind;
 };
 
 static bool trace_eq(const void *ctx, uint32_t idx) {
   const struct trace_probe *p = ctx;
   const struct trace_rec *t = &traces[idx];
-  return t->n == p->n &&
+  return t->n == p->n && t->kind == p->kind &&
          memcmp(frame_pool + t->off, p->frames, (size_t)p->n * sizeof *p->frames) == 0;
 }
 
 int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, uint32_t *id) {
-  struct trace_probe probe = {frames, n};
-  uint64_t h = itab_hash_bytes(frames, (size_t)n * sizeof *frames);
+  return traces_add_kind(frames, n, 0, units, cpu_ns, id);
+}
+
+int traces_add_kind(const uint32_t *frames, int n, int kind, uint64_t units, uint64_t cpu_ns,
+                    uint32_t *id) {
+  struct trace_probe probe = {frames, n, kind};
+  uint64_t h = itab_hash_bytes(frames, (size_t)n * sizeof *frames) ^ itab_mix64((uint64_t)kind);
   uint32_t i = itab_find(&trace_tab, h, trace_eq, &probe);
   if (i == ITAB_EMPTY) {
     if (ntraces >= limit.stacks || pool_len + (size_t)n > limit.frames) {
@@ -162,7 +168,7 @@ int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, u
         itab_insert(&trace_tab, h, (uint32_t)ntraces))
       return -ENOMEM;
     memcpy(frame_pool + pool_len, frames, (size_t)n * sizeof *frames);
-    traces[ntraces] = (struct trace_rec){pool_len, n, 0, 0, 0};
+    traces[ntraces] = (struct trace_rec){pool_len, n, kind, 0, 0, 0};
     pool_len += (size_t)n;
     i = (uint32_t)ntraces++;
   }
@@ -176,7 +182,7 @@ int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, u
 void traces_foreach(void (*fn)(void *ctx, const struct trace_view *t), void *ctx) {
   for (size_t i = 0; i < ntraces; i++) {
     const struct trace_rec *r = &traces[i];
-    struct trace_view v = {frame_pool + r->off, r->n, r->samples, r->units, r->cpu_ns};
+    struct trace_view v = {frame_pool + r->off, r->n, r->samples, r->units, r->cpu_ns, r->kind};
     fn(ctx, &v);
   }
 }

@@ -61,6 +61,10 @@ size_t traces_key_sweep(int (*keep)(void *ctx, struct traces_key key), void *ctx
  * first added: traces_foreach's). Returns 0, or -ENOMEM or -ENOSPC (a new stack past the
  * limits: counted) — then the capture is not stored and the caller stores it elsewhere. */
 int traces_add(const uint32_t *frames, int n, uint64_t units, uint64_t cpu_ns, uint32_t *id);
+/* The same, for a stack of event kind `kind` (enum sampler_event; traces_add's is 0, cpu): the
+ * same frames under two kinds are two stacks. */
+int traces_add_kind(const uint32_t *frames, int n, int kind, uint64_t units, uint64_t cpu_ns,
+                    uint32_t *id);
 
 struct trace_view {
   const uint32_t *frames; /* root first */
@@ -68,6 +72,7 @@ struct trace_view {
   uint64_t samples; /* captures of this stack */
   uint64_t units;
   uint64_t cpu_ns;
+  int kind; /* traces_add_kind's */
 };
 
 /* Calls fn for every distinct stack, in insertion order. */

@@ -198,7 +198,7 @@ static void record_one(void *ctx, const void *rec, size_t len) {
     loop.fbuf[n++] = class_frame(sig, r.class_len, "_[l]");
     double waits, ns = lock_weight(r.size, loop.cfg.lock_threshold_ns, &waits);
     uint64_t t = (uint64_t)llround(ns), w = round_unbiased(waits);
-    record_store(&who, n, w, t, r.when);
+    record_store(&who, n, SAMPLER_EVENT_LOCK, w, t, r.when);
     loop.st.lock_samples++;
     loop.st.lock_ns += t;
     return;
@@ -206,7 +206,7 @@ static void record_one(void *ctx, const void *rec, size_t len) {
   loop.fbuf[n++] = class_frame(sig, r.class_len, "_[a]");
   double objects, bytes = alloc_weight(r.size, loop.cfg.alloc_interval, &objects);
   uint64_t b = (uint64_t)llround(bytes), o = round_unbiased(objects);
-  record_store(&who, n, o, b, r.when);
+  record_store(&who, n, SAMPLER_EVENT_ALLOC, o, b, r.when);
   loop.st.alloc_samples++;
   loop.st.alloc_bytes += b;
   loop.st.alloc_objects += o;
@@ -221,7 +221,7 @@ void alloc_drain(void) {
   if (ln) {
     uint64_t lt = atomic_exchange(&lock_lost_ns, 0);
     loop.fbuf[0] = loop.id_lost;
-    record_store(NULL, 1, ln, lt, loop.round_ns);
+    record_store(NULL, 1, SAMPLER_EVENT_LOCK, ln, lt, loop.round_ns);
     loop.st.lock_lost += ln;
     loop.st.lock_lost_ns += lt;
   }
@@ -229,7 +229,7 @@ void alloc_drain(void) {
   if (!ls) return;
   uint64_t lb = atomic_exchange(&lost_bytes, 0), lo = atomic_exchange(&lost_objects, 0);
   loop.fbuf[0] = loop.id_lost;
-  record_store(NULL, 1, lo, lb, loop.round_ns);
+  record_store(NULL, 1, SAMPLER_EVENT_ALLOC, lo, lb, loop.round_ns);
   loop.st.alloc_lost += ls;
   loop.st.alloc_lost_bytes += lb;
 }

@@ -538,15 +538,15 @@ int sthread_run(void) {
   /* threads that end while this run samples in CPU mode leave their last CPU reading for it
    * (account_end); ends left from before it are not its own */
   for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
-  /* event=alloc or lock: the queue's rounds, no signals */
-  int alloc = loop.cfg.alloc_interval != 0 || loop.cfg.lock;
-  registry_keep_ended(!alloc && !loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
+  /* event=alloc or lock: the queue's rounds; signals only with cpu or wall beside them */
+  int alloc = sthread_queued(&loop.cfg), clock = sthread_clock(&loop.cfg);
+  registry_keep_ended(clock && !loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
   memset(&loop.unsampled, 0, sizeof loop.unsampled);
   loop.unsampled.phase = loop_phase();
   /* busy threads' samples by CPU-time timers, when the interval is at least the tick that
    * fires them (a shorter one would get a sample a tick, not an interval) */
   loop.tick_ns = plat_tick_ns();
-  loop.timer_wait_ns = loop.cfg.cpu_timers && !loop.cfg.wall && !alloc &&
+  loop.timer_wait_ns = loop.cfg.cpu_timers && !loop.cfg.wall && clock &&
                                loop.cfg.hasrun != SAMPLER_HASRUN_REGS && loop.tick_ns &&
                                loop.cfg.interval_ns >= loop.tick_ns
                            ? 2 * loop.tick_ns
@@ -563,10 +563,8 @@ int sthread_run(void) {
   traces_unlock();
   if (loop.cfg.lock) /* its queue was made by sampler_configure */
     lock_set_threshold(1, loop.cfg.lock_threshold_ns);
-  else if (alloc)
-    alloc_set_interval(loop.cfg.alloc_interval);
-  else
-    handler_set_active(1);
+  if (loop.cfg.alloc_interval) alloc_set_interval(loop.cfg.alloc_interval);
+  if (clock) handler_set_active(1);
   uint64_t interval = loop.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
@@ -587,8 +585,8 @@ int sthread_run(void) {
       break;
     }
     loop.round_ns = now;
-    if (!alloc) follow_code(1); /* its replay's CPU counts in this round's */
-    if (!alloc) tick();
+    if (clock) follow_code(1); /* its replay's CPU counts in this round's */
+    if (clock) tick();
     traces_lock();
     if (alloc) alloc_drain();
     int refresh = housekeeping();
@@ -617,9 +615,8 @@ int sthread_run(void) {
     alloc_set_interval(0); /* no more records; those queued are recorded now */
     lock_set_threshold(0, 0);
     drain_alloc();
-  } else {
-    drain();
   }
+  if (clock) drain();
   follow_code(0);
   for (int i = 0; i < loop.cap; i++) loop_timer_drop(&loop.books[i]); /* none left armed */
   registry_keep_ended(0);

@@ -145,33 +145,40 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
   return 1;
 }
 
-/* Stores the stack in loop.fbuf[0..n), a capture of thread s (NULL: the sampler thread), and
- * when it was taken (`when`, CLOCK_MONOTONIC: the handler's clock as it began, or this round's
- * for weights that no capture of their own carries) on the time axis. A frame whose name the full name table
- * refused stands as [name not kept: table full]; a stack the stack table cannot take (its
- * limits, or no memory) is kept, weights and all, under [stack not kept: table full]: nothing
- * is dropped. */
+/* Stores the stack in loop.fbuf[0..n), a capture of event kind `kind` (enum sampler_event) of
+ * thread s (NULL: the sampler thread), and when it was taken (`when`, CLOCK_MONOTONIC: the
+ * handler's clock as it began, or this round's for weights that no capture of their own
+ * carries) on the time axis. A frame whose name the full name table refused stands as [name
+ * not kept: table full]; a stack the stack table cannot take (its limits, or no memory) is
+ * kept, weights and all, under [stack not kept: table full] of its kind (its time entries
+ * under RECORD_NOT_KEPT(kind)): nothing is dropped. */
 _Static_assert(TRACES_MAX_STACKS - 1 <= TIMELINE_MAX_STACK, "the time axis keeps every stack id");
-static void put(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+_Static_assert(TRACES_MAX_STACKS <= RECORD_NOT_KEPT(SAMPLER_EVENTS - 1),
+               "the not-kept ids are past every stack id");
+static void put(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                 uint64_t when) {
   for (int i = 0; i < n; i++)
     if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
   uint32_t stack = TIMELINE_NO_STACK;
-  if (traces_add(loop.fbuf, n, units, cpu_ns, &stack) != 0) {
+  if (traces_add_kind(loop.fbuf, n, kind, units, cpu_ns, &stack) != 0) {
     loop.st.store_failed++;
-    loop.not_kept.samples++;
-    loop.not_kept.units += units;
-    loop.not_kept.cpu_ns += cpu_ns;
+    loop.not_kept[kind].samples++;
+    loop.not_kept[kind].units += units;
+    loop.not_kept[kind].cpu_ns += cpu_ns;
+    stack = RECORD_NOT_KEPT(kind);
   }
   int64_t th = s ? timeline_thread(s->tid, s->java_id, s->name, sizeof s->name)
                  : timeline_thread((int32_t)loop.self, 0, "sampler", 7);
   if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) loop.st.time_lost++;
 }
 
+/* The kind of the samples the rounds take: cpu, or wall. */
+static int clock_kind(void) { return loop.cfg.wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU; }
+
 /* put(), counted as CPU samples (the counters `samples` and `cpu_ms`). */
 static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
                   uint64_t when) {
-  put(s, n, units, cpu_ns, when);
+  put(s, n, clock_kind(), units, cpu_ns, when);
   loop.st.units += units;
   loop.st.cpu_ns += cpu_ns;
 }
@@ -198,16 +205,16 @@ uint32_t record_method_frame(jmethodID m, jint bci) {
 
 int record_begin_stack(const struct thread_slot *s) { return begin_stack(s, NULL); }
 
-void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+void record_store(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                   uint64_t when) {
-  put(s, n, units, cpu_ns, when);
+  put(s, n, kind, units, cpu_ns, when);
 }
 
 void record_self(uint64_t sampler_cpu_ns) {
   /* an allocation or lock profile weighs bytes or ns blocked: the sampler thread's CPU has no
-   * place in it */
+   * place in it (beside a cpu or wall profile it goes into that one) */
   if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS ||
-      loop.cfg.alloc_interval || loop.cfg.lock)
+      !sthread_clock(&loop.cfg))
     return;
   uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
   if (!units) return; /* less than an interval's worth so far: it waits, like any thread's */

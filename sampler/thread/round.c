@@ -94,7 +94,7 @@ void sthread_clear(void) {
   loop.base_process += loop.st.process_cpu_ns;
   loop.self_cpu_recorded = loop.self_units_given = 0;
   memset(&loop.st, 0, sizeof loop.st);
-  memset(&loop.not_kept, 0, sizeof loop.not_kept);
+  memset(loop.not_kept, 0, sizeof loop.not_kept);
   memset(&loop.cost, 0, sizeof loop.cost);
   memset(&loop.latency, 0, sizeof loop.latency);
   memset(&loop.tick_cost, 0, sizeof loop.tick_cost);

@@ -105,7 +105,8 @@ struct loop_state {
   uint32_t id_syscall;                          /* ... and a runnable thread in a system call */
   struct {
     uint64_t samples, units, cpu_ns;
-  } not_kept; /* captures whose stack the table could not store: one stack of their own */
+  } not_kept[SAMPLER_EVENTS]; /* captures whose stack the table could not store: one stack of
+                                 their own per event kind */
   uint64_t self_cpu_recorded; /* of the sampler thread's own CPU, what the profile holds (ns) */
   uint64_t self_units_given;
   pid_t self;         /* the sampler thread's own tid: never sampled */
@@ -206,13 +207,18 @@ void record_sweep_keys(void);
 
 /* For records that come from elsewhere than the signal handler (alloc.c): the frame of method
  * m at bytecode index bci (its kind unknown: plain); the root frame of thread s (with
- * `threads`) into loop.fbuf, returning the frame count; and the store of loop.fbuf[0..n) with
- * its weights at time `when` (s NULL: the sampler thread's), as every capture is stored — the
+ * `threads`) into loop.fbuf, returning the frame count; and the store of loop.fbuf[0..n) as a
+ * stack of event kind `kind` (enum sampler_event) with its weights at time `when` (s NULL: the
+ * sampler thread's), as every capture is stored — the
  * caller counts them (not as CPU samples). traces_lock held. */
 uint32_t record_method_frame(jmethodID m, jint bci);
 int record_begin_stack(const struct thread_slot *s);
-void record_store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
+void record_store(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                   uint64_t when);
+
+/* The time axis's stack id of the captures of event kind `kind` the stack table could not
+ * keep (past every id it gives; the snapshot maps it to that kind's not-kept stack). */
+#define RECORD_NOT_KEPT(kind) (TIMELINE_MAX_STACK /* timeline.h */ - (uint32_t)(kind))
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);

@@ -27,6 +27,16 @@ void sthread_set_config(const struct sampler_config *c);
 /* The configuration of the current (or next) run. Read-only for the caller. */
 const struct sampler_config *sthread_config(void);
 
+/* What a run of configuration c records: events the JVM's callbacks queue (alloc, lock), and
+ * samples the rounds take (cpu or wall: a run without queued events, or one asking for both).
+ * Pure. */
+static inline int sthread_queued(const struct sampler_config *c) {
+  return c->alloc_interval != 0 || c->lock;
+}
+static inline int sthread_clock(const struct sampler_config *c) {
+  return c->with_clock || !sthread_queued(c);
+}
+
 /* HotSpot's layout, once the JNIEnv's place in a JavaThread is known: the schedule reads Java
  * threads' states from it from the next round on. Thread-safe (published atomically). */
 void sthread_set_hotspot(const struct hotspot_layout *h);
