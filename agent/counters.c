@@ -420,11 +420,9 @@ int counters_json(FILE *f, const struct agent_options *o, const char *path,
   /* the path is any bytes; JSON is UTF-8: flamegraph.h's writer makes it so */
   int rc = fg_write_json_string(f, path, strlen(path));
   if (rc) return rc;
-  fprintf(f, ",\n  \"format\": \"%s\",\n  \"event\": \"%s\"", opt_format_name(o->format),
-          o->alloc  ? "alloc"
-          : o->lock ? "lock"
-          : o->wall ? "wall"
-                    : "cpu");
+  char names[64];
+  opt_event_names(opt_events(o), ",", names, sizeof names);
+  fprintf(f, ",\n  \"format\": \"%s\",\n  \"event\": \"%s\"", opt_format_name(o->format), names);
   for (size_t i = 0; i < COUNTER_COUNT; i++) {
     char v[64];
     counter_value(&COUNTERS[i], r, v, sizeof v);
@@ -458,24 +456,40 @@ int counters_text(FILE *f, const struct sampler_report *r) {
   return ferror(f) ? -EIO : 0;
 }
 
-/* The line said at exit (counters.h). */
+/* What the line said at exit says of event kind ev (enum sampler_event) in r, into buf. */
+static int exit_event(char *buf, size_t len, int ev, const char *cov,
+                      const struct sampler_report *r) {
+  switch (ev) {
+  case SAMPLER_EVENT_LOCK:
+    return snprintf(buf, len,
+                    "%" PRIu64 " lock waits seen, %" PRIu64 " recorded, %" PRIu64
+                    " ns blocked (estimated)",
+                    r->n.lock_waits, r->n.lock_samples, r->n.lock_ns);
+  case SAMPLER_EVENT_ALLOC:
+    return snprintf(buf, len, "%" PRIu64 " allocation samples, %" PRIu64 " bytes (estimated)",
+                    r->n.alloc_samples, r->n.alloc_bytes);
+  default: return snprintf(buf, len, "%" PRIu64 " samples, coverage %s", r->n.units, cov);
+  }
+}
+
+/* The line said at exit (counters.h): each event's part, "cpu: ...; alloc: ..." when several. */
 void counters_exit_line(char *buf, size_t len, const struct agent_options *o, const char *path,
                         const char *stats, const struct sampler_report *r) {
   char cov[32] = "n/a"; /* hasrun=regs measures no CPU time */
   if (o->hasrun != SAMPLER_HASRUN_REGS) snprintf(cov, sizeof cov, "%.1f%%", get_coverage(r));
-  int w = o->lock
-              ? snprintf(buf, len,
-                         "profile written to %s: %" PRIu64 " lock waits seen, %" PRIu64
-                         " recorded, %" PRIu64 " ns blocked (estimated), own CPU %.2f%%",
-                         path, r->n.lock_waits, r->n.lock_samples, r->n.lock_ns, get_own_cpu_pct(r))
-          : o->alloc
-              ? snprintf(buf, len,
-                         "profile written to %s: %" PRIu64 " allocation samples, %" PRIu64
-                         " bytes (estimated), own CPU %.2f%%",
-                         path, r->n.alloc_samples, r->n.alloc_bytes, get_own_cpu_pct(r))
-              : snprintf(buf, len,
-                         "profile written to %s: %" PRIu64 " samples, coverage %s, own CPU %.2f%%",
-                         path, r->n.units, cov, get_own_cpu_pct(r));
+  unsigned events = opt_events(o);
+  int w = snprintf(buf, len, "profile written to %s: ", path);
+  for (int k = 0, first = 1; k < SAMPLER_EVENTS; k++) {
+    if (!(events & 1u << k)) continue;
+    size_t at = w < 0 || (size_t)w >= len ? len : (size_t)w;
+    if (events & (events - 1))
+      w += snprintf(buf + at, len - at, "%s%s: ", first ? "" : "; ", opt_event_name(k));
+    at = w < 0 || (size_t)w >= len ? len : (size_t)w;
+    w += exit_event(buf + at, len - at, k, cov, r);
+    first = 0;
+  }
+  size_t at = w < 0 || (size_t)w >= len ? len : (size_t)w;
+  w += snprintf(buf + at, len - at, ", own CPU %.2f%%", get_own_cpu_pct(r));
   size_t n = w < 0 ? 0 : (size_t)w;
   const char *sep = "; ";
   for (size_t i = 0; i < COUNTER_COUNT && n < len; i++) {

@@ -16,6 +16,7 @@
 #include "flamegraph.h"
 #include "jfr.h"
 #include "names.h"
+#include "options.h"
 
 /* One frame's pieces, cut out of its name into a buffer of the stack's. */
 struct frame_text {
@@ -172,6 +173,14 @@ static int leaf_class(const char *leaf, char *out, size_t cap) {
   return 1;
 }
 
+/* Whether st is to be written as a stack of kind `only` (enum sampler_event; -1: any, the one
+ * event of a single-event profile; cpu and wall are one). */
+static int of_kind(const struct sampler_stack *st, int only) {
+  if (only < 0) return 1;
+  int clock = st->kind == SAMPLER_EVENT_CPU || st->kind == SAMPLER_EVENT_WALL;
+  return only == SAMPLER_EVENT_CPU || only == SAMPLER_EVENT_WALL ? clock : st->kind == only;
+}
+
 /* event=alloc or lock: the time axis's entries as events of their recorded samples, spread
  * over the entry's cell, its weight shared among them (the rest with the first) — with `lock`,
  * jdk.ThreadPark (a stack whose frame under its lock class is Unsafe.park, or a park without a
@@ -180,7 +189,7 @@ static int leaf_class(const char *leaf, char *out, size_t cap) {
  * a frame. 0 or a negative code. */
 static int queued_events(struct jfr_writer *w, const struct sampler_snapshot *s,
                          uint32_t *stack_ids, const uint32_t *thread_ids, struct frame_text *ft,
-                         int lock) {
+                         int lock, int only) {
   const struct sampler_time *tm = &s->time;
   uint32_t *class_ids = malloc((s->n ? s->n : 1) * sizeof *class_ids);
   unsigned char *park = malloc(s->n ? s->n : 1);
@@ -192,6 +201,7 @@ static int queued_events(struct jfr_writer *w, const struct sampler_snapshot *s,
       break;
     }
     const struct sampler_stack *st = &s->stacks[e->stack];
+    if (!of_kind(st, only)) continue;
     if (stack_ids[e->stack] == UINT32_MAX && st->n > 0) {
       char cls[1024];
       const char *leaf = sampler_frame_name(st->frames[st->n - 1]);
@@ -220,15 +230,17 @@ static int queued_events(struct jfr_writer *w, const struct sampler_snapshot *s,
   return rc;
 }
 
-/* The events of the time axis. 0 or a negative code. */
+/* The events of the time axis (those of stacks of kind `only`: of_kind). 0 or a negative
+ * code. */
 static int events(struct jfr_writer *w, const struct jfr_profile_info *info,
                   const struct sampler_snapshot *s, uint32_t *stack_ids, const uint32_t *thread_ids,
-                  struct frame_text *ft) {
+                  struct frame_text *ft, int only) {
   const struct sampler_time *tm = &s->time;
   for (size_t i = 0; i < tm->n; i++) {
     const struct sampler_time_entry *e = &tm->entries[i];
     if (e->stack >= s->n || e->thread >= tm->nthreads) return -EINVAL;
     const struct sampler_stack *st = &s->stacks[e->stack];
+    if (!of_kind(st, only)) continue;
     if (stack_ids[e->stack] == UINT32_MAX) {
       int rc = stack_of(w, ft, st, 0, &stack_ids[e->stack]);
       if (rc) return rc;
@@ -266,23 +278,30 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   for (size_t i = 0; !rc && i < tm->nthreads; i++)
     rc = jfr_thread(w, tm->threads[i].tid, tm->threads[i].java_id, tm->threads[i].name,
                     &thread_ids[i]);
-  char alloc[32];
+  char alloc[32], names[64];
   snprintf(alloc, sizeof alloc, "%llu", (unsigned long long)info->alloc_bytes);
-  int queued = info->alloc_bytes || info->lock; /* no thread signalled: no hasrun */
-  const char *const settings[][2] = {{"event", info->alloc_bytes ? "alloc"
-                                               : info->lock      ? "lock"
-                                               : info->wall      ? "wall"
-                                                                 : "cpu"},
+  int queued = info->alloc_bytes || info->lock;
+  int rounds = info->clock || !queued; /* cpu or wall; without, no thread signalled: no hasrun */
+  unsigned ev = (rounds ? 1u << (info->wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU) : 0) |
+                (info->alloc_bytes ? 1u << SAMPLER_EVENT_ALLOC : 0) |
+                (info->lock ? 1u << SAMPLER_EVENT_LOCK : 0);
+  opt_event_names(ev, ",", names, sizeof names);
+  int several = (ev & (ev - 1)) != 0;
+  const char *const settings[][2] = {{"event", names},
                                      {"interval", info->interval},
-                                     {"hasrun", queued ? NULL : info->hasrun},
+                                     {"hasrun", rounds ? info->hasrun : NULL},
                                      {"alloc", info->alloc_bytes ? alloc : NULL},
                                      {"lock", info->lock ? info->lock_threshold : NULL},
                                      {"program", info->program}};
   for (size_t i = 0; !rc && i < sizeof settings / sizeof *settings; i++)
     if (settings[i][1]) rc = jfr_key_value(w, JFR_SETTING, 0, settings[i][0], settings[i][1]);
-  if (!rc)
-    rc = queued ? queued_events(w, s, stack_ids, thread_ids, &ft, info->lock)
-                : events(w, info, s, stack_ids, thread_ids, &ft);
+  /* each event's; a profile of one event writes every stack as that event's */
+  if (!rc && rounds)
+    rc = events(w, info, s, stack_ids, thread_ids, &ft, several ? SAMPLER_EVENT_CPU : -1);
+  if (!rc && info->alloc_bytes)
+    rc = queued_events(w, s, stack_ids, thread_ids, &ft, 0, several ? SAMPLER_EVENT_ALLOC : -1);
+  if (!rc && info->lock)
+    rc = queued_events(w, s, stack_ids, thread_ids, &ft, 1, several ? SAMPLER_EVENT_LOCK : -1);
   for (size_t i = 0; !rc && i < tm->nmarks; i++) {
     const char *what = sampler_mark_name(tm->marks[i].kind);
     if (what) rc = jfr_mark(w, (int64_t)tm->marks[i].at_ns, tm->marks[i].dur_ns, what);

@@ -18,6 +18,8 @@ struct jfr_profile_info {
   uint64_t alloc_bytes;       /* event=alloc: the mean sampling interval in bytes; 0 otherwise */
   int lock;                   /* event=lock: jdk.JavaMonitorEnter and jdk.ThreadPark events */
   const char *lock_threshold; /* its lock= ("10us") */
+  int clock; /* with alloc_bytes or lock: cpu (or wall) samples beside them, each stack's events
+                those of its kind (struct sampler_stack) */
 };
 
 /* Writes snapshot s to f (seekable, at its start) as one JFR chunk:

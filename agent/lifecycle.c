@@ -140,9 +140,10 @@ struct sampler_config agent_config_of(const struct agent_options *o) {
                                  .lines = o->lines,
                                  .ann = o->ann,
                                  .codemap = o->codemap,
-                                 /* an allocation's stack is its Java frames (JVMTI's) */
-                                 .native_frames = o->cstack && !o->alloc && !o->lock,
-                                 .jvm_threads = o->jvmthreads && !o->alloc && !o->lock,
+                                 /* an allocation's stack is its Java frames (JVMTI's):
+                                  * native frames are the signalled samples' */
+                                 .native_frames = o->cstack && o->clock,
+                                 .jvm_threads = o->jvmthreads && o->clock,
                                  .duration_ns = o->duration_ns,
                                  .wall = o->wall,
                                  .sig = o->sig,
@@ -150,7 +151,8 @@ struct sampler_config agent_config_of(const struct agent_options *o) {
                                  .time_bytes = o->timeline_bytes,
                                  .alloc_interval = o->alloc ? o->alloc_bytes : 0,
                                  .lock = o->lock,
-                                 .lock_threshold_ns = o->lock_ns};
+                                 .lock_threshold_ns = o->lock_ns,
+                                 .with_clock = o->clock};
 }
 
 /* Keeps this library mapped for the life of the process, even when the JVM unloads it after

@@ -163,8 +163,9 @@ static int parse_signal_name(const char *v, int *sig, char *name, size_t namelen
   return 0;
 }
 
-/* Expands %p (pid), %t (time t), %n (seq) and %% of pattern v into out[cap]. Returns 0, or -1
- * when the result does not fit. */
+/* Expands %p (pid), %t (time t), %n (seq) and %% of pattern v into out[cap]; %e (the event) is
+ * kept as it is, for the writer of each event's file (output.c). Returns 0, or -1 when the
+ * result does not fit. */
 static int expand_pattern(const char *v, uint64_t seq, time_t t, char *out, size_t cap) {
   char stamp[32];
   struct tm tm;
@@ -186,6 +187,9 @@ static int expand_pattern(const char *v, uint64_t seq, time_t t, char *out, size
     } else if (p[0] == '%' && p[1] == '%') {
       tmp[0] = '%', tmp[1] = '\0';
       p++;
+    } else if (p[0] == '%' && p[1] == 'e') {
+      add = "%e";
+      p++;
     } else {
       tmp[0] = *p, tmp[1] = '\0';
     }
@@ -204,6 +208,15 @@ static int names_chunks(const char *v) {
     if (p[0] != '%') continue;
     if (p[1] == 'n' || p[1] == 't') return 1;
     if (p[1]) p++; /* %% and %p */
+  }
+  return 0;
+}
+
+int opt_names_events(const char *v) {
+  for (const char *p = v; *p; p++) {
+    if (p[0] != '%') continue;
+    if (p[1] == 'e') return 1;
+    if (p[1]) p++; /* %% and the others */
   }
   return 0;
 }
@@ -256,12 +269,15 @@ static int parse_interval(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
-/* Keeps the path as given; %p, %t and %n are expanded once every option is known. */
+/* Keeps the path as given; %p, %t and %n are expanded once every option is known, %e as each
+ * event's file is written. */
 static int parse_file(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
                       size_t errlen) {
   (void)opt;
   if (!*v) return fail(err, errlen, "file=: empty path");
   if (strlen(v) >= sizeof o->file_pattern) return fail(err, errlen, "file=%s: path too long", v);
+  if (strstr(v, "%%e")) /* %e stays in the expanded name until each event's file is written */
+    return fail(err, errlen, "file=%s: a literal %%e (%%%%e) cannot be in a file name", v);
   strcpy(o->file_pattern, v);
   return 0;
 }
@@ -374,13 +390,69 @@ static int parse_duration(const struct opt_spec *opt, const char *v, struct agen
   return 0;
 }
 
+const char *opt_event_name(int ev) {
+  static const char *const names[SAMPLER_EVENTS] = {"cpu", "wall", "alloc", "lock"};
+  return ev >= 0 && ev < SAMPLER_EVENTS ? names[ev] : "?";
+}
+
+void opt_event_names(unsigned events, const char *sep, char *buf, size_t len) {
+  size_t n = 0;
+  if (len) buf[0] = '\0';
+  for (int k = 0; k < SAMPLER_EVENTS && n < len; k++) {
+    if (!(events & 1u << k)) continue;
+    int w = snprintf(buf + n, len - n, "%s%s", n ? sep : "", opt_event_name(k));
+    n += w < 0 ? 0 : (size_t)w;
+  }
+}
+
+unsigned opt_events(const struct agent_options *o) {
+  return (o->clock ? 1u << (o->wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU) : 0) |
+         (o->alloc ? 1u << SAMPLER_EVENT_ALLOC : 0) | (o->lock ? 1u << SAMPLER_EVENT_LOCK : 0);
+}
+
+void opt_for_event(const struct agent_options *o, int ev, struct agent_options *one) {
+  *one = *o;
+  one->clock = ev == SAMPLER_EVENT_CPU || ev == SAMPLER_EVENT_WALL;
+  one->wall = ev == SAMPLER_EVENT_WALL;
+  one->alloc = ev == SAMPLER_EVENT_ALLOC;
+  one->lock = ev == SAMPLER_EVENT_LOCK;
+  if (one->alloc) one->weight = WEIGHT_BYTES;
+  if (one->lock) one->weight = WEIGHT_BLOCKED;
+}
+
+/* event=: one name or several, comma-separated (the option string's own commas: opt_parse
+ * gives the names after the first back here, joined). */
 static int parse_event(const struct opt_spec *opt, const char *v, struct agent_options *o,
                        char *err, size_t errlen) {
   (void)opt;
-  int wall = !strcmp(v, "wall"), alloc = !strcmp(v, "alloc"), lock = !strcmp(v, "lock");
-  if (!wall && !alloc && !lock && strcmp(v, "cpu"))
-    return fail(err, errlen, "event=%s: accepted: cpu, wall, alloc, lock", v);
-  o->wall = wall, o->alloc = alloc, o->lock = lock; /* one event a run */
+  unsigned seen = 0;
+  const char *p = v;
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    int ev = -1;
+    for (int k = 0; k < SAMPLER_EVENTS; k++)
+      if (strlen(opt_event_name(k)) == len && !strncmp(p, opt_event_name(k), len)) ev = k;
+    if (ev < 0)
+      return fail(err, errlen,
+                  "event=%s: '%.*s' is not an event; accepted: cpu, wall, alloc, lock, or several "
+                  "of them (cpu or wall, alloc, lock) comma-separated, e.g. event=cpu,alloc,lock",
+                  v, (int)len, p);
+    if (seen & 1u << ev)
+      return fail(err, errlen, "event=%s: %s given twice; each event is named once", v,
+                  opt_event_name(ev));
+    seen |= 1u << ev;
+    if (!p[len]) break;
+    p += len + 1;
+  }
+  if ((seen & 1u << SAMPLER_EVENT_CPU) && (seen & 1u << SAMPLER_EVENT_WALL))
+    return fail(err, errlen,
+                "event=%s: cpu and wall exclude each other (both are the sampler's rounds); pick "
+                "one",
+                v);
+  o->wall = !!(seen & 1u << SAMPLER_EVENT_WALL);
+  o->clock = o->wall || (seen & 1u << SAMPLER_EVENT_CPU);
+  o->alloc = !!(seen & 1u << SAMPLER_EVENT_ALLOC);
+  o->lock = !!(seen & 1u << SAMPLER_EVENT_LOCK);
   return 0;
 }
 
@@ -494,7 +566,10 @@ static const struct opt_spec OPTIONS[] = {
      "parks, e.g. `ReentrantLock`), the waiting Java stack, the lock's class as the leaf "
      "(`java.lang.Object_[l]`), weighed in ns blocked (waits shorter than `lock=` sampled); "
      "both: Java frames only (`cstack`, `jvmthreads`, `hasrun`, `signal`, `cputimers` do "
-     "not apply; `interval` is how often the samples are recorded)"},
+     "not apply to them; `interval` is how often their samples are recorded); several in one "
+     "run, comma-separated (`event=cpu,alloc,lock`; cpu or wall, not both): each event its own "
+     "stacks and units — folded, text, svg and html write a file per event (`%e` in `file=`), "
+     "pprof a sample type per event and unit, jfr each event's JDK events"},
     {"alloc", "SIZE", OPT_TAKES_VALUE, parse_alloc, 0, "512k", NULL,
      "with `event=alloc`: the mean number of bytes a thread allocates between two samples "
      "(HotSpot draws each distance at random, so every size is seen in proportion); `k`, `m`, "
@@ -506,7 +581,8 @@ static const struct opt_spec OPTIONS[] = {
     {"interval", "TIME", OPT_TAKES_VALUE, parse_interval, 0, "10ms", NULL,
      "time between samples, with a unit `ns`, `us`, `ms`, `s`; 100us to 10s"},
     {"file", "PATH", OPT_TAKES_VALUE, parse_file, 0, NULL, "`sampler-%p.<format>`",
-     "output path; `%p` is the pid, `%t` the start time (`YYYYmmdd-HHMMSS`), `%%` a `%`"},
+     "output path; `%p` is the pid, `%t` the start time (`YYYYmmdd-HHMMSS`), `%e` the event "
+     "(`cpu`, `wall`, `alloc`, `lock`: a file each), `%%` a `%`"},
     {"format", "FMT", OPT_TAKES_VALUE, parse_format, 0, NULL,
      "from the file's extension (`.folded`/`.collapsed`, `.txt`, `.svg`, `.html`/`.htm`, "
      "`.pb.gz`/`.pprof`, `.jfr`), else `folded`",
@@ -631,6 +707,26 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
   return 0;
 }
 
+/* Whether o's format holds one event a file (folded, text, svg, html) and o has several. */
+static int one_per_event(const struct agent_options *o) {
+  unsigned ev = opt_events(o);
+  return (ev & (ev - 1)) && o->format != FORMAT_PPROF && o->format != FORMAT_JFR;
+}
+
+/* Several events to a format of one event a file need %e in the file's name (pattern). */
+static int check_event_files(const struct agent_options *o, const char *pattern, char *err,
+                             size_t errlen) {
+  if (!one_per_event(o) || opt_names_events(pattern)) return 0;
+  char names[64];
+  opt_event_names(opt_events(o), ",", names, sizeof names);
+  return fail(err, errlen,
+              "event=%s with file=%s: a %s file holds one event; put %%e (the event's name: "
+              "cpu, wall, alloc, lock) in file= for a file each (e.g. file=profile-%%e.%s), or "
+              "pick one event (pprof and jfr hold several in one file)",
+              names, pattern, opt_format_name(o->format),
+              o->format == FORMAT_TEXT ? "txt" : opt_format_name(o->format));
+}
+
 /* The checks between options and the defaults that depend on other options, in this order:
  * weight against hasrun, the file's expansion, the format (from the file), the stats file's
  * expansion, ann (from the format) against codemap, jvmthreads (from cstack) against cstack,
@@ -640,16 +736,21 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(err, errlen,
                 "event=wall: needs hasrun=auto or hasrun=cpu (it tells threads that have not run "
                 "by their CPU clocks)");
-  if (o->alloc && o->weight == WEIGHT_CPU)
+  /* alone, alloc and lock weigh their own units; beside cpu or wall, weight= is those's */
+  int alone = !o->clock && !(o->alloc && o->lock);
+  if (alone && o->alloc && o->weight == WEIGHT_CPU)
     return fail(err, errlen, "weight=cpu: not with event=alloc (its weight is bytes)");
-  if (o->alloc && o->hasrun == SAMPLER_HASRUN_REGS)
+  if (!o->clock && o->alloc && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(err, errlen, "hasrun=regs: not with event=alloc (no thread is signalled)");
-  if (o->alloc) o->weight = WEIGHT_BYTES;
-  if (o->lock && o->weight == WEIGHT_CPU)
+  if (alone && o->alloc) o->weight = WEIGHT_BYTES;
+  if (alone && o->lock && o->weight == WEIGHT_CPU)
     return fail(err, errlen, "weight=cpu: not with event=lock (its weight is ns blocked)");
-  if (o->lock && o->hasrun == SAMPLER_HASRUN_REGS)
+  if (!o->clock && o->lock && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(err, errlen, "hasrun=regs: not with event=lock (no thread is signalled)");
-  if (o->lock) o->weight = WEIGHT_BLOCKED;
+  if (alone && o->lock) o->weight = WEIGHT_BLOCKED;
+  if (!o->clock && o->weight == WEIGHT_CPU)
+    return fail(err, errlen,
+                "weight=cpu: not with event=alloc,lock (their weights are bytes and ns blocked)");
   if (o->weight == WEIGHT_CPU && o->hasrun == SAMPLER_HASRUN_REGS)
     return fail(
         err, errlen,
@@ -678,12 +779,12 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     return fail(err, errlen,
                 "jvmthreads: needs cstack=dwarf (the JVM's threads have no Java frames to show)");
   if (!*o->file_pattern) {
-    static const char *const ext[] = {"folded", "txt", "svg", "html", "pb.gz"};
-    snprintf(o->file_pattern, sizeof o->file_pattern, "sampler-%%p%s.%s", o->loop_ns ? "-%n" : "",
-             ext[o->format]);
+    static const char *const ext[] = {"folded", "txt", "svg", "html", "pb.gz", "jfr"};
+    snprintf(o->file_pattern, sizeof o->file_pattern, "sampler-%%p%s%s.%s", o->loop_ns ? "-%n" : "",
+             one_per_event(o) ? "-%e" : "", ext[o->format]);
     expand_file(o);
   }
-  return 0;
+  return check_event_files(o, o->file_pattern, err, errlen);
 }
 
 /* Parses the option string s into o (options.h). Returns 0, -EINVAL or -ENOMEM, with the
@@ -698,11 +799,26 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
   }
   bool given[OPTION_COUNT] = {false};
   char *save = NULL;
+  char events[128] = ""; /* event='s names so far: the ones after the first come as tokens */
+  int in_event = 0;
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     char *value = strchr(tok, '=');
     if (value) *value++ = '\0';
     const struct opt_spec *opt = opt_find(tok);
-    if (!opt) {
+    /* a bare name after event=... is one more event (alloc and lock are options with values
+     * too: bare, they are events) */
+    int more = in_event && !value && (!opt || opt->kind == OPT_TAKES_VALUE);
+    in_event = more || (opt && !strcmp(opt->name, "event") && value);
+    if (more) {
+      size_t l = strlen(events);
+      if (l + 1 + strlen(tok) >= sizeof events)
+        rc = fail(err, errlen, "event=%s,%s: accepted: cpu, wall, alloc, lock, each once", events,
+                  tok);
+      else {
+        snprintf(events + l, sizeof events - l, ",%s", tok);
+        rc = parse_event(NULL, events, o, err, errlen);
+      }
+    } else if (!opt) {
       rc = fail_unknown(tok, err, errlen);
     } else if (given[opt - OPTIONS]) {
       rc = fail(err, errlen, "option '%s' given twice", tok);
@@ -712,6 +828,7 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
       rc = fail(err, errlen, "%s takes no value", tok);
     } else {
       given[opt - OPTIONS] = true;
+      if (in_event) snprintf(events, sizeof events, "%s", value);
       rc = opt->parse(opt, value, o, err, errlen);
     }
     if (rc) break;
@@ -746,7 +863,7 @@ int opt_set_file(struct agent_options *o, const char *v, char *err, size_t errle
   if (expand_file(o)) return fail(err, errlen, "file=%s: path too long", v);
   int f = format_from_name(o->file);
   if (f >= 0) o->format = f;
-  return 0;
+  return check_event_files(o, v, err, errlen);
 }
 
 /* ---- the help text ---- */
@@ -817,7 +934,7 @@ static void opt_default(const struct opt_spec *opt, char *buf, size_t len) {
     snprintf(buf, len, "%s", note);
 }
 
-static char help_text[8192];
+static char help_text[12288];
 static pthread_once_t help_once = PTHREAD_ONCE_INIT;
 
 static void make_help(void) {

@@ -43,14 +43,16 @@ struct agent_options {
   int sig;        /* signal=       default SIGRTMIN+4 */
   int cputimers;  /* cputimers     default on: busy threads' samples by CPU-time timers */
   char sig_name[32];
-  uint64_t duration_ns;     /* duration=     default 0: until the JVM exits */
-  int weight;               /* weight=       samples | cpu */
-  uint64_t loop_ns;         /* loop=         default 0: one profile */
-  size_t timeline_bytes;    /* timeline=     default 32m: the time axis's memory */
-  int wall;                 /* event=        cpu (0, default) | wall (1) */
-  int alloc;                /* event=alloc   allocations (wall 0): weight is then WEIGHT_BYTES */
+  uint64_t duration_ns;  /* duration=     default 0: until the JVM exits */
+  int weight;            /* weight=       samples | cpu */
+  uint64_t loop_ns;      /* loop=         default 0: one profile */
+  size_t timeline_bytes; /* timeline=     default 32m: the time axis's memory */
+  /* event= a set of: cpu or wall (clock; wall says which), alloc, lock */
+  int clock;                /* event=cpu|wall  the rounds' samples (default: cpu) */
+  int wall;                 /* event=wall    cpu (0, default) | wall (1) */
+  int alloc;                /* event=alloc   allocations: alone, weight is then WEIGHT_BYTES */
   uint64_t alloc_bytes;     /* alloc=        mean bytes between allocation samples, 512k */
-  int lock;                 /* event=lock    lock waits: weight is then WEIGHT_BLOCKED */
+  int lock;                 /* event=lock    lock waits: alone, weight is then WEIGHT_BLOCKED */
   uint64_t lock_ns;         /* lock=         threshold of the waits all recorded, 10us */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
   char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */
@@ -62,6 +64,25 @@ struct agent_options {
  * for the user is in err (no newline; it names the option and what is accepted). Thread-safe
  * (no shared state); not signal-safe (it allocates). */
 int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen);
+
+/* The events o records: bit 1 << enum sampler_event (sampler/types.h) for each. Pure. */
+unsigned opt_events(const struct agent_options *o);
+
+/* The name of event kind ev (enum sampler_event): "cpu", "wall", "alloc", "lock"; "?" else.
+ * Thread-safe, signal-safe. */
+const char *opt_event_name(int ev);
+
+/* The names of the events in `events` (opt_events's bits), in the enum's order, joined by sep
+ * ("cpu,alloc"), into buf. Thread-safe; not signal-safe. */
+void opt_event_names(unsigned events, const char *sep, char *buf, size_t len);
+
+/* Sets *one to o as it would be with event=<ev> alone (its weight that event's: o's for cpu and
+ * wall, bytes for alloc, ns blocked for lock): what a single-event writer is given for the part
+ * of a several-event run of kind ev. Pure. */
+void opt_for_event(const struct agent_options *o, int ev, struct agent_options *one);
+
+/* Whether the path (or pattern) p has %e, the event's name: one file per event. Pure. */
+int opt_names_events(const char *p);
 
 /* Commands an attach can give before its options ("stop", "dump,file=x.svg"); options
  * without one are a start. */

@@ -412,8 +412,9 @@ static int write_text(FILE *f, const struct agent_options *o, const struct sampl
   return 0;
 }
 
-int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
-                 char *err, size_t errlen) {
+/* Writes s to path in o's format (the events o has: one, except for pprof and jfr). */
+static int write_one(const struct agent_options *o, const char *path,
+                     const struct sampler_snapshot *s, char *err, size_t errlen) {
   struct commit_file of;
   int rc = commit_open(path, &of);
   if (rc) {
@@ -425,9 +426,17 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   if (o->format == FORMAT_TEXT) {
     rc = write_text(f, o, s);
   } else if (o->format == FORMAT_PPROF) {
-    char ival[32], comment[128];
+    char ival[32], comment[256];
     opt_format_duration(o->interval_ns, ival, sizeof ival);
-    if (o->alloc)
+    unsigned ev = opt_events(o);
+    if (ev & (ev - 1)) {
+      char names[64];
+      opt_event_names(ev, ", ", names, sizeof names);
+      snprintf(comment, sizeof comment,
+               "sampler, pid %d, events %s: interval %s, alloc %" PRIu64 " bytes, lock %" PRIu64
+               " ns",
+               (int)getpid(), names, ival, o->alloc_bytes, o->lock_ns);
+    } else if (o->alloc)
       snprintf(comment, sizeof comment,
                "sampler, pid %d, allocations sampled every %" PRIu64 " bytes on average",
                (int)getpid(), o->alloc_bytes);
@@ -440,7 +449,7 @@ int output_write(const struct agent_options *o, const char *path, const struct s
                ival, hasrun_name(o->hasrun));
     struct pprof_info info = {o->interval_ns, o->threads, o->wall,
                               comment,        program,    o->alloc ? o->alloc_bytes : 0,
-                              o->lock,        o->lock_ns};
+                              o->lock,        o->lock_ns, o->clock};
     rc = pprof_write(f, &info, s);
   } else if (o->format == FORMAT_JFR) {
     char ival[32];
@@ -453,7 +462,8 @@ int output_write(const struct agent_options *o, const char *path, const struct s
                                     program,
                                     o->alloc ? o->alloc_bytes : 0,
                                     o->lock,
-                                    o->lock_ns ? thr : "0"};
+                                    o->lock_ns ? thr : "0",
+                                    o->clock};
     rc = jfr_profile_write(f, &info, s);
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);
@@ -532,6 +542,104 @@ int output_write(const struct agent_options *o, const char *path, const struct s
   if (rc) {
     snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
     return rc;
+  }
+  return 0;
+}
+
+/* The part of s of event kind `kind`: its stacks (renumbered) and their time entries; the rest
+ * (frames, threads, marks, the report) shared with s. Free with free_event_view. 0 or -ENOMEM. */
+static int event_view(const struct sampler_snapshot *s, int kind, struct sampler_snapshot *v) {
+  *v = *s;
+  v->stacks = malloc((s->n ? s->n : 1) * sizeof *v->stacks);
+  uint32_t *index = malloc((s->n ? s->n : 1) * sizeof *index);
+  v->time.entries = malloc((s->time.n ? s->time.n : 1) * sizeof *v->time.entries);
+  if (!v->stacks || !index || !v->time.entries) {
+    free(v->stacks);
+    free(index);
+    free(v->time.entries);
+    return -ENOMEM;
+  }
+  v->n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    index[i] = UINT32_MAX;
+    if (s->stacks[i].kind != kind) continue;
+    index[i] = (uint32_t)v->n;
+    v->stacks[v->n++] = s->stacks[i];
+  }
+  v->time.n = 0;
+  for (size_t i = 0; i < s->time.n; i++) {
+    const struct sampler_time_entry *e = &s->time.entries[i];
+    if (e->stack >= s->n || index[e->stack] == UINT32_MAX) continue;
+    v->time.entries[v->time.n] = *e;
+    v->time.entries[v->time.n++].stack = index[e->stack];
+  }
+  v->report.stacks = v->n;
+  v->report.events = 1u << kind;
+  free(index);
+  return 0;
+}
+
+static void free_event_view(struct sampler_snapshot *v) {
+  free(v->stacks);
+  free(v->time.entries);
+}
+
+/* path with each %e as `name` into out[len]. 0 or -ENAMETOOLONG. */
+static int event_path(const char *path, const char *name, char *out, size_t len) {
+  size_t n = 0, l = strlen(name);
+  for (const char *p = path; *p; p++) {
+    const char *add = p;
+    size_t k = 1;
+    if (p[0] == '%' && p[1] == 'e') add = name, k = l, p++;
+    if (n + k >= len) return -ENAMETOOLONG;
+    memcpy(out + n, add, k);
+    n += k;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+/* A profile of several events: one file each for the formats of one event (their names from
+ * %e, which settle() made sure of), else one file with all; %e says which events. */
+int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
+                 char *err, size_t errlen) {
+  unsigned ev = opt_events(o);
+  char file[OPT_FILE_MAX], names[64];
+  int several = (ev & (ev - 1)) && o->format != FORMAT_PPROF && o->format != FORMAT_JFR;
+  if (!several) {
+    opt_event_names(ev, "+", names, sizeof names);
+    if (event_path(path, names, file, sizeof file)) {
+      snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+      return -ENAMETOOLONG;
+    }
+    return write_one(o, file, s, err, errlen);
+  }
+  if (errlen) err[0] = '\0';
+  for (int k = 0; k < SAMPLER_EVENTS; k++) {
+    if (!(ev & 1u << k)) continue;
+    struct agent_options one;
+    struct sampler_snapshot v;
+    char note[OPT_FILE_MAX + 256];
+    opt_for_event(o, k, &one);
+    int rc = event_path(path, opt_event_name(k), file, sizeof file);
+    if (rc) {
+      snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+      return rc;
+    }
+    rc = event_view(s, k, &v);
+    if (rc) {
+      snprintf(err, errlen, "cannot write %s: %s", file, strerror(-rc));
+      return rc;
+    }
+    rc = write_one(&one, file, &v, note, sizeof note);
+    free_event_view(&v);
+    if (rc) {
+      snprintf(err, errlen, "%s", note);
+      return rc;
+    }
+    size_t used = strlen(err); /* the notes on each file, one after the other */
+    if (note[0] && used + 2 < errlen)
+      snprintf(err + used, errlen - used, "%s%s", used ? "; " : "", note);
   }
   return 0;
 }

@@ -7,7 +7,10 @@
  * `cpu`/nanoseconds (`event=wall`: `wall`/nanoseconds between them; `event=alloc`:
  * `alloc_objects`/count and `alloc_space`/bytes, the estimated allocations and bytes, as Go's
  * and async-profiler's allocation profiles name them; `event=lock`: `contentions`/count and
- * `delay`/nanoseconds, the estimated waits and ns blocked, as Go's block profile names them); one Function and one Location per distinct frame name, except that a name
+ * `delay`/nanoseconds, the estimated waits and ns blocked, as Go's block profile names them;
+ * several events: each one's types in turn, cpu or wall first, a sample's values in its own
+ * event's types and 0 in the others'); one Function and one Location per distinct frame name,
+ * except that a name
  * ending in ":<line>" (the `lines` option) becomes its function's name plus Line.line, so
  * pprof's views add up the lines of a method; a stack's root frame `[NAME tid=N]` (the
  * `threads` option) becomes the labels thread=NAME and tid=N. Stacks are leaf first, as pprof
@@ -159,7 +162,9 @@ struct encoder {
   uint64_t nlocations;
   int64_t key_thread, key_tid;
   int threads;
-  uint64_t wall_ns; /* wall clock: the wall time of a sample (else 0) */
+  uint64_t wall_ns;          /* wall clock: the wall time of a sample (else 0) */
+  int first[SAMPLER_EVENTS]; /* an event kind's first value in Sample.value, -1: none */
+  int nvalues;               /* values a sample has */
 };
 
 /* The Location id of frame id `frame`, written with its Function the first time. */
@@ -196,9 +201,19 @@ static void sample(void *ctx, const struct sampler_stack *s) {
     first = 1;
   for (int i = s->n - 1; i >= first; i--) pb_varint(&e->packed, location(e, s->frames[i]));
   pb_message(&e->msg, 1, &e->packed); /* Sample.location_id, packed, leaf first */
-  pb_varint(&e->packed, s->units);
-  if (e->wall_ns) pb_varint(&e->packed, s->units * e->wall_ns);
-  pb_varint(&e->packed, s->cpu_ns);
+  int at = s->kind >= 0 && s->kind < SAMPLER_EVENTS ? e->first[s->kind] : -1;
+  for (int v = 0; v < e->nvalues;) { /* its event's values; 0 for the other events' */
+    if (v != at) {
+      pb_varint(&e->packed, 0);
+      v++;
+      continue;
+    }
+    int clock = s->kind == SAMPLER_EVENT_CPU || s->kind == SAMPLER_EVENT_WALL;
+    pb_varint(&e->packed, s->units);
+    if (clock && e->wall_ns) pb_varint(&e->packed, s->units * e->wall_ns);
+    pb_varint(&e->packed, s->cpu_ns);
+    v += clock && e->wall_ns ? 3 : 2;
+  }
   pb_message(&e->msg, 2, &e->packed); /* Sample.value */
   if (tname) {
     pb_int(&e->sub, 1, e->key_thread); /* Label{key, str} */
@@ -252,15 +267,33 @@ int pprof_write(FILE *f, const struct pprof_info *info, const struct sampler_sna
   if (!e.location_of) return -ENOMEM;
   str_of(&e.str, ""); /* string_table[0] */
   e.wall_ns = info->wall ? info->interval_ns : 0;
-  /* the sample types in the order sample() writes the values: units, [wall], second weight */
+  /* the sample types in the order sample() writes the values, event by event: units, [wall],
+   * second weight */
   int alloc = info->alloc_bytes != 0, lock = info->lock;
-  value_type(&e, 1, alloc ? "alloc_objects" : lock ? "contentions" : "samples", "count");
-  if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
-  value_type(&e, 1,
-             alloc  ? "alloc_space"
-             : lock ? "delay"
-                    : "cpu",
-             alloc ? "bytes" : "nanoseconds");
+  int clock = info->clock || (!alloc && !lock);
+  for (int k = 0; k < SAMPLER_EVENTS; k++) e.first[k] = -1;
+  if (clock) {
+    e.first[SAMPLER_EVENT_CPU] = e.first[SAMPLER_EVENT_WALL] = e.nvalues; /* one of them */
+    value_type(&e, 1, "samples", "count");
+    if (info->wall) value_type(&e, 1, "wall", "nanoseconds");
+    value_type(&e, 1, "cpu", "nanoseconds");
+    e.nvalues += info->wall ? 3 : 2;
+  }
+  if (alloc) {
+    e.first[SAMPLER_EVENT_ALLOC] = e.nvalues;
+    value_type(&e, 1, "alloc_objects", "count");
+    value_type(&e, 1, "alloc_space", "bytes");
+    e.nvalues += 2;
+  }
+  if (lock) {
+    e.first[SAMPLER_EVENT_LOCK] = e.nvalues;
+    value_type(&e, 1, "contentions", "count");
+    value_type(&e, 1, "delay", "nanoseconds");
+    e.nvalues += 2;
+  }
+  /* the period and the default type: the first event's */
+  alloc = alloc && !clock;
+  lock = lock && !clock && !alloc;
   /* one Mapping for everything, with functions and lines: nothing for pprof to symbolize */
   pb_uint(&e.sub, 1, 1);                                                     /* id */
   pb_int(&e.sub, 5, str_of(&e.str, info->program ? info->program : "java")); /* filename */

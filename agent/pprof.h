@@ -19,6 +19,9 @@ struct pprof_info {
                            sample types are then alloc_objects/count and alloc_space/bytes */
   int lock;             /* event=lock: contentions/count and delay/nanoseconds, period lock_ns */
   uint64_t lock_ns;     /* the lock= threshold */
+  int clock;            /* with alloc_bytes or lock: cpu (or wall) samples beside them; each
+                           event's sample types come one after the other (cpu or wall, alloc,
+                           lock), a sample's values in its event's and 0 in the others' */
 };
 
 /* Writes snapshot s to f as a gzipped profile.proto. Returns 0, -ENOMEM or -EIO. */

@@ -310,7 +310,9 @@ struct option_case {
 /* In the option table's order (options/every_option_has_a_case checks). */
 static const struct option_case OPTION_CASES[] = {
     {"event", "event=wall", is_event_wall, "event=mutex",
-     "event=mutex: accepted: cpu, wall, alloc, lock", "event=cpu"},
+     "event=mutex: 'mutex' is not an event; accepted: cpu, wall, alloc, lock, or several of "
+     "them (cpu or wall, alloc, lock) comma-separated, e.g. event=cpu,alloc,lock",
+     "event=cpu"},
     {"alloc", "alloc=64k", is_alloc_64k, "alloc=512",
      "alloc=512: accepted: a size in bytes, with "
      "or without a unit k, m or g, from 1k to 1g (e.g. alloc=512k)",
@@ -674,4 +676,71 @@ Test(options, event_alloc) {
     cr_expect_eq(opt_parse(bad[i].s, &o, err, sizeof err), -EINVAL, "%s", bad[i].s);
     cr_expect(strstr(err, bad[i].msg), "%s: %s", bad[i].s, err);
   }
+}
+
+/* event= with several events: the names after the first come as the option string's own
+ * tokens; what each writer gets (opt_for_event); the combinations refused name the option; a
+ * format of one event a file needs %e (the default file has it). */
+Test(options, several_events) {
+  cr_assert_eq(opt_parse("event=cpu,alloc,lock,file=p-%e.folded,threads", &o, err, sizeof err), 0,
+               "%s", err);
+  cr_expect(o.clock && !o.wall && o.alloc && o.lock && o.threads);
+  cr_expect_eq(o.weight, WEIGHT_SAMPLES, "weight= stays the cpu event's");
+  cr_expect_eq(opt_events(&o),
+               1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_ALLOC | 1u << SAMPLER_EVENT_LOCK);
+  cr_expect_str_eq(o.file, "p-%e.folded", "%%e is expanded per event, when writing");
+  struct agent_options one;
+  opt_for_event(&o, SAMPLER_EVENT_ALLOC, &one);
+  cr_expect(one.alloc && !one.lock && !one.clock && one.weight == WEIGHT_BYTES);
+  opt_for_event(&o, SAMPLER_EVENT_LOCK, &one);
+  cr_expect(one.lock && !one.alloc && !one.clock && one.weight == WEIGHT_BLOCKED);
+  opt_for_event(&o, SAMPLER_EVENT_CPU, &one);
+  cr_expect(one.clock && !one.alloc && !one.lock && one.weight == WEIGHT_SAMPLES);
+  char names[64];
+  opt_event_names(opt_events(&o), ",", names, sizeof names);
+  cr_expect_str_eq(names, "cpu,alloc,lock");
+
+  static const struct {
+    const char *s;
+    unsigned events;
+  } good[] = {{"event=wall,lock,file=a.pb.gz", 1u << SAMPLER_EVENT_WALL | 1u << SAMPLER_EVENT_LOCK},
+              {"event=alloc,lock,alloc=64k,lock=1ms,file=a.jfr",
+               1u << SAMPLER_EVENT_ALLOC | 1u << SAMPLER_EVENT_LOCK},
+              {"event=lock,cpu,format=html", 1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_LOCK},
+              {"event=cpu,alloc,weight=cpu,file=x-%e-%n.txt,loop=1s",
+               1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_ALLOC},
+              {"event=cpu,alloc,hasrun=regs,file=a.pb.gz",
+               1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_ALLOC}};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    cr_expect_eq(opt_parse(good[i].s, &o, err, sizeof err), 0, "%s: %s", good[i].s, err);
+    cr_expect_eq(opt_events(&o), good[i].events, "%s", good[i].s);
+  }
+  cr_assert_eq(opt_parse("event=cpu,alloc,format=svg", &o, err, sizeof err), 0, "%s", err);
+  cr_expect(opt_names_events(o.file_pattern), "the default file has %%e: %s", o.file_pattern);
+  cr_expect(!opt_names_events("a-%%e.svg"), "%%%%e is a literal");
+  cr_expect_eq(opt_parse("file=a-%%e.svg", &o, err, sizeof err), -EINVAL, "%%%%e is refused");
+  cr_expect(strstr(err, "file=a-%%e.svg: a literal %e"), "%s", err);
+
+  static const struct {
+    const char *s, *msg;
+  } bad[] = {
+      {"event=cpu,wall", "event=cpu,wall: cpu and wall exclude each other"},
+      {"event=alloc,alloc", "event=alloc,alloc: alloc given twice"},
+      {"event=cpu,alloc,cpu", "event=cpu,alloc,cpu: cpu given twice"},
+      {"event=cpu,mutex", "event=cpu,mutex: 'mutex' is not an event; accepted: cpu, wall"},
+      {"event=cpu,alloc,file=p.folded",
+       "event=cpu,alloc with file=p.folded: a folded file holds one event; put %e"},
+      {"event=alloc,lock,file=p.html", "event=alloc,lock with file=p.html: a html file"},
+      {"event=cpu,lock,file=p.txt", "pick one event (pprof and jfr hold several in one file)"},
+      {"event=alloc,lock,weight=cpu,file=a.jfr", "weight=cpu: not with event=alloc,lock"},
+      {"event=alloc,lock,hasrun=regs,file=a.jfr", "hasrun=regs: not with event=alloc"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_expect_eq(opt_parse(bad[i].s, &o, err, sizeof err), -EINVAL, "%s", bad[i].s);
+    cr_expect(strstr(err, bad[i].msg), "%s: %s", bad[i].s, err);
+  }
+  /* dump's file= is checked the same way */
+  cr_assert_eq(opt_parse("event=cpu,alloc,file=a.jfr", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(opt_set_file(&o, "b.folded", err, sizeof err), -EINVAL);
+  cr_expect(strstr(err, "put %e"), "%s", err);
+  cr_expect_eq(opt_set_file(&o, "b-%e.folded", err, sizeof err), 0, "%s", err);
 }
