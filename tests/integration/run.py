@@ -3091,6 +3091,153 @@ def case_lock_outputs():
     check(total == want, f"the events' durations add up to {total} ns, the stats' to {want}")
 
 
+
+# ---- several events in one run: event=cpu,alloc,lock ----
+
+EVENTS_LEAVES = ("[sample lost]", "[stack not kept: table full]")  # of any event
+
+
+def events_run(opts, mb):
+    """eventstogether (busy-alpha and busy-beta computing for 0.7 s beside alloctruth, mb MB a
+    part, and locktruth, case_lock_truth's holds) under event=cpu,alloc,lock: (process, stats)."""
+    p = run(f"event=cpu,alloc,lock,threads,interval=1ms,alloc={ALLOC_INTERVAL // 1024}k,{opts}", "eventstogether",
+            0.7, extra_args=(str(mb), *LOCK_ARGS))
+    check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
+    s = summary(p.stderr)
+    check(s["event"] == "cpu,alloc,lock", f"stats say event {s['event']!r}")
+    check(int(s["alloc_lost"]) == 0 and int(s["lock_lost"]) == 0,
+          f"the queue lost {s['alloc_lost']} allocation samples and {s['lock_lost']} waits")
+    return p, s
+
+
+def events_check(p, cpu_path, alloc_path, lock_path, per_method):
+    """Each event's answer from one run's three profiles as its case alone judges it: the busy
+    threads' samples follow their CPU and split by it within 5 points (case_busyidle); the
+    allocated classes' shares of the allocating threads' bytes within 2 points and the threads
+    3:1 (case_alloc_truth); the lock classes' shares of the waiters' blocked time within 3 points
+    (case_lock_truth); with per_method, each method's bytes within 5% and ns within 10% of the
+    truth too. Each profile holds its own event's stacks only."""
+    cpu, alloc = parse_folded(cpu_path), parse_folded(alloc_path)
+    for stack in cpu:
+        check(not stack.endswith(("_[a]", "_[l]")), f"an allocation or lock stack in the CPU profile: {stack[-200:]}")
+    for stack in alloc:
+        check(stack.endswith("_[a]") or stack.endswith(EVENTS_LEAVES), f"not an allocation: {stack[-200:]}")
+    for stack in parse_folded(lock_path):
+        check(stack.endswith(("_[l]", "[park without blocker]")) or stack.endswith(EVENTS_LEAVES),
+              f"not a lock wait: {stack[-200:]}")
+    # cpu
+    roots, thread = by_thread(cpu), thread_cpu(p.stdout)
+    a_e, a_var = check_samples_follow_cpu("busy-alpha", roots.get("busy-alpha", 0), [thread["busy-alpha"]], 1000000)
+    b_e, b_var = check_samples_follow_cpu("busy-beta", roots.get("busy-beta", 0), [thread["busy-beta"]], 1000000)
+    # (0.7 s: a busy machine's JIT start-up is a large part of it; the threads, not the methods)
+    alpha, beta = roots.get("busy-alpha", 0), roots.get("busy-beta", 0)
+    check(any("Scenarios.busyAlpha" in st for st in cpu) and any("Scenarios.busyBeta" in st for st in cpu),
+          "cpu: the busy methods are not in the CPU profile")
+    tol, _ = share_tolerance(5, a_e, a_var, b_e, b_var)
+    a_share, a_cpu = 100 * alpha / max(alpha + beta, 1), 100 * a_e / max(a_e + b_e, 1e-9)
+    print(f"cpu: busy-alpha {a_share:.2f}% of the busy threads' samples, {a_cpu:.2f}% of their CPU")
+    check(abs(a_share - a_cpu) <= tol, f"cpu: alpha={alpha} beta={beta} ({a_share:.2f}% for {a_cpu:.2f}% +-{tol:.2f})")
+    # alloc
+    truth = alloc_truth(p.stdout)
+    est, classes, threads = {m: 0 for m in ALLOC_CLASSES}, {}, {}
+    for stack, v in alloc.items():
+        frames = stack.split(";")
+        if not frames[0].startswith(("[alloc-three tid=", "[alloc-one tid=")):
+            continue
+        threads[frames[0].split()[0]] = threads.get(frames[0].split()[0], 0) + v
+        classes[frames[-1][:-4]] = classes.get(frames[-1][:-4], 0) + v
+        for m in est:
+            est[m] += v if f"Scenarios.{m}" in frames else 0
+    whole, twhole = sum(classes.values()), sum(b for b, _ in truth.values())
+    for m, cls in ALLOC_CLASSES.items():
+        share, tshare = 100 * classes.get(cls, 0) / max(whole, 1), 100 * truth[m][0] / twhole
+        print(f"alloc: {cls} {share:.2f}% of the bytes, truth {tshare:.2f}%; {m} {est[m]} bytes, truth {truth[m][0]}")
+        check(abs(share - tshare) <= 2, f"alloc: class {cls}: share {share:.2f}%, truth {tshare:.2f}%")
+        check(not per_method or abs(est[m] - truth[m][0]) <= 0.05 * truth[m][0],
+              f"alloc: {m}: estimated {est[m]} bytes, truth {truth[m][0]}: off by more than 5%")
+    three, one = threads.get("[alloc-three", 0), threads.get("[alloc-one", 0)
+    check(one and abs(three / one - 3) <= 0.15, f"alloc: threads 3:1 in bytes, profile says {three}:{one}")
+    # lock
+    ltruth = lock_truth(p.stdout)
+    lest, lclasses = lock_profile(lock_path)
+    print(f"lock: truth {ltruth}, estimated {lest}")
+    for m, ns in ltruth.items():
+        check(ns > 200_000_000, f"{m}: only {ns} ns blocked in truth: the scenario did not contend")
+    lwhole, ltwhole = sum(lclasses.values()), sum(ltruth.values())
+    for m, cls in LOCK_METHODS.items():
+        share, tshare = 100 * lclasses.get(cls, 0) / max(lwhole, 1), 100 * ltruth[m] / ltwhole
+        print(f"lock: {cls} {share:.2f}% of the blocked time, truth {tshare:.2f}%; {m} {lest[m]} ns, truth {ltruth[m]}")
+        check(abs(share - tshare) <= 3, f"lock: class {cls}: share {share:.2f}%, truth {tshare:.2f}%")
+        check(not per_method or abs(lest[m] - ltruth[m]) <= 0.10 * ltruth[m],
+              f"lock: {m}: estimated {lest[m]} ns, truth {ltruth[m]}: off by more than 10%")
+
+
+def events_read_back(fg, path, values, out):
+    """The flamegraph tool's folded reading of path (pprof or JFR) with --value each of values,
+    one after the other into out; returns their total."""
+    text = ""
+    for v in values:
+        threads = ["--threads"] if path.endswith(".jfr") else []  # pprof: its labels are the roots
+        r = subprocess.run([fg, "-f", "folded", "--value", v, *threads, path], capture_output=True, text=True,
+                           timeout=120)
+        check(r.returncode == 0, f"flamegraph --value {v} {path}: {r.stderr[-1000:]}")
+        text += r.stdout
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines())
+
+
+def case_events_together():
+    """event=cpu,alloc,lock: CPU, allocations and lock waits recorded side by side in one run
+    (eventstogether: case_busyidle's busy threads, case_alloc_truth's and case_lock_truth's
+    programs at once), each event giving the answer it gives alone (events_check) — through a
+    folded file per event (file=...-%e.folded: cpu, alloc, lock), through one pprof file (a sample
+    type per event and unit, read back by type) and through one JFR recording (the JDK's events
+    side by side, read by the JDK's jfr and back by the flamegraph tool). The combinations that
+    cannot be are refused, naming the option."""
+    for opts, msg in (("event=cpu,wall", "event=cpu,wall: cpu and wall exclude each other"),
+                      ("event=alloc,alloc", "event=alloc,alloc: alloc given twice"),
+                      (f"event=cpu,lock,file={tmpfile('.folded')}", "a folded file holds one event; put %e")):
+        p = run(opts, "exit", 0.1, timeout=60)
+        check(p.returncode != 0 and msg in p.stderr, f"{opts}: exit {p.returncode}, stderr {p.stderr[-500:]!r}")
+    base = tmpfile("")
+    p, s = events_run(f"file={base}-%e.folded", 64)
+    paths = [f"{base}-{e}.folded" for e in ("cpu", "alloc", "lock")]
+    check(sorted(glob.glob(glob.escape(base) + "*")) == sorted(paths), f"files: {glob.glob(glob.escape(base) + '*')}")
+    events_check(p, *paths, per_method=True)
+    for path in paths:
+        no_temp_left(path)
+    fg = os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")
+    pb = tmpfile(".pb.gz")
+    p, s = events_run(f"file={pb}", 32)
+    raw, _, _ = pprof_raw(pb)
+    types = "samples/count cpu/nanoseconds[dflt] alloc_objects/count alloc_space/bytes contentions/count delay/nanoseconds"
+    check(types in raw, "pprof sample types: " + raw[:800])
+    back = [tmpfile(".folded") for _ in range(3)]
+    for path, value, want in zip(back, ("samples", "alloc_space", "delay"),
+                                 (int(s["samples"]), int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"]),
+                                  int(s["lock_ns"]) + int(s["lock_lost_ns"]))):
+        got = events_read_back(fg, pb, (value,), path)
+        print(f"pprof --value {value}: {got}, stats {want}")
+        check(got == want, f"pprof --value {value}: {got}, the stats say {want}")
+    events_check(p, *back, per_method=False)
+    rec = tmpfile(".jfr")
+    p, s = events_run(f"file={rec}", 32)
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    r = subprocess.run([jfr, "summary", rec], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"jfr summary {rec}: {r.stderr[-1500:]}")
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(jdk\.\w+)\s+(\d+)", r.stdout, re.M)}
+    print(f"jfr summary: {counts}")
+    for event in ("jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.JavaMonitorEnter", "jdk.ThreadPark"):
+        check(counts.get(event, 0) > 0, f"jfr summary: no {event}: {r.stdout[-1500:]}")
+    for path, values, want in zip(back, (("samples",), ("alloc",), ("monitor", "park")),
+                                  (int(s["samples"]), int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"]),
+                                   int(s["lock_ns"]) + int(s["lock_lost_ns"]))):
+        got = events_read_back(fg, rec, values, path)
+        print(f"jfr --value {'+'.join(values)}: {got}, stats {want}")
+        check(got == want, f"jfr --value {'+'.join(values)}: {got}, the stats say {want}")
+    events_check(p, *back, per_method=False)
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 # The one list of cases is the case_* functions above, in their order; `run.py --list` prints

@@ -22,6 +22,9 @@
 //             each kind enter them ("lock-mon-N" in lockTruthMonitor, "lock-rl-N" in
 //             lockTruthReentrant), measuring their own waits (System.nanoTime around the
 //             acquisition); prints "locktruth <method> <ns> <acquisitions>" per method
+//   eventstogether busy-alpha and busy-beta computing for the seconds given, beside alloctruth
+//             (third argument: its MB per part) and locktruth (fourth to sixth: its holds and
+//             waiters) at once; prints what each of them prints
 //   unload    one thread that loads Payload0..7 from the directory given as the third argument
 //             through fresh class loaders, runs each hot for 30 ms and drops it (System.gc()
 //             every 8 loads unloads them); prints "loaded N" and "unloaded N"
@@ -326,6 +329,21 @@ public class Scenarios {
         }
         System.out.println("locktruth lockTruthMonitor " + m[0] + " " + m[1]);
         System.out.println("locktruth lockTruthReentrant " + r[0] + " " + r[1]);
+    }
+
+    // ---- eventstogether: CPU, allocations and lock waits side by side ----
+    // busy-alpha and busy-beta computing (workers: "cpu <name> <ns>" at the end), alloctruth's
+    // two threads and locktruth's for `millis` (their own lines), all at once; the program ends
+    // when the last of them has (the JVM waits for its threads).
+    static void eventsTogether(long millis, long mbPerPart, long monitorHoldUs, long reentrantHoldUs, int waiters) {
+        worker("busy-alpha", () -> sink += busyAlpha());
+        worker("busy-beta", () -> sink += busyBeta());
+        new Thread(() -> {
+            try { lockTruth(millis, monitorHoldUs, reentrantHoldUs, waiters); } catch (InterruptedException e) { }
+        }, "lock-main").start();
+        new Thread(() -> {
+            try { allocTruth(mbPerPart); } catch (InterruptedException e) { }
+        }, "alloc-main").start();
     }
 
     static long inlineCaller() {
@@ -721,6 +739,11 @@ public class Scenarios {
             case "locktruth": // <seconds> <monitor hold us> <reentrant hold us> <waiters of each>
                 lockTruth(millis, Long.parseLong(args[2]), Long.parseLong(args[3]), Integer.parseInt(args[4]));
                 break;
+            case "eventstogether": { // <seconds> <MB per part> <monitor hold us> <reentrant hold us> <waiters>
+                eventsTogether(millis, Long.parseLong(args[2]), Long.parseLong(args[3]), Long.parseLong(args[4]),
+                        Integer.parseInt(args[5]));
+                break;
+            }
             case "allocsmall":
                 worker("allocsmall", () -> sink += allocSmallLoop());
                 break;
