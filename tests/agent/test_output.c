@@ -470,3 +470,57 @@ Test(output, the_program_name_is_utf8_in_every_title) {
     cr_expect(!strstr(text, "\xED\xA0\xB5"), "%s: no surrogate left", files[i]);
   }
 }
+
+/* ---- several events in one run ---- */
+
+/* The same frames as an allocation's and a lock wait's stack beside the CPU ones: three stacks
+ * apart. A file per event with %e, each as that event alone writes it; one pprof file with a
+ * sample type per event, each type reading back its event's stacks only. */
+Test(output, several_events_are_a_file_each_or_a_sample_type_each) {
+  uint32_t root = intern_string("main", 4), a = intern_string("A.run", 5),
+           cls = intern_string("byte[]_[a]", 10), lk = intern_string("java.lang.Object_[l]", 20);
+  uint32_t sa[] = {root, a, cls}, sl[] = {root, a, lk}, sc[] = {root, a};
+  cr_assert_eq(traces_add_kind(sa, 3, SAMPLER_EVENT_ALLOC, 2, 4096, NULL), 0);
+  cr_assert_eq(traces_add_kind(sl, 3, SAMPLER_EVENT_LOCK, 1, 5000, NULL), 0);
+  cr_assert_eq(traces_add_kind(sc, 2, SAMPLER_EVENT_ALLOC, 1, 100, NULL), 0);
+  cr_assert_eq(traces_count(), 5, "main;A.run under cpu and under alloc: two stacks");
+  struct agent_options o;
+  options_for(&o, "p-%e.folded", "event=cpu,alloc,lock");
+  char err[512], path[256];
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  snprintf(path, sizeof path, "%s/p-cpu.folded", dir);
+  cr_expect_str_eq(slurp(path), "main;A.run 3\nmain;B c.run 2\n", "cpu: samples");
+  snprintf(path, sizeof path, "%s/p-alloc.folded", dir);
+  char *got = slurp(path);
+  cr_expect_str_eq(got, "main;A.run 100\nmain;A.run;byte[]_[a] 4096\n", "alloc: bytes: %s", got);
+  snprintf(path, sizeof path, "%s/p-lock.folded", dir);
+  cr_expect_str_eq(slurp(path), "main;A.run;java.lang.Object_[l] 5000\n", "lock: ns blocked");
+  options_for(&o, "p-%e.txt", "event=cpu,alloc,lock");
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  snprintf(path, sizeof path, "%s/p-alloc.txt", dir);
+  cr_expect(strstr(slurp(path), "Total: 4196 bytes allocated (estimated) in 2 distinct stacks"),
+            "%s", slurp(path));
+
+  options_for(&o, "p-%e.pb.gz", "event=cpu,alloc,lock");
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  snprintf(path, sizeof path, "%s/p-cpu+alloc+lock.pb.gz", dir);
+  size_t len;
+  unsigned char *buf = slurp_bytes(path, &len);
+  static const struct {
+    const char *type, *folded;
+  } want[] = {{"samples", "main;A.run 3\nmain;B c.run 2\n"},
+              {"cpu", "main;A.run 3000000\nmain;B c.run 2000000\n"},
+              {"alloc_objects", "main;A.run 1\nmain;A.run;byte[]_[a] 2\n"},
+              {"alloc_space", "main;A.run 100\nmain;A.run;byte[]_[a] 4096\n"},
+              {"contentions", "main;A.run;java.lang.Object_[l] 1\n"},
+              {"delay", "main;A.run;java.lang.Object_[l] 5000\n"}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    fg_profile *p = fg_profile_new();
+    fg_read_error e;
+    cr_assert_eq(fg_read_pprof(p, buf, len, FG_MAIN, want[i].type, &e), 0, "%s", e.msg);
+    char *f = folded_of(p);
+    cr_expect_str_eq(f, want[i].folded, "pprof %s", want[i].type);
+    free(f);
+    fg_profile_free(p);
+  }
+}

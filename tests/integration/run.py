@@ -3129,10 +3129,13 @@ def events_check(p, cpu_path, alloc_path, lock_path, per_method):
     roots, thread = by_thread(cpu), thread_cpu(p.stdout)
     a_e, a_var = check_samples_follow_cpu("busy-alpha", roots.get("busy-alpha", 0), [thread["busy-alpha"]], 1000000)
     b_e, b_var = check_samples_follow_cpu("busy-beta", roots.get("busy-beta", 0), [thread["busy-beta"]], 1000000)
-    # (0.7 s: a busy machine's JIT start-up is a large part of it; the threads, not the methods)
+    # the threads, not the methods: of 0.7 s on a busy machine, a thread's first tens of ms of
+    # CPU (seen: 47 ms on JDK 25 beside two hogs) can all go to linking its lambda; past 200 ms
+    # its method is there
     alpha, beta = roots.get("busy-alpha", 0), roots.get("busy-beta", 0)
-    check(any("Scenarios.busyAlpha" in st for st in cpu) and any("Scenarios.busyBeta" in st for st in cpu),
-          "cpu: the busy methods are not in the CPU profile")
+    for name, method in (("busy-alpha", "Scenarios.busyAlpha"), ("busy-beta", "Scenarios.busyBeta")):
+        check(thread[name] < 200_000_000 or any(st.startswith(f"[{name} ") and method in st for st in cpu),
+              f"cpu: {method} is not in the CPU profile ({thread[name] / 1e6:.0f} ms of CPU)")
     tol, _ = share_tolerance(5, a_e, a_var, b_e, b_var)
     a_share, a_cpu = 100 * alpha / max(alpha + beta, 1), 100 * a_e / max(a_e + b_e, 1e-9)
     print(f"cpu: busy-alpha {a_share:.2f}% of the busy threads' samples, {a_cpu:.2f}% of their CPU")
