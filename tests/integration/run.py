@@ -3233,6 +3233,14 @@ def case_events_together():
     print(f"jfr summary: {counts}")
     for event in ("jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.JavaMonitorEnter", "jdk.ThreadPark"):
         check(counts.get(event, 0) > 0, f"jfr summary: no {event}: {r.stdout[-1500:]}")
+    # the JDK's jfr reads the lock events' fields too (the allocations': jvm_alloc_outputs)
+    r = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events", "jdk.JavaMonitorEnter,jdk.ThreadPark",
+                        rec], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"jfr print {rec}: {r.stderr[-1500:]}")
+    ev = json.loads(r.stdout)["recording"]["events"]
+    ns, want = sum(parse_jfr_duration(e["values"]["duration"]) for e in ev), int(s["lock_ns"]) + int(s["lock_lost_ns"])
+    print(f"jfr print: {len(ev)} lock events, {ns} ns; stats {want}")
+    check(abs(ns - want) <= len(ev), f"jfr print: the lock events last {ns} ns, the stats say {want}")
     for path, values, want in zip(back, (("samples",), ("alloc",), ("monitor", "park")),
                                   (int(s["samples"]), int(s["alloc_bytes"]) + int(s["alloc_lost_bytes"]),
                                    int(s["lock_ns"]) + int(s["lock_lost_ns"]))):
