@@ -806,8 +806,10 @@ int opt_parse(const char *s, struct agent_options *o, char *err, size_t errlen) 
     if (value) *value++ = '\0';
     const struct opt_spec *opt = opt_find(tok);
     /* a bare name after event=... is one more event (alloc and lock are options with values
-     * too: bare, they are events) */
-    int more = in_event && !value && (!opt || opt->kind == OPT_TAKES_VALUE);
+     * too: bare, they are events); one that is no option at all is a wrong event name */
+    int is_event = 0;
+    for (int k = 0; k < SAMPLER_EVENTS; k++) is_event |= !strcmp(tok, opt_event_name(k));
+    int more = in_event && !value && (is_event || !opt);
     in_event = more || (opt && !strcmp(opt->name, "event") && value);
     if (more) {
       size_t l = strlen(events);

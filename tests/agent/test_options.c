@@ -728,6 +728,7 @@ Test(options, several_events) {
       {"event=alloc,alloc", "event=alloc,alloc: alloc given twice"},
       {"event=cpu,alloc,cpu", "event=cpu,alloc,cpu: cpu given twice"},
       {"event=cpu,mutex", "event=cpu,mutex: 'mutex' is not an event; accepted: cpu, wall"},
+      {"event=cpu,depth", "option 'depth' needs a value (depth=...)"},
       {"event=cpu,alloc,file=p.folded",
        "event=cpu,alloc with file=p.folded: a folded file holds one event; put %e"},
       {"event=alloc,lock,file=p.html", "event=alloc,lock with file=p.html: a html file"},
