@@ -568,8 +568,9 @@ static const struct opt_spec OPTIONS[] = {
      "both: Java frames only (`cstack`, `jvmthreads`, `hasrun`, `signal`, `cputimers` do "
      "not apply to them; `interval` is how often their samples are recorded); several in one "
      "run, comma-separated (`event=cpu,alloc,lock`; cpu or wall, not both): each event its own "
-     "stacks and units — folded, text, svg and html write a file per event (`%e` in `file=`), "
-     "pprof a sample type per event and unit, jfr each event's JDK events"},
+     "stacks and units — folded, text and svg write a file per event (`%e` in `file=`), html "
+     "one page with an event selector (or a page each with `%e`), pprof a sample type per "
+     "event and unit, jfr each event's JDK events"},
     {"alloc", "SIZE", OPT_TAKES_VALUE, parse_alloc, 0, "512k", NULL,
      "with `event=alloc`: the mean number of bytes a thread allocates between two samples "
      "(HotSpot draws each distance at random, so every size is seen in proportion); `k`, `m`, "
@@ -707,10 +708,11 @@ static int apply_defaults(struct agent_options *o, char *err, size_t errlen) {
   return 0;
 }
 
-/* Whether o's format holds one event a file (folded, text, svg, html) and o has several. */
+/* Whether o's format holds one event a file (folded, text, svg) and o has several. */
 static int one_per_event(const struct agent_options *o) {
   unsigned ev = opt_events(o);
-  return (ev & (ev - 1)) && o->format != FORMAT_PPROF && o->format != FORMAT_JFR;
+  return (ev & (ev - 1)) && o->format != FORMAT_PPROF && o->format != FORMAT_JFR &&
+         o->format != FORMAT_HTML;
 }
 
 /* Several events to a format of one event a file need %e in the file's name (pattern). */
@@ -722,7 +724,7 @@ static int check_event_files(const struct agent_options *o, const char *pattern,
   return fail(err, errlen,
               "event=%s with file=%s: a %s file holds one event; put %%e (the event's name: "
               "cpu, wall, alloc, lock) in file= for a file each (e.g. file=profile-%%e.%s), or "
-              "pick one event (pprof and jfr hold several in one file)",
+              "pick one event (html, pprof and jfr hold several in one file)",
               names, pattern, opt_format_name(o->format),
               o->format == FORMAT_TEXT ? "txt" : opt_format_name(o->format));
 }
@@ -1002,7 +1004,7 @@ int opt_markdown_table(FILE *out) {
   fputs("| option | values | default |\n|---|---|---|\n", out);
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     const struct opt_spec *opt = &OPTIONS[i];
-    char name[64], values[1024], dflt[256];
+    char name[64], values[4096], dflt[256];
     snprintf(name, sizeof name, "`%s`", opt->name);
     if (opt->kind == OPT_SWITCH)
       snprintf(values, sizeof values, "`%s`, `%s=on`, `%s=off`: %s", opt->name, opt->name,

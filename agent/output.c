@@ -412,7 +412,162 @@ static int write_text(FILE *f, const struct agent_options *o, const struct sampl
   return 0;
 }
 
-/* Writes s to path in o's format (the events o has: one, except for pprof and jfr). */
+/* A flame graph's page title and subtitle (fg_options points at them). */
+struct graph_text {
+  char title[600], sub[256];
+};
+
+/* The flame graph of s (one event's) as o says, into *g (g->p to fg_profile_free), and the
+ * options to draw it with, their strings in *t. 0 or -ENOMEM (nothing to free then). */
+static int graph_of(const struct agent_options *o, const struct sampler_snapshot *s,
+                    struct graph *g, fg_options *fo, struct graph_text *t) {
+  int rc = 0;
+  uint32_t *node_of = NULL; /* the HTML's time axis: stack -> graph frame */
+  memset(g, 0, sizeof *g);
+  if (o->format == FORMAT_HTML && s->time.cell_ns) {
+    node_of = malloc((s->n ? s->n : 1) * sizeof *node_of);
+    if (node_of)
+      memset(node_of, 0xff, (s->n ? s->n : 1) * sizeof *node_of);
+    else
+      rc = -ENOMEM;
+  }
+  if (!rc) rc = build_graph(s, o->weight, g, node_of);
+  if (!rc && node_of) rc = add_time(s, o->weight, g, node_of);
+  free(node_of);
+  if (rc) {
+    if (g->p) fg_profile_free(g->p);
+    g->p = NULL;
+    return rc;
+  }
+  const struct sampler_report *r = &s->report;
+  char ival[32], captures[32], total[32], weighed[64] = "";
+  fg_options_init(fo);
+  opt_format_duration(o->interval_ns, ival, sizeof ival);
+  snprintf(t->title, sizeof t->title, "%s profile: %s",
+           o->alloc  ? "Allocation"
+           : o->lock ? "Lock (time blocked)"
+           : o->wall ? "Wall-clock"
+                     : "CPU",
+           program);
+  grouped(o->alloc  ? r->n.alloc_samples
+          : o->lock ? r->n.lock_samples
+                    : r->n.samples,
+          captures, sizeof captures);
+  grouped(g->total, total, sizeof total);
+  /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
+   * none, so its subtitle says it */
+  if (o->format == FORMAT_SVG)
+    snprintf(weighed, sizeof weighed, "%s %s from ", total,
+             o->weight == WEIGHT_CPU       ? "ns of CPU"
+             : o->weight == WEIGHT_BYTES   ? "bytes"
+             : o->weight == WEIGHT_BLOCKED ? "ns blocked"
+                                           : "samples");
+  if (o->lock) {
+    char thr[32];
+    opt_format_duration(o->lock_ns, thr, sizeof thr);
+    snprintf(t->sub, sizeof t->sub,
+             "sampler, pid %d, time blocked on locks (ns, estimated), waits under %s "
+             "sampled, %s%s waits recorded",
+             (int)getpid(), o->lock_ns ? thr : "0", weighed, captures);
+  } else if (o->alloc)
+    snprintf(t->sub, sizeof t->sub,
+             "sampler, pid %d, allocations sampled every %" PRIu64
+             " bytes on average, %s%s samples (bytes estimated)",
+             (int)getpid(), o->alloc_bytes, weighed, captures);
+  else
+    snprintf(t->sub, sizeof t->sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
+             (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
+  fo->title = t->title;
+  fo->subtitle = t->sub;
+  fo->count_name = unit_of(o->weight);
+  fo->palette = FG_PAL_JAVA;
+  return 0;
+}
+
+/* What the user is told of a flame graph drawn with stacks cut (of `stacks` in all), into
+ * err (appended after what is there); nothing when none was. */
+static void cut_note(const struct graph *g, const char *path, size_t stacks, char *err,
+                     size_t errlen) {
+  size_t used = errlen ? strlen(err) : 0;
+  if (!g->cut_stacks || used + 2 >= errlen) return;
+  snprintf(err + used, errlen - used,
+           "%s%s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": a flame "
+           "graph holds at most %zu frames; the folded format keeps them all",
+           used ? "; " : "", path, g->cut_stacks, stacks,
+           100.0 * (double)g->cut_weight / (double)g->total, OUTPUT_CUT_FRAME, max_nodes);
+}
+
+/* The part of s of event kind `kind`: its stacks (renumbered) and their time entries; the rest
+ * (frames, threads, marks, the report) shared with s. Free with free_event_view. 0 or -ENOMEM. */
+static int event_view(const struct sampler_snapshot *s, int kind, struct sampler_snapshot *v) {
+  *v = *s;
+  v->stacks = malloc((s->n ? s->n : 1) * sizeof *v->stacks);
+  uint32_t *index = malloc((s->n ? s->n : 1) * sizeof *index);
+  v->time.entries = malloc((s->time.n ? s->time.n : 1) * sizeof *v->time.entries);
+  if (!v->stacks || !index || !v->time.entries) {
+    free(v->stacks);
+    free(index);
+    free(v->time.entries);
+    return -ENOMEM;
+  }
+  v->n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    index[i] = UINT32_MAX;
+    if (s->stacks[i].kind != kind) continue;
+    index[i] = (uint32_t)v->n;
+    v->stacks[v->n++] = s->stacks[i];
+  }
+  v->time.n = 0;
+  for (size_t i = 0; i < s->time.n; i++) {
+    const struct sampler_time_entry *e = &s->time.entries[i];
+    if (e->stack >= s->n || index[e->stack] == UINT32_MAX) continue;
+    v->time.entries[v->time.n] = *e;
+    v->time.entries[v->time.n++].stack = index[e->stack];
+  }
+  v->report.stacks = v->n;
+  v->report.events = 1u << kind;
+  free(index);
+  return 0;
+}
+
+static void free_event_view(struct sampler_snapshot *v) {
+  free(v->stacks);
+  free(v->time.entries);
+}
+
+/* Several events in one page (html without %e): each event's flame graph, function table and
+ * heat map, chosen by the page's event selector. */
+static int write_events_page(FILE *f, const struct agent_options *o, const char *path,
+                             const struct sampler_snapshot *s, char *err, size_t errlen) {
+  int rc = 0;
+  unsigned ev = opt_events(o);
+  struct graph g[SAMPLER_EVENTS];
+  fg_options fo[SAMPLER_EVENTS];
+  struct graph_text t[SAMPLER_EVENTS];
+  const fg_profile *ps[SAMPLER_EVENTS];
+  const char *names[SAMPLER_EVENTS];
+  size_t n = 0;
+  for (int k = 0; k < SAMPLER_EVENTS && !rc; k++) {
+    if (!(ev & 1u << k)) continue;
+    struct agent_options one;
+    struct sampler_snapshot v;
+    opt_for_event(o, k, &one);
+    rc = event_view(s, k, &v);
+    if (rc) break;
+    rc = graph_of(&one, &v, &g[n], &fo[n], &t[n]);
+    free_event_view(&v);
+    if (rc) break;
+    cut_note(&g[n], path, v.n, err, errlen);
+    ps[n] = g[n].p;
+    names[n++] = opt_event_name(k);
+  }
+  if (!rc) rc = fg_write_html_events(f, ps, fo, names, n);
+  for (size_t i = 0; i < n; i++) fg_profile_free(g[i].p);
+  return rc;
+}
+
+/* Writes s to path in o's format (the events o has: one, except for pprof, jfr and an html
+ * page). */
 static int write_one(const struct agent_options *o, const char *path,
                      const struct sampler_snapshot *s, char *err, size_t errlen) {
   struct commit_file of;
@@ -467,75 +622,17 @@ static int write_one(const struct agent_options *o, const char *path,
     rc = jfr_profile_write(f, &info, s);
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);
+  } else if (o->format == FORMAT_HTML && (opt_events(o) & (opt_events(o) - 1))) {
+    rc = write_events_page(f, o, path, s, err, errlen);
   } else {
-    struct graph g = {0};
-    uint32_t *node_of = NULL; /* the HTML's time axis: stack -> graph frame */
-    if (o->format == FORMAT_HTML && s->time.cell_ns) {
-      node_of = malloc((s->n ? s->n : 1) * sizeof *node_of);
-      if (node_of)
-        memset(node_of, 0xff, (s->n ? s->n : 1) * sizeof *node_of);
-      else
-        rc = -ENOMEM;
-    }
-    if (!rc) rc = build_graph(s, o->weight, &g, node_of);
-    if (!rc && node_of) rc = add_time(s, o->weight, &g, node_of);
-    free(node_of);
-    if (rc && g.p) {
-      fg_profile_free(g.p);
-      g.p = NULL;
-    }
+    struct graph g;
+    fg_options fo;
+    struct graph_text t;
+    rc = graph_of(o, s, &g, &fo, &t);
     if (!rc) {
-      const struct sampler_report *r = &s->report;
-      fg_options fo;
-      char title[600], sub[256], ival[32], captures[32], total[32], weighed[64] = "";
-      fg_options_init(&fo);
-      opt_format_duration(o->interval_ns, ival, sizeof ival);
-      snprintf(title, sizeof title, "%s profile: %s",
-               o->alloc  ? "Allocation"
-               : o->lock ? "Lock (time blocked)"
-               : o->wall ? "Wall-clock"
-                         : "CPU",
-               program);
-      grouped(o->alloc  ? r->n.alloc_samples
-              : o->lock ? r->n.lock_samples
-                        : r->n.samples,
-              captures, sizeof captures);
-      grouped(g.total, total, sizeof total);
-      /* the page shows its total after the subtitle ("... · 5,012 samples"); the SVG has
-       * none, so its subtitle says it */
-      if (o->format == FORMAT_SVG)
-        snprintf(weighed, sizeof weighed, "%s %s from ", total,
-                 o->weight == WEIGHT_CPU       ? "ns of CPU"
-                 : o->weight == WEIGHT_BYTES   ? "bytes"
-                 : o->weight == WEIGHT_BLOCKED ? "ns blocked"
-                                               : "samples");
-      if (o->lock) {
-        char thr[32];
-        opt_format_duration(o->lock_ns, thr, sizeof thr);
-        snprintf(sub, sizeof sub,
-                 "sampler, pid %d, time blocked on locks (ns, estimated), waits under %s "
-                 "sampled, %s%s waits recorded",
-                 (int)getpid(), o->lock_ns ? thr : "0", weighed, captures);
-      } else if (o->alloc)
-        snprintf(sub, sizeof sub,
-                 "sampler, pid %d, allocations sampled every %" PRIu64
-                 " bytes on average, %s%s samples (bytes estimated)",
-                 (int)getpid(), o->alloc_bytes, weighed, captures);
-      else
-        snprintf(sub, sizeof sub, "sampler, pid %d, interval %s, hasrun %s, %s%s captures",
-                 (int)getpid(), ival, hasrun_name(o->hasrun), weighed, captures);
-      fo.title = title;
-      fo.subtitle = sub;
-      fo.count_name = unit_of(o->weight);
-      fo.palette = FG_PAL_JAVA;
       rc = o->format == FORMAT_SVG ? fg_write_svg(f, g.p, &fo) : fg_write_html(f, g.p, &fo);
+      cut_note(&g, path, s->report.stacks, err, errlen); /* said by the caller once written */
       fg_profile_free(g.p);
-      if (g.cut_stacks) /* said by the caller once the file is there */
-        snprintf(err, errlen,
-                 "%s: %zu of %zu stacks (%.1f%% of the weight) drawn cut under \"%s\": a flame "
-                 "graph holds at most %zu frames; the folded format keeps them all",
-                 path, g.cut_stacks, r->stacks, 100.0 * (double)g.cut_weight / (double)g.total,
-                 OUTPUT_CUT_FRAME, max_nodes);
     }
   }
   rc = commit_close(&of, path, rc);
@@ -544,44 +641,6 @@ static int write_one(const struct agent_options *o, const char *path,
     return rc;
   }
   return 0;
-}
-
-/* The part of s of event kind `kind`: its stacks (renumbered) and their time entries; the rest
- * (frames, threads, marks, the report) shared with s. Free with free_event_view. 0 or -ENOMEM. */
-static int event_view(const struct sampler_snapshot *s, int kind, struct sampler_snapshot *v) {
-  *v = *s;
-  v->stacks = malloc((s->n ? s->n : 1) * sizeof *v->stacks);
-  uint32_t *index = malloc((s->n ? s->n : 1) * sizeof *index);
-  v->time.entries = malloc((s->time.n ? s->time.n : 1) * sizeof *v->time.entries);
-  if (!v->stacks || !index || !v->time.entries) {
-    free(v->stacks);
-    free(index);
-    free(v->time.entries);
-    return -ENOMEM;
-  }
-  v->n = 0;
-  for (size_t i = 0; i < s->n; i++) {
-    index[i] = UINT32_MAX;
-    if (s->stacks[i].kind != kind) continue;
-    index[i] = (uint32_t)v->n;
-    v->stacks[v->n++] = s->stacks[i];
-  }
-  v->time.n = 0;
-  for (size_t i = 0; i < s->time.n; i++) {
-    const struct sampler_time_entry *e = &s->time.entries[i];
-    if (e->stack >= s->n || index[e->stack] == UINT32_MAX) continue;
-    v->time.entries[v->time.n] = *e;
-    v->time.entries[v->time.n++].stack = index[e->stack];
-  }
-  v->report.stacks = v->n;
-  v->report.events = 1u << kind;
-  free(index);
-  return 0;
-}
-
-static void free_event_view(struct sampler_snapshot *v) {
-  free(v->stacks);
-  free(v->time.entries);
 }
 
 /* path with each %e as `name` into out[len]. 0 or -ENAMETOOLONG. */
@@ -600,12 +659,15 @@ static int event_path(const char *path, const char *name, char *out, size_t len)
 }
 
 /* A profile of several events: one file each for the formats of one event (their names from
- * %e, which settle() made sure of), else one file with all; %e says which events. */
+ * %e, which settle() made sure of; html without %e: one page with all), else one file with
+ * all; %e says which events. */
 int output_write(const struct agent_options *o, const char *path, const struct sampler_snapshot *s,
                  char *err, size_t errlen) {
   unsigned ev = opt_events(o);
   char file[OPT_FILE_MAX], names[64];
   int several = (ev & (ev - 1)) && o->format != FORMAT_PPROF && o->format != FORMAT_JFR;
+  if (several && o->format == FORMAT_HTML && !opt_names_events(path))
+    several = 0; /* one page, with an event selector */
   if (!several) {
     opt_event_names(ev, "+", names, sizeof names);
     if (event_path(path, names, file, sizeof file)) {

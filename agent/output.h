@@ -22,8 +22,9 @@ int output_check_writable(const struct agent_options *o, char *err, size_t errle
 void output_set_program(const char *program);
 
 /* Writes the profile of snapshot s to path, as o says: with several events (o's event=) and a
- * format of one event a file (folded, text, svg, html), a file per event, each path's %e its
- * name ("cpu"); else one file, %e the events' names joined by '+' ("cpu+alloc"). Thread-safe;
+ * format of one event a file (folded, text, svg; html with %e), a file per event, each path's
+ * %e its name ("cpu"); else one file (html: a page with an event selector), %e the events'
+ * names joined by '+' ("cpu+alloc"). Thread-safe;
  * not signal-safe. Returns 0, or a negative errno-style code with the reason in err (the old
  * file, if any, is then left as it was; of several, those before it are written). On success
  * err holds what the user should be told about the files written (a flame graph drawn with

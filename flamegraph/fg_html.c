@@ -9,6 +9,8 @@
  * left out and counted in "pruned"; when more than o->html_max_nodes remain, the cut is
  * raised until the largest nodes fit (a node's share is never larger than its parent's, so
  * a cut by share always keeps whole top-down subtrees).
+ * Several profiles (the agent's events: fg_write_html_events) go in as `const FG_EVENTS =
+ * [{"event":..,"data":<json>},...]`, FG_DATA the one the URL fragment's e= names.
  * Hazards: the JSON sits inside a <script> element, so '<' is written as \u003c (a name
  * containing "</script>" cannot close it); names that are not valid UTF-8 (possible through
  * the API) are written with U+FFFD.
@@ -203,24 +205,14 @@ static void put_palette(fg_buf *b) {
   fg_buf_puts(b, "]}");
 }
 
-/* fg_write_html: see flamegraph.h. */
-int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
-  if (!out || !p) return -EINVAL;
+/* The page's data object of p ({"version":1,...}) into b. 0 or a negative code. */
+static int put_data(fg_buf *b, const fg_profile *p, const fg_options *opts) {
   fg_options o;
   if (opts)
     o = *opts;
   else
     fg_options_init(&o);
   if (!(o.html_prune >= 0 && o.html_prune <= 1)) return -EINVAL;
-  const char *tpl = (const char *)fg_viewer_html;
-  const char *mark = NULL;
-  for (size_t i = 0; i + sizeof k_marker - 1 <= fg_viewer_html_len; i++)
-    if (tpl[i] == '/' && memcmp(tpl + i, k_marker, sizeof k_marker - 1) == 0) {
-      mark = tpl + i;
-      break;
-    }
-  if (!mark) return -EINVAL; /* a template without the data line: a build problem */
-
   fg_tree t;
   int rc = fg_tree_build(&t, p);
   if (rc) return rc;
@@ -230,8 +222,7 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
                 .min_base = threshold(p->total[FG_BASE], cut)};
   c.name_map = malloc(((size_t)p->nnames + 1) * sizeof *c.name_map);
   c.names = malloc(((size_t)p->nnames + 1) * sizeof *c.names);
-  fg_buf b = {0};
-  if (!c.name_map || !c.names || fg_buf_init(&b, out) != 0) {
+  if (!c.name_map || !c.names) {
     rc = -ENOMEM;
     goto done;
   }
@@ -240,59 +231,58 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
   if (rc) goto done;
 
   int diff = p->diff;
-  fg_buf_put(&b, tpl, (size_t)(mark - tpl));
-  fg_buf_puts(&b, "const FG_DATA = {\"version\":1,\"title\":");
+  fg_buf_puts(b, "{\"version\":1,\"title\":");
   const char *title = o.title ? o.title : diff ? "Differential Flame Graph" : "Flame Graph";
-  fg_buf_json(&b, title, strlen(title));
-  fg_buf_puts(&b, ",\"subtitle\":");
-  json_str_or_null(&b, o.subtitle);
-  fg_buf_puts(&b, ",\"countName\":");
-  json_str_or_null(&b, o.count_name ? o.count_name : "samples");
-  fg_buf_puts(&b, diff ? ",\"diff\":true,\"total\":" : ",\"diff\":false,\"total\":");
-  fg_buf_u64(&b, p->total[FG_MAIN]);
+  fg_buf_json(b, title, strlen(title));
+  fg_buf_puts(b, ",\"subtitle\":");
+  json_str_or_null(b, o.subtitle);
+  fg_buf_puts(b, ",\"countName\":");
+  json_str_or_null(b, o.count_name ? o.count_name : "samples");
+  fg_buf_puts(b, diff ? ",\"diff\":true,\"total\":" : ",\"diff\":false,\"total\":");
+  fg_buf_u64(b, p->total[FG_MAIN]);
   if (diff) {
-    fg_buf_puts(&b, ",\"totalBase\":");
-    fg_buf_u64(&b, p->total[FG_BASE]);
+    fg_buf_puts(b, ",\"totalBase\":");
+    fg_buf_u64(b, p->total[FG_BASE]);
   }
-  fg_buf_puts(&b, ",\n\"names\":[");
+  fg_buf_puts(b, ",\n\"names\":[");
   for (uint32_t i = 0; i < c.nnames; i++) {
-    if (i) fg_buf_puts(&b, (i & 63) ? "," : ",\n");
+    if (i) fg_buf_puts(b, (i & 63) ? "," : ",\n");
     const fg_name *nm = &p->names[c.names[i]];
-    fg_buf_json(&b, nm->s, nm->len);
+    fg_buf_json(b, nm->s, nm->len);
   }
-  fg_buf_puts(&b, "],\n\"nameKinds\":[");
+  fg_buf_puts(b, "],\n\"nameKinds\":[");
   for (uint32_t i = 0; i < c.nnames; i++) {
-    if (i) fg_buf_puts(&b, (i & 63) ? "," : ",\n");
+    if (i) fg_buf_puts(b, (i & 63) ? "," : ",\n");
     const fg_name *nm = &p->names[c.names[i]];
     size_t disp;
-    fg_buf_u64(&b, (uint64_t)fg_kind_of(nm->s, nm->len, &disp));
+    fg_buf_u64(b, (uint64_t)fg_kind_of(nm->s, nm->len, &disp));
   }
-  fg_buf_puts(&b, diff ? "],\n\"stride\":6,\"nodes\":[" : "],\n\"stride\":4,\"nodes\":[");
+  fg_buf_puts(b, diff ? "],\n\"stride\":6,\"nodes\":[" : "],\n\"stride\":4,\"nodes\":[");
   for (size_t i = 0; i < c.n; i++) {
     uint32_t node = c.list[i].node;
-    if (i) fg_buf_puts(&b, (i & 31) ? "," : ",\n");
+    if (i) fg_buf_puts(b, (i & 31) ? "," : ",\n");
     if (node == 0)
-      fg_buf_puts(&b, "-1");
+      fg_buf_puts(b, "-1");
     else
-      fg_buf_u64(&b, c.name_map[p->nodes[node].name]);
-    fg_buf_putc(&b, ',');
-    fg_buf_u64(&b, c.list[i].depth);
-    fg_buf_putc(&b, ',');
-    fg_buf_u64(&b, t.total[node]);
-    fg_buf_putc(&b, ',');
-    fg_buf_u64(&b, fg_self(p, node, FG_MAIN));
+      fg_buf_u64(b, c.name_map[p->nodes[node].name]);
+    fg_buf_putc(b, ',');
+    fg_buf_u64(b, c.list[i].depth);
+    fg_buf_putc(b, ',');
+    fg_buf_u64(b, t.total[node]);
+    fg_buf_putc(b, ',');
+    fg_buf_u64(b, fg_self(p, node, FG_MAIN));
     if (diff) {
-      fg_buf_putc(&b, ',');
-      fg_buf_u64(&b, fg_tree_base(&t, node));
-      fg_buf_putc(&b, ',');
-      fg_buf_u64(&b, fg_self(p, node, FG_BASE));
+      fg_buf_putc(b, ',');
+      fg_buf_u64(b, fg_tree_base(&t, node));
+      fg_buf_putc(b, ',');
+      fg_buf_u64(b, fg_self(p, node, FG_BASE));
     }
   }
-  fg_buf_puts(&b, "],\n\"pruned\":{\"nodes\":");
-  fg_buf_u64(&b, p->nnodes - c.n); /* every node not kept lies in a pruned subtree */
-  fg_buf_puts(&b, ",\"samples\":");
-  fg_buf_u64(&b, c.pruned_samples);
-  fg_buf_putc(&b, '}');
+  fg_buf_puts(b, "],\n\"pruned\":{\"nodes\":");
+  fg_buf_u64(b, p->nnodes - c.n); /* every node not kept lies in a pruned subtree */
+  fg_buf_puts(b, ",\"samples\":");
+  fg_buf_u64(b, c.pruned_samples);
+  fg_buf_putc(b, '}');
   if (p->time) {
     c.page_of = malloc((size_t)p->nnodes * sizeof *c.page_of);
     if (!c.page_of) {
@@ -301,23 +291,70 @@ int fg_write_html(FILE *out, const fg_profile *p, const fg_options *opts) {
     }
     memset(c.page_of, 0xff, (size_t)p->nnodes * sizeof *c.page_of);
     for (size_t i = 0; i < c.n; i++) c.page_of[c.list[i].node] = (uint32_t)i;
-    rc = fg_time_write_page(&b, p, c.page_of, o.html_max_time);
+    rc = fg_time_write_page(b, p, c.page_of, o.html_max_time);
     if (rc) goto done;
   }
-  fg_buf_puts(&b, ",\n");
-  put_palette(&b);
-  fg_buf_puts(&b, "};");
-  const char *rest = mark + sizeof k_marker - 1;
-  fg_buf_put(&b, rest, fg_viewer_html_len - (size_t)(rest - tpl));
+  fg_buf_puts(b, ",\n");
+  put_palette(b);
+  fg_buf_puts(b, "}");
 done:
-  if (b.data) {
-    int rc2 = fg_buf_finish(&b);
-    if (!rc) rc = rc2;
-  }
   free(c.list);
   free(c.name_map);
   free(c.names);
   free(c.page_of);
   fg_tree_free(&t);
   return rc;
+}
+
+/* The page with ps[0..n) as its data: one (events NULL) as FG_DATA; several as FG_EVENTS, each
+ * named by events[i], FG_DATA the one the fragment's e= names (else the first). */
+static int write_page(FILE *out, const fg_profile *const *ps, const fg_options *os,
+                      const char *const *events, size_t n) {
+  if (!out || !n) return -EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (!ps[i]) return -EINVAL;
+  const char *tpl = (const char *)fg_viewer_html;
+  const char *mark = NULL;
+  for (size_t i = 0; i + sizeof k_marker - 1 <= fg_viewer_html_len; i++)
+    if (tpl[i] == '/' && memcmp(tpl + i, k_marker, sizeof k_marker - 1) == 0) {
+      mark = tpl + i;
+      break;
+    }
+  if (!mark) return -EINVAL; /* a template without the data line: a build problem */
+  fg_buf b = {0};
+  if (fg_buf_init(&b, out) != 0) return -ENOMEM;
+  fg_buf_put(&b, tpl, (size_t)(mark - tpl));
+  int rc = 0;
+  if (!events) {
+    fg_buf_puts(&b, "const FG_DATA = ");
+    rc = put_data(&b, ps[0], os);
+  } else {
+    fg_buf_puts(&b, "const FG_EVENTS = [");
+    for (size_t i = 0; i < n && !rc; i++) {
+      fg_buf_puts(&b, i ? ",\n{\"event\":" : "{\"event\":");
+      put_str(&b, events[i]);
+      fg_buf_puts(&b, ",\"data\":");
+      rc = put_data(&b, ps[i], os ? &os[i] : NULL);
+      fg_buf_putc(&b, '}');
+    }
+    fg_buf_puts(&b, "];\nconst FG_DATA = FG_EVENTS[Math.max(0, FG_EVENTS.findIndex((x) => x.event "
+                    "=== new URLSearchParams(location.hash.slice(1)).get(\"e\")))].data");
+  }
+  fg_buf_puts(&b, ";");
+  const char *rest = mark + sizeof k_marker - 1;
+  if (!rc) fg_buf_put(&b, rest, fg_viewer_html_len - (size_t)(rest - tpl));
+  int rc2 = fg_buf_finish(&b);
+  return rc ? rc : rc2;
+}
+
+/* fg_write_html: see flamegraph.h. */
+int fg_write_html(FILE *out, const fg_profile *p, const fg_options *o) {
+  return write_page(out, &p, o, NULL, 1);
+}
+
+/* fg_write_html_events: see flamegraph.h. */
+int fg_write_html_events(FILE *out, const fg_profile *const *ps, const fg_options *os,
+                         const char *const *events, size_t n) {
+  if (!events) return -EINVAL;
+  return write_page(out, ps, os, events, n);
 }

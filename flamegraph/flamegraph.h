@@ -191,6 +191,11 @@ void fg_options_init(fg_options *o);
 int fg_write_folded(FILE *out, const fg_profile *p);
 int fg_write_svg(FILE *out, const fg_profile *p, const fg_options *o);
 int fg_write_html(FILE *out, const fg_profile *p, const fg_options *o);
+/* One page of several profiles (the agent's events, event=cpu,alloc,lock): ps[i] written with
+ * os[i] (NULL: the defaults for all) under the name events[i] ("cpu"); the page shows one at a
+ * time, chosen by its event selector (the URL fragment's e=; the first by default). */
+int fg_write_html_events(FILE *out, const fg_profile *const *ps, const fg_options *os,
+                         const char *const *events, size_t n);
 
 /* Writes the n bytes at s to out as one JSON string, as the page's data carries names: quoted;
  * '"', '\\', control characters and <>& escaped; a byte that forms no UTF-8 character written

@@ -659,11 +659,13 @@ const fgModel = (function () {
   const esc = (s) => s.replace(/[&<>"]/g, (c) => ESC[c]);
 
   /* ---- the view's state in the URL fragment ----
-   * t thread name, s search, z zoomed node, r reversed, i icicle, w width mode (diff); the time
+   * e event (a page of several), t thread name, s search, z zoomed node, r reversed, i icicle,
+   * w width mode (diff); the time
    * axis: a range of cells (h), a second range (h2, the differential against h), the heat
    * map's view (hv). */
   function encodeState(st, threadName) {
     const p = new URLSearchParams();
+    if (st.event) p.set("e", st.event);
     if (threadName !== null) p.set("t", threadName);
     if (st.range) p.set("h", rangeParam(st.range));
     if (st.range && st.range2) p.set("h2", rangeParam(st.range2));
@@ -678,6 +680,7 @@ const fgModel = (function () {
   function decodeState(fragment) {
     const p = new URLSearchParams(fragment);
     return {
+      event: p.get("e") || "",
       thread: p.get("t") || "",
       src: p.get("s") || "",
       zoom: +(p.get("z") || 0),

@@ -4,7 +4,7 @@
  * this file by page/assemble.cmake), and handles the controls, keys and URL fragment.
  * Test hooks: window.fgView (search, zoom, state) and data-* attributes on the controls.
  */
-/* global FG_DATA, fgModel */
+/* global FG_DATA, FG_EVENTS, fgModel */
 (function (D, M) {
   "use strict";
   const names = D.names;
@@ -72,6 +72,7 @@
 
   /* ---- view state ---- */
   const st = {
+    event: "" /* a page of several events: the one shown (kept in the fragment's e=) */,
     zoom: 0,
     re: null,
     src: "",
@@ -374,6 +375,24 @@
       rows(callers, "←") +
       `<tr><td><b>callees</b></td><td></td></tr>` +
       rows(callees, "→");
+  }
+
+  /* ---- event selector: a page of several events (FG_EVENTS) shows one, FG_DATA, chosen by
+   * the fragment's e=; another is another page's data: the page loads again with it ---- */
+  const EVENTS = typeof FG_EVENTS === "undefined" ? [] : FG_EVENTS;
+  const evSel = $("event");
+  const thisEvent = (EVENTS.find((x) => x.data === D) || { event: "" }).event;
+  if (EVENTS.length > 1) {
+    evSel.innerHTML = EVENTS.map(
+      (x) =>
+        `<option value="${esc(x.event)}">${esc(x.event)} (${esc(x.data.countName || "samples")})</option>`,
+    ).join("");
+    evSel.value = thisEvent;
+    evSel.hidden = false;
+    st.event = thisEvent;
+    evSel.addEventListener("change", () => {
+      location.hash = "e=" + encodeURIComponent(evSel.value);
+    });
   }
 
   /* ---- thread selector: the graph, the table and the percentages show one thread ---- */
@@ -715,6 +734,12 @@
   }
   function loadState() {
     const s = M.decodeState(location.hash.slice(1));
+    /* the event the fragment names (FG_DATA's choice: the first when it names none of them) */
+    const named = EVENTS.find((x) => x.event === s.event) || EVENTS[0];
+    if (EVENTS.length > 1 && named.event !== thisEvent) {
+      location.reload(); /* another event: its data */
+      return;
+    }
     st.reverse = s.reverse;
     st.icicle = s.icicle;
     st.widthMode = s.widthMode;

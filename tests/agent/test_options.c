@@ -707,6 +707,7 @@ Test(options, several_events) {
               {"event=alloc,lock,alloc=64k,lock=1ms,file=a.jfr",
                1u << SAMPLER_EVENT_ALLOC | 1u << SAMPLER_EVENT_LOCK},
               {"event=lock,cpu,format=html", 1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_LOCK},
+              {"event=cpu,alloc,file=p.html", 1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_ALLOC},
               {"event=cpu,alloc,weight=cpu,file=x-%e-%n.txt,loop=1s",
                1u << SAMPLER_EVENT_CPU | 1u << SAMPLER_EVENT_ALLOC},
               {"event=cpu,alloc,hasrun=regs,file=a.pb.gz",
@@ -717,24 +718,26 @@ Test(options, several_events) {
   }
   cr_assert_eq(opt_parse("event=cpu,alloc,format=svg", &o, err, sizeof err), 0, "%s", err);
   cr_expect(opt_names_events(o.file_pattern), "the default file has %%e: %s", o.file_pattern);
+  cr_assert_eq(opt_parse("event=cpu,alloc,format=html", &o, err, sizeof err), 0, "%s", err);
+  cr_expect(!opt_names_events(o.file_pattern), "html: one page: %s", o.file_pattern);
   cr_expect(!opt_names_events("a-%%e.svg"), "%%%%e is a literal");
   cr_expect_eq(opt_parse("file=a-%%e.svg", &o, err, sizeof err), -EINVAL, "%%%%e is refused");
   cr_expect(strstr(err, "file=a-%%e.svg: a literal %e"), "%s", err);
 
   static const struct {
     const char *s, *msg;
-  } bad[] = {
-      {"event=cpu,wall", "event=cpu,wall: cpu and wall exclude each other"},
-      {"event=alloc,alloc", "event=alloc,alloc: alloc given twice"},
-      {"event=cpu,alloc,cpu", "event=cpu,alloc,cpu: cpu given twice"},
-      {"event=cpu,mutex", "event=cpu,mutex: 'mutex' is not an event; accepted: cpu, wall"},
-      {"event=cpu,depth", "option 'depth' needs a value (depth=...)"},
-      {"event=cpu,alloc,file=p.folded",
-       "event=cpu,alloc with file=p.folded: a folded file holds one event; put %e"},
-      {"event=alloc,lock,file=p.html", "event=alloc,lock with file=p.html: a html file"},
-      {"event=cpu,lock,file=p.txt", "pick one event (pprof and jfr hold several in one file)"},
-      {"event=alloc,lock,weight=cpu,file=a.jfr", "weight=cpu: not with event=alloc,lock"},
-      {"event=alloc,lock,hasrun=regs,file=a.jfr", "hasrun=regs: not with event=alloc"}};
+  } bad[] = {{"event=cpu,wall", "event=cpu,wall: cpu and wall exclude each other"},
+             {"event=alloc,alloc", "event=alloc,alloc: alloc given twice"},
+             {"event=cpu,alloc,cpu", "event=cpu,alloc,cpu: cpu given twice"},
+             {"event=cpu,mutex", "event=cpu,mutex: 'mutex' is not an event; accepted: cpu, wall"},
+             {"event=cpu,depth", "option 'depth' needs a value (depth=...)"},
+             {"event=cpu,alloc,file=p.folded",
+              "event=cpu,alloc with file=p.folded: a folded file holds one event; put %e"},
+             {"event=alloc,lock,file=p.svg", "event=alloc,lock with file=p.svg: a svg file"},
+             {"event=cpu,lock,file=p.txt",
+              "pick one event (html, pprof and jfr hold several in one file)"},
+             {"event=alloc,lock,weight=cpu,file=a.jfr", "weight=cpu: not with event=alloc,lock"},
+             {"event=alloc,lock,hasrun=regs,file=a.jfr", "hasrun=regs: not with event=alloc"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cr_expect_eq(opt_parse(bad[i].s, &o, err, sizeof err), -EINVAL, "%s", bad[i].s);
     cr_expect(strstr(err, bad[i].msg), "%s: %s", bad[i].s, err);

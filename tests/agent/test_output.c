@@ -501,6 +501,29 @@ Test(output, several_events_are_a_file_each_or_a_sample_type_each) {
   cr_expect(strstr(slurp(path), "Total: 4196 bytes allocated (estimated) in 2 distinct stacks"),
             "%s", slurp(path));
 
+  options_for(&o, "p.html", "event=cpu,alloc,lock");
+  cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
+  const char *page = slurp(o.file), *at = strstr(page, "const FG_EVENTS = [");
+  cr_assert(at, "one page of several events");
+  static const char *const parts[] = {
+      "{\"event\":\"cpu\",\"data\":{\"version\":1,\"title\":\"CPU profile: ",
+      "\"countName\":\"samples\"",
+      "\"total\":5,",
+      "{\"event\":\"alloc\",\"data\":{\"version\":1,\"title\":\"Allocation profile: ",
+      "\"countName\":\"bytes\"",
+      "\"total\":4196,",
+      "{\"event\":\"lock\",\"data\":{\"version\":1,\"title\":\"Lock (time blocked) profile: ",
+      "\"countName\":\"ns\"",
+      "\"total\":5000,",
+      "];\nconst FG_DATA = FG_EVENTS["};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) { /* in this order */
+    const char *next = strstr(at, parts[i]);
+    cr_expect(next, "the page lacks %s after %.80s", parts[i], at);
+    if (next) at = next;
+  }
+  cr_expect_eq(others_in_dir("p.html"), 6,
+               "one page (beside the 6 files above), no temporary file");
+
   options_for(&o, "p-%e.pb.gz", "event=cpu,alloc,lock");
   cr_assert_eq(write_now(&o, err, sizeof err), 0, "%s", err);
   snprintf(path, sizeof path, "%s/p-cpu+alloc+lock.pb.gz", dir);

@@ -257,7 +257,11 @@ test("URL state: what differs from the default, and back", () => {
   assert.equal(h, "t=%5Bmain+tid%3D1%5D&s=a%7Cb&z=7&r=1&w=2");
   assert.equal(M.encodeState({ icicle: true }, null), "i=1");
   assert.equal(M.decodeState("i=1").icicle, true);
+  /* a page of several events: the one shown first */
+  assert.equal(M.encodeState({ event: "alloc", reverse: true }, null), "e=alloc&r=1");
+  assert.equal(M.decodeState("e=alloc&r=1").event, "alloc");
   assert.deepEqual(M.decodeState(h), {
+    event: "",
     thread: "[main tid=1]",
     src: "a|b",
     zoom: 7,

@@ -88,7 +88,7 @@ def with_time(text, time):
     return text.replace(',\n"palette":{', ',\n"time":' + member + ',\n"palette":{', 1)
 
 
-def probe(name, folded, body, args=(), hash="", time=None):
+def probe(name, folded, body, args=(), hash="", time=None, page_of=None):
     """The page of `folded` (with a time axis: with_time) with the probe `body` (JS returning a
     JSON-able value) run at load; returns that value, or None (and a failure) when the page
     broke."""
@@ -100,6 +100,8 @@ def probe(name, folded, body, args=(), hash="", time=None):
     text = open(page, encoding="utf-8").read()
     if time:
         text = with_time(text, time)
+    if page_of:
+        text = page_of(text)
     script = ("<script>\n" + HELPERS + "window.addEventListener('load', function () {\n"
               "  var out; try { out = (function () {\n" + body + "\n})(); } catch (e) { out = 'ERROR ' + e; }\n"
               "  var p = document.createElement('pre'); p.id = 'probe';\n"
@@ -413,6 +415,47 @@ if got:
 got = probe("heatmap-none", "a 1\n", "return { hidden: document.getElementById('timeline').hidden };")
 if got:
     expect("heatmap", "no time axis: nothing shown", got["hidden"], True)
+
+
+# --- several events in one page (the agent's event=cpu,alloc,lock, fg_write_html_events) ------
+def with_events(text):
+    """The page `text` made a page of two events as the agent writes one: "cpu" its own data,
+    "alloc" that of a second profile (EVENT2, in bytes)."""
+    src = os.path.join(TMP, "events2.folded")
+    with open(src, "w") as f:
+        f.write(EVENT2)
+    page = os.path.join(TMP, "events2.html")
+    subprocess.run([BIN, src, "-o", page, "--countname", "bytes", "--title", "Allocation profile"], check=True)
+    def data(t):
+        at = t.index("const FG_DATA = ") + len("const FG_DATA = ")
+        _, end = json.JSONDecoder().raw_decode(t, at)
+        return at, end, t[at:end]
+    at, end, cpu = data(text)
+    alloc = data(open(page, encoding="utf-8").read())[2]
+    line = ('const FG_EVENTS = [{"event":"cpu","data":' + cpu + '},\n{"event":"alloc","data":' + alloc +
+            '}];\nconst FG_DATA = FG_EVENTS[Math.max(0, FG_EVENTS.findIndex((x) => x.event === '
+            'new URLSearchParams(location.hash.slice(1)).get("e")))].data')
+    return text[:at - len("const FG_DATA = ")] + line + text[end:]
+
+
+EVENT1, EVENT2 = "main;a;hot 60\nmain;b 40\n", "main;alloc;byte[]_[a] 4096\nmain;alloc;long[]_[a] 1024\n"
+EVENTS = r"""var s = document.getElementById('event');
+return { hidden: s.hidden, value: s.value, options: [].map.call(s.options, function (o) { return o.textContent; }),
+         title: document.getElementById('title').textContent, link: location.hash,
+         unit: document.querySelector('#ftable th[data-k=self]').textContent, rows: rows().length };"""
+for hash, want in (("", ("cpu", "Flame Graph", "Self (samples)", "#e=cpu")),
+                   ("#e=alloc", ("alloc", "Allocation profile", "Self (bytes)", "#e=alloc")),
+                   ("#e=alloc&r=1", ("alloc", "Allocation profile", "Self (bytes)", "#e=alloc&r=1")),
+                   ("#e=nope", ("cpu", "Flame Graph", "Self (samples)", "#e=cpu"))):
+    got = probe("events", EVENT1, EVENTS, hash=hash, page_of=with_events)
+    if got:
+        expect("events", f"{hash or 'no fragment'}: the selector", (got["hidden"], got["options"]),
+               (False, ["cpu (samples)", "alloc (bytes)"]))
+        expect("events", f"{hash or 'no fragment'}: the event shown, its unit, the link",
+               (got["value"], got["title"], got["unit"], got["link"]), want)
+got = probe("events-one", EVENT1, EVENTS)
+if got:
+    expect("events", "one event: no selector", got["hidden"], True)
 
 for f in failures:
     print("FAIL", f)
