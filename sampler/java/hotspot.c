@@ -121,6 +121,49 @@ static int int_constant(hotspot_sym_fn sym, void *ctx, const char *name, int *v)
   }
 }
 
+long hotspot_vm_field(hotspot_sym_fn sym, void *ctx, const char *type, const char *name) {
+  struct structs vs;
+  if (read_structs(sym, ctx, &vs) != 0) return -1;
+  struct types ty;
+  read_types(sym, ctx, &ty);
+  return field(&vs, &ty, type, name);
+}
+
+void *hotspot_vm_static(hotspot_sym_fn sym, void *ctx, const char *type, const char *name) {
+  struct structs vs;
+  uint64_t addr_off;
+  if (read_structs(sym, ctx, &vs) != 0 ||
+      read_u64(sym, ctx, "gHotSpotVMStructEntryAddressOffset", &addr_off) != 0)
+    return NULL;
+  for (const char *e = vs.t.base;; e += vs.t.stride) {
+    const char *tname = str_at(e, vs.type), *fname = str_at(e, vs.field);
+    if (!tname) return NULL;
+    int32_t is_static;
+    memcpy(&is_static, e + vs.is_static, sizeof is_static);
+    if (fname && is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
+      void *a;
+      memcpy(&a, e + addr_off, sizeof a);
+      return a;
+    }
+  }
+}
+
+long hotspot_vm_type_size(hotspot_sym_fn sym, void *ctx, const char *type) {
+  struct types ty;
+  uint64_t size_off;
+  read_types(sym, ctx, &ty);
+  if (!ty.t.base || read_u64(sym, ctx, "gHotSpotVMTypeEntrySizeOffset", &size_off) != 0) return -1;
+  for (const char *e = ty.t.base;; e += ty.t.stride) {
+    const char *tname = str_at(e, ty.type);
+    if (!tname) return -1;
+    if (strcmp(tname, type) == 0) {
+      uint64_t size;
+      memcpy(&size, e + size_off, sizeof size);
+      return size <= 1u << 20 ? (long)size : -1;
+    }
+  }
+}
+
 int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l, const char **why) {
   static const struct {
     const char *type, *name, *what;
@@ -177,18 +220,6 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
 
 #define BLOB_SEARCH 1024 /* bytes before the code searched for the blob's header */
 
-static int32_t int_at(const unsigned char *p, long off) {
-  int32_t v;
-  memcpy(&v, p + off, sizeof v);
-  return v;
-}
-
-static uintptr_t ptr_at(const unsigned char *p, long off) {
-  uintptr_t v;
-  memcpy(&v, p + off, sizeof v);
-  return v;
-}
-
 int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size) {
   /* JDK 17 and 21: the header holds its code's bounds as addresses; JDK 25: as offsets from
    * the header (code_begin = header + _code_offset, code_end = header + _data_offset; its
@@ -220,19 +251,21 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
    * the blob's size covers the code (other words of a header can repeat the code's bounds) */
   for (size_t back = ((size_t)need + 7) & ~(size_t)7; back <= len; back += 8) {
     const unsigned char *h = buf + len - back; /* h + need <= buf + len */
-    int32_t total = int_at(h, l->blob_size);
+    int32_t total = hotspot_i32_at(h, l->blob_size);
     if (by_address) {
-      int32_t header = int_at(h, l->blob_header_size);
-      if (ptr_at(h, l->blob_code_begin) != c || ptr_at(h, l->blob_code_end) != c + size ||
-          header <= 0 || (size_t)header > back || total <= 0 || back + size > (size_t)total)
+      int32_t header = hotspot_i32_at(h, l->blob_header_size);
+      if (hotspot_word_at(h, l->blob_code_begin) != c ||
+          hotspot_word_at(h, l->blob_code_end) != c + size || header <= 0 ||
+          (size_t)header > back || total <= 0 || back + size > (size_t)total)
         continue;
     } else {
-      int32_t code_off = int_at(h, l->blob_code_offset), data_off = int_at(h, l->blob_data_offset);
+      int32_t code_off = hotspot_i32_at(h, l->blob_code_offset),
+              data_off = hotspot_i32_at(h, l->blob_data_offset);
       if (code_off <= 0 || (size_t)code_off != back || data_off < code_off ||
           (size_t)(data_off - code_off) != size || total < data_off)
         continue;
     }
-    int32_t frame = int_at(h, l->blob_frame_size);
+    int32_t frame = hotspot_i32_at(h, l->blob_frame_size);
     return frame > 0 && frame <= 4096 ? frame : 0;
   }
   return 0;

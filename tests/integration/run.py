@@ -1086,6 +1086,33 @@ def case_codemap_follows():
     check(int(s["recovered_stub"]) > 0, "10ms: no sample walked from a stub's Java caller")
 
 
+def case_codecache():
+    """The code-cache reader (sampler/java/codecache.h, not yet wired into the sampler) against
+    the JVM's own events, through the test-only agent tests/integration/jni/codecheck.c alone (no
+    sampler): while a program compiles fresh code again and again, every nmethod that
+    CompiledMethodLoad reports is looked up at three pcs; >= 99% must come back as that nmethod
+    (same code range, same jmethodID), compiled at C1 and C2 levels; every DynamicCodeGenerated
+    stub must be found as a blob that is not an nmethod, and nothing outside the code cache."""
+    payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
+    cmd = [ARGS.java, "-Xmx256m", f"-agentpath:{ARGS.codecheck}", "-cp", ARGS.classes, "Scenarios", "jit", "3",
+           payload]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("codecheck:")]
+    print("\n".join(lines))
+    check(p.returncode == 0, f"the JVM exited with {p.returncode}: {p.stderr[-2000:]}")
+    got = dict(kv.split("=", 1) for ln in lines if " nmethods=" in ln for kv in ln.split()[1:])
+    check(got, "no codecheck summary line")
+    n, ok = int(got["nmethods"]), int(got["agree"])
+    levels = [int(x) for x in got["levels"].split(",")]
+    check(n >= 200, f"only {n} nmethods reported")
+    check(ok >= 0.99 * n, f"only {ok} of {n} nmethods found by the reader as the events state them (>= 99%)")
+    check(levels[4] > 0 and sum(levels[1:4]) > 0, f"compile levels 0..4,other: {levels}: want C1 and C2 ones")
+    check(levels[5] == 0, f"{levels[5]} nmethods with a compile level outside 0..4")
+    stubs, found = int(got["stubs"]), int(got["stubs_found"])
+    check(stubs >= 50 and found >= 0.99 * stubs, f"only {found} of {stubs} stubs found as non-nmethod blobs")
+    check(int(got["outside_found"]) == 0, f"{got['outside_found']} addresses outside the code cache found in it")
+
+
 def case_trig():
     """A thread living in the Math.sin/Math.log intrinsic stubs: >= 99.5% of its samples keep
     their Java stack — also those taken in a stub's first instruction, after it pushed its frame
@@ -3309,6 +3336,7 @@ def main():
     ap.add_argument("--jcmd", help="default: the jcmd beside --java, else jcmd from PATH")
     ap.add_argument("--jnilib", help="the JNI library of the native-frame scenarios")
     ap.add_argument("--dltarget", help="the library the dlopen storm loads")
+    ap.add_argument("--codecheck", help="the test-only agent that checks the code-cache reader")
     ap.add_argument("--launcher", help="the sampler launcher (build/bin/sampler)")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
