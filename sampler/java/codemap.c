@@ -129,6 +129,26 @@ static struct cm_entry *pos_entry(const struct cm_root *r, struct cm_pos p) {
   return r->leaves[p.l]->e[p.i];
 }
 
+/* k empty leaves for m entries, evenly filled (their n set) into *out; k is 0 when m is. Returns 0
+ * or -ENOMEM (then *out holds what was made: leaves_free it). */
+static int leaves_new(size_t m, size_t k, struct cm_leaf ***out) {
+  struct cm_leaf **fresh = k ? calloc(k, sizeof *fresh) : NULL;
+  *out = fresh;
+  if (k && !fresh) return -ENOMEM;
+  for (size_t j = 0; j < k; j++) {
+    size_t n = m / k + (j < m % k);
+    fresh[j] = malloc(sizeof(struct cm_leaf) + n * sizeof(struct cm_entry *));
+    if (!fresh[j]) return -ENOMEM;
+    fresh[j]->n = (uint32_t)n;
+  }
+  return 0;
+}
+
+static void leaves_free(struct cm_leaf **fresh, size_t k) {
+  for (size_t j = 0; fresh && j < k; j++) free(fresh[j]);
+  free(fresh);
+}
+
 /*
  * Publishes the snapshot that is the current one with the entries in [a, b) removed and `add`
  * (may be NULL) inserted at a. Retires what the new snapshot no longer uses. Returns 0 or
@@ -168,19 +188,9 @@ static int edit(struct cm_pos a, struct cm_pos b, struct cm_entry *add) {
   size_t k = m ? (m + LEAF_MAX - 1) / LEAF_MAX : 0;
   size_t nnl = nl - (lb - la) + k;
   struct cm_root *nr = root_alloc(nnl);
-  struct cm_leaf **fresh = k ? calloc(k, sizeof *fresh) : NULL;
-  int err = (m && !tmp) || !nr || (k && !fresh) || retire_reserve(1 + (lb - la) + nremoved);
-  for (size_t j = 0; !err && j < k; j++) {
-    size_t n = m / k + (j < m % k);
-    fresh[j] = malloc(sizeof(struct cm_leaf) + n * sizeof(struct cm_entry *));
-    if (!fresh[j])
-      err = 1;
-    else
-      fresh[j]->n = (uint32_t)n;
-  }
-  if (err) {
-    for (size_t j = 0; fresh && j < k; j++) free(fresh[j]);
-    free(fresh);
+  struct cm_leaf **fresh = NULL;
+  if ((m && !tmp) || !nr || leaves_new(m, k, &fresh) || retire_reserve(1 + (lb - la) + nremoved)) {
+    leaves_free(fresh, k);
     free(nr);
     free(tmp);
     return -ENOMEM;
@@ -403,19 +413,9 @@ static int sweep_locked(uint64_t gen) {
   if (keep == total) return 0;
   size_t k = (keep + LEAF_MAX - 1) / LEAF_MAX;
   struct cm_root *nr = root_alloc(k);
-  struct cm_leaf **fresh = k ? calloc(k, sizeof *fresh) : NULL;
-  int err = !nr || (k && !fresh) || retire_reserve(1 + old->nleaves + (total - keep));
-  for (size_t j = 0; !err && j < k; j++) {
-    size_t n = keep / k + (j < keep % k);
-    fresh[j] = malloc(sizeof(struct cm_leaf) + n * sizeof(struct cm_entry *));
-    if (!fresh[j])
-      err = 1;
-    else
-      fresh[j]->n = (uint32_t)n;
-  }
-  if (err) {
-    for (size_t j = 0; fresh && j < k; j++) free(fresh[j]);
-    free(fresh);
+  struct cm_leaf **fresh = NULL;
+  if (!nr || leaves_new(keep, k, &fresh) || retire_reserve(1 + old->nleaves + (total - keep))) {
+    leaves_free(fresh, k);
     free(nr);
     return -ENOMEM;
   }
