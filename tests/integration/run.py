@@ -1925,6 +1925,15 @@ def case_wall():
     check("samples/count wall/nanoseconds[dflt] cpu/nanoseconds" in raw.stdout, "pprof sample types: " + raw.stdout[:600])
 
 
+def kernel_thread(pid):
+    """Whether pid is a kernel thread (PF_KTHREAD in its flags: no memory map of its own)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[6]) & 0x00200000 != 0
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def case_launcher_errors():
     """Every refusal of the launcher, with its message and exit status."""
     import pwd
@@ -1949,6 +1958,19 @@ def case_launcher_errors():
     check(code == 3 and f"no such process: {dead.pid}" in err, err)
     code, _, err = launcher("status", os.getpid())
     check(code == 4 and "is not a HotSpot JVM" in err, err)
+    zombie = subprocess.Popen(["true"])  # ended, not reaped yet: /proc/PID/maps is empty
+    deadline = time.time() + 30
+    while time.time() < deadline and not open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+        time.sleep(0.05)
+    code, _, err = launcher("status", zombie.pid)
+    zombie.wait()
+    check(code == 3 and f"process {zombie.pid} has ended (state Z" in err, err)
+    kthread = next((int(d) for d in os.listdir("/proc") if d.isdigit() and kernel_thread(int(d))), None)
+    if kthread is None:
+        print("launcher_errors: no kernel thread visible here (a container?): its message not checked")
+    else:
+        code, _, err = launcher("status", kthread)
+        check(code == 4 and "kernel thread" in err, err)
     proc = forever_jvm()
     try:
         time.sleep(1.5)
