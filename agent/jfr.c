@@ -266,14 +266,18 @@ enum type_id {
   T_MARK,
   T_MONITOR_ENTER,
   T_THREAD_PARK,
+  T_CONTENTTYPE,
+  T_MEMORYADDRESS,
   T_END
 };
 
-#define F_CP 1     /* a constant-pool reference */
-#define F_ARRAY 2  /* dimension 1 */
-#define F_TICKS 4  /* @Timestamp("TICKS") */
-#define F_NANOS 8  /* @Timespan("NANOSECONDS") */
-#define F_BYTES 16 /* @DataAmount("BYTES") */
+#define F_CP 1       /* a constant-pool reference */
+#define F_ARRAY 2    /* dimension 1 */
+#define F_TICKS 4    /* @Timestamp("TICKS") */
+#define F_NANOS 8    /* @Timespan("NANOSECONDS") */
+#define F_BYTES 16   /* @DataAmount("BYTES") */
+#define F_MILLIS 32  /* @Timestamp("MILLISECONDS_SINCE_EPOCH") */
+#define F_ADDRESS 64 /* @MemoryAddress */
 
 struct field_def {
   const char *name;
@@ -285,9 +289,11 @@ struct field_def {
 struct type_def {
   int id;
   const char *name, *super, *label;
-  int simple;              /* one field that stands for the value: unwrapped by readers */
+  int simple;       /* one field that stands for the value: unwrapped by readers */
+  int content_type; /* an annotation that gives a value's unit or kind (@ContentType): readers
+                     * format the values so annotated (`jfr print`: "5.9 ms", "N/A", hex) */
   const char *category[2]; /* an event's category path */
-  struct field_def fields[6];
+  struct field_def fields[8];
 };
 
 #define ANNOTATION "java.lang.annotation.Annotation"
@@ -307,8 +313,8 @@ static const struct type_def TYPES[] = {
     {T_STRING, "java.lang.String"},
     {T_LABEL, "jdk.jfr.Label", ANNOTATION, .fields = VALUE},
     {T_CATEGORY, "jdk.jfr.Category", ANNOTATION, .fields = {{"value", T_STRING, F_ARRAY, NULL}}},
-    {T_TIMESTAMP, "jdk.jfr.Timestamp", ANNOTATION, .fields = VALUE},
-    {T_TIMESPAN, "jdk.jfr.Timespan", ANNOTATION, .fields = VALUE},
+    {T_TIMESTAMP, "jdk.jfr.Timestamp", ANNOTATION, .content_type = 1, .fields = VALUE},
+    {T_TIMESPAN, "jdk.jfr.Timespan", ANNOTATION, .content_type = 1, .fields = VALUE},
     {T_THREAD, "java.lang.Thread", .label = "Thread",
      .fields = {{"osName", T_STRING, 0, "OS Thread Name"},
                 {"osThreadId", T_LONG, 0, "OS Thread Id"},
@@ -365,7 +371,9 @@ static const struct type_def TYPES[] = {
      .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
                 {"name", T_STRING, 0, "Name"},
                 {"value", T_STRING, 0, "Value"}}},
-    {T_DATAAMOUNT, "jdk.jfr.DataAmount", ANNOTATION, .fields = VALUE},
+    {T_DATAAMOUNT, "jdk.jfr.DataAmount", ANNOTATION, .content_type = 1, .fields = VALUE},
+    {T_CONTENTTYPE, "jdk.jfr.ContentType", ANNOTATION},
+    {T_MEMORYADDRESS, "jdk.jfr.MemoryAddress", ANNOTATION, .content_type = 1},
     {T_ALLOCATION_SAMPLE, "jdk.ObjectAllocationSample", EVENT, "Object Allocation Sample",
      .category = {"Java Application"},
      .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
@@ -383,13 +391,18 @@ static const struct type_def TYPES[] = {
                 {"duration", T_LONG, F_NANOS, "Duration"},
                 {"eventThread", T_THREAD, F_CP, "Event Thread"},
                 {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
-                {"monitorClass", T_CLASS, F_CP, "Monitor Class"}}},
+                {"monitorClass", T_CLASS, F_CP, "Monitor Class"},
+                {"previousOwner", T_THREAD, F_CP, "Previous Monitor Owner"},
+                {"address", T_LONG, F_ADDRESS, "Monitor Address"}}},
     {T_THREAD_PARK, "jdk.ThreadPark", EVENT, "Java Thread Park", .category = {"Java Application"},
      .fields = {{"startTime", T_LONG, F_TICKS, "Start Time"},
                 {"duration", T_LONG, F_NANOS, "Duration"},
                 {"eventThread", T_THREAD, F_CP, "Event Thread"},
                 {"stackTrace", T_STACKTRACE, F_CP, "Stack Trace"},
-                {"parkedClass", T_CLASS, F_CP, "Class Parked On"}}},
+                {"parkedClass", T_CLASS, F_CP, "Class Parked On"},
+                {"timeout", T_LONG, F_NANOS, "Park Timeout"},
+                {"until", T_LONG, F_MILLIS, "Park Until"},
+                {"address", T_LONG, F_ADDRESS, "Address of Object Parked"}}},
 };
 
 static const char *const FRAME_TYPES[JFR_FRAME_TYPES] = {"Interpreted", "JIT compiled", "Inlined",
@@ -659,6 +672,17 @@ int jfr_lock_wait(struct jfr_writer *w, int park, int64_t ticks, uint64_t dur_ns
   put_var(&w->ev, w->thread_key[thread - 1]);
   put_var(&w->ev, stack);
   put_var(&w->ev, cls);
+  /* The rest of the JDK's fields, in its order (readers that go by position, not by the
+   * metadata — async-profiler's converter — read these events only so): what the agent does not
+   * record, as the JDK writes "none" — no previous owner (null), no timeout or deadline
+   * (Long.MIN_VALUE, the JDK's value for a park without one), address 0. */
+  if (park) {
+    put_var(&w->ev, (uint64_t)INT64_MIN); /* timeout */
+    put_var(&w->ev, (uint64_t)INT64_MIN); /* until */
+  } else {
+    put_var(&w->ev, 0); /* previousOwner */
+  }
+  put_var(&w->ev, 0); /* address */
   return event_end(w);
 }
 
@@ -828,12 +852,12 @@ static void m_attr_int(struct meta *m, const char *k, long v) {
   m_attr(m, k, s);
 }
 
-/* <annotation class=ID value=V/> */
+/* <annotation class=ID value=V/>, or <annotation class=ID/> for a NULL value */
 static void m_annotation(struct meta *m, int type, const char *value) {
   m_str(m, "annotation");
-  put_var(&m->tree, 2);
+  put_var(&m->tree, 1 + !!value);
   m_attr_int(m, "class", type);
-  m_attr(m, "value", value);
+  if (value) m_attr(m, "value", value);
   put_var(&m->tree, 0);
 }
 
@@ -844,11 +868,14 @@ static void m_field(struct meta *m, const struct field_def *f) {
   m_attr_int(m, "class", f->type);
   if (f->flags & F_CP) m_attr(m, "constantPool", "true");
   if (f->flags & F_ARRAY) m_attr(m, "dimension", "1");
-  put_var(&m->tree, !!f->label + !!(f->flags & (F_TICKS | F_NANOS | F_BYTES)));
+  put_var(&m->tree,
+          !!f->label + !!(f->flags & (F_TICKS | F_NANOS | F_BYTES | F_MILLIS | F_ADDRESS)));
   if (f->label) m_annotation(m, T_LABEL, f->label);
   if (f->flags & F_TICKS) m_annotation(m, T_TIMESTAMP, "TICKS");
+  if (f->flags & F_MILLIS) m_annotation(m, T_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH");
   if (f->flags & F_NANOS) m_annotation(m, T_TIMESPAN, "NANOSECONDS");
   if (f->flags & F_BYTES) m_annotation(m, T_DATAAMOUNT, "BYTES");
+  if (f->flags & F_ADDRESS) m_annotation(m, T_MEMORYADDRESS, NULL);
 }
 
 static void m_type(struct meta *m, const struct type_def *t) {
@@ -860,8 +887,9 @@ static void m_type(struct meta *m, const struct type_def *t) {
   m_attr_int(m, "id", t->id);
   if (t->super) m_attr(m, "superType", t->super);
   if (t->simple) m_attr(m, "simpleType", "true");
-  put_var(&m->tree, (uint64_t)nf + !!t->label + !!t->category[0]);
+  put_var(&m->tree, (uint64_t)nf + !!t->label + !!t->category[0] + !!t->content_type);
   if (t->label) m_annotation(m, T_LABEL, t->label);
+  if (t->content_type) m_annotation(m, T_CONTENTTYPE, NULL);
   if (t->category[0]) { /* a string array: value-0, value-1 */
     m_str(m, "annotation");
     put_var(&m->tree, 2 + !!t->category[1]);

@@ -122,8 +122,10 @@ int jfr_allocation(struct jfr_writer *w, int64_t ticks, uint32_t thread, uint32_
 
 /* Writes a lock wait at ticks, dur_ns long: a jdk.ThreadPark (park) with its parkedClass, or a
  * jdk.JavaMonitorEnter with its monitorClass — cls from jfr_class, 0 for none (a park without a
- * blocker: a null reference) — for thread and stack (ids as for jfr_sample). 0, -EINVAL (an
- * unknown id), -ENOMEM or -EIO. */
+ * blocker: a null reference) — for thread and stack (ids as for jfr_sample). The JDK's other
+ * fields follow in its order, with the values it writes for "none" (not recorded here): a
+ * monitor's previousOwner null and address 0; a park's timeout and until Long.MIN_VALUE, address
+ * 0. 0, -EINVAL (an unknown id), -ENOMEM or -EIO. */
 int jfr_lock_wait(struct jfr_writer *w, int park, int64_t ticks, uint64_t dur_ns, uint32_t thread,
                   uint32_t stack, uint32_t cls);
 

@@ -9,6 +9,7 @@ Each CASE prints what it measured and exits 0 (pass) or 1 (fail, with the reason
 import argparse
 import base64
 import calendar
+import collections
 import glob
 import json
 import math
@@ -3240,6 +3241,121 @@ def events_read_back(fg, path, values, out):
     return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines())
 
 
+def jfr_metadata_fields(jfr, path, names):
+    """`jfr metadata path`: for each event type in names that the file declares, its fields as
+    (type, name) in declaration order — the order a reader that goes by position reads them in."""
+    r = subprocess.run([jfr, "metadata", path], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"jfr metadata {path}: {r.stderr[-1500:]}")
+    out, current = {}, None
+    for line in r.stdout.splitlines():
+        m = re.match(r'@Name\("([\w.]+)"\)', line)
+        if m:
+            current = m.group(1) if m.group(1) in names else None
+            if current:
+                out[current] = []
+        elif current and line.startswith("}"):
+            current = None
+        elif current:
+            f = re.fullmatch(r"  ([\w.\[\]]+) (\w+);", line)
+            if f:
+                out[current].append((f.group(1), f.group(2)))
+    return out
+
+
+def case_jfr_layout():
+    """The JDK's event types in the agent's JFR (jdk.ExecutionSample, NativeMethodSample,
+    ObjectAllocationSample, JavaMonitorEnter, ThreadPark) have the JDK's own fields, types and
+    order — those of a recording this JDK's JFR makes of the same program — so that readers which
+    read by position rather than by the metadata (async-profiler's converter) read them; and the
+    JDK's `jfr print` formats their values as it does the JDK's (durations, "N/A", addresses)."""
+    names = ("jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.ObjectAllocationSample",
+             "jdk.JavaMonitorEnter", "jdk.ThreadPark")
+    ours = tmpfile(".jfr")
+    events_run(f"file={ours}", 8)
+    jdks = tmpfile(".jfr")
+    p = subprocess.run([ARGS.java, f"-XX:StartFlightRecording=filename={jdks}", "-cp", ARGS.classes, "Scenarios",
+                        "exit", "0.1"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 3 and os.path.exists(jdks), f"the JDK's own recording: exit {p.returncode}, {p.stderr[-1500:]}")
+    jfr = os.path.join(os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java)), "jfr")
+    want, got = jfr_metadata_fields(jfr, jdks, names), jfr_metadata_fields(jfr, ours, names)
+    for name in names:
+        check(name in want, f"the JDK's recording declares no {name}")
+        check(name in got, f"the agent's recording declares no {name}")
+        print(f"jfr_layout: {name}: {', '.join(n for _, n in got[name])}")
+        check(got[name] == want[name], f"{name}: the agent's fields {got[name]}, the JDK's {want[name]}")
+    r = subprocess.run([jfr, "print", "--stack-depth", "1", "--events", "jdk.ThreadPark", ours],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"jfr print {ours}: {r.stderr[-1500:]}")
+    first = r.stdout.split("}", 1)[0]
+    check(re.search(r"duration = [\d.]+ ms", first) and "timeout = N/A" in first and "until = N/A" in first,
+          f"jfr print does not format the park as the JDK's: {first[:800]}")
+
+
+def jfrconv_jar():
+    """async-profiler's converter as a jar: SAMPLER_JFRCONV names the jar, or async-profiler's
+    source tree (its src/converter and src/res, compiled here with this JDK's javac). Neither can
+    be fetched on a machine without the network, so the case is skipped, saying so, without it."""
+    where = os.environ.get("SAMPLER_JFRCONV", "")
+    if not where:
+        raise Skip("SAMPLER_JFRCONV is not set (async-profiler's source tree or its jfr-converter.jar): "
+                   "async-profiler's converter was NOT checked against the agent's JFR")
+    if os.path.isfile(where):
+        return where
+    src = os.path.join(where, "src", "converter")
+    check(os.path.isdir(src), f"SAMPLER_JFRCONV={where}: neither a jar nor a source tree with src/converter")
+    jdk_bin = os.path.dirname(os.path.realpath(shutil.which(ARGS.java) or ARGS.java))
+    classes, jar = os.path.join(ARGS.tmp, "jfrconv"), os.path.join(ARGS.tmp, "jfrconv.jar")
+    sources = [os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".java")]
+    r = subprocess.run([os.path.join(jdk_bin, "javac"), "--release", "8", "-nowarn", "-Xlint:-options", "-d", classes,
+                        *sources], capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"javac of async-profiler's converter: {r.stderr[-1500:]}")
+    r = subprocess.run([os.path.join(jdk_bin, "jar"), "cfe", jar, "one.convert.Main", "-C", classes, ".",
+                        "-C", os.path.join(where, "src", "res"), "."], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"jar: {r.stderr[-1500:]}")
+    return jar
+
+
+def collapsed_stacks(text):
+    """Folded or collapsed text as {stack: count}, frame-kind suffixes (_[j], _[a], ...) taken off:
+    the converters mark kinds each their own way."""
+    out = collections.Counter()
+    for line in text.splitlines():
+        if line.strip():
+            stack, _, n = line.rpartition(" ")
+            out[";".join(re.sub(r"_\[[a-z0-9]\]$", "", f) for f in stack.split(";"))] += int(n)
+    return out
+
+
+def case_jfrconv():
+    """async-profiler's converter (jfrconv) reads the agent's JFR of event=cpu,alloc,lock: its
+    collapsed stacks of the CPU samples, of the allocations' bytes and of the lock waits' time
+    are the flamegraph tool's folded stacks of the same recording, stack for stack and count for
+    count. Needs SAMPLER_JFRCONV (jfrconv_jar); skipped, loudly, without it."""
+    jar = jfrconv_jar()
+    rec = tmpfile(".jfr")
+    _, s = events_run(f"file={rec}", 16)
+    fg = os.path.join(os.path.dirname(os.path.dirname(ARGS.launcher)), "flamegraph", "flamegraph")
+    for what, conv_opts, values in (("cpu", [], ("samples",)), ("alloc", ["--alloc", "--total"], ("alloc",)),
+                                    ("lock", ["--lock", "--total"], ("monitor", "park"))):
+        out = tmpfile(".collapsed")
+        r = subprocess.run([ARGS.java, "-jar", jar, "-o", "collapsed", *conv_opts, rec, out],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0 and os.path.exists(out), f"jfrconv {what}: {r.stdout[-800:]}{r.stderr[-1500:]}")
+        with open(out, encoding="utf-8") as f:
+            theirs = collapsed_stacks(f.read())
+        ours = collections.Counter()
+        for v in values:
+            r = subprocess.run([fg, "-f", "folded", "--value", v, rec], capture_output=True, text=True, timeout=120)
+            check(r.returncode == 0, f"flamegraph --value {v}: {r.stderr[-1000:]}")
+            ours += collapsed_stacks(r.stdout)
+        print(f"jfrconv {what}: {sum(theirs.values())} in {len(theirs)} stacks; flamegraph {sum(ours.values())} "
+              f"in {len(ours)}")
+        check(sum(ours.values()) > 0, f"{what}: nothing recorded")
+        differ = sorted(set(theirs) ^ set(ours) | {k for k in theirs if theirs[k] != ours.get(k)})
+        check(not differ, f"{what}: {len(differ)} stacks differ, e.g. "
+              + "; ".join(f"{theirs.get(k, 0)} against {ours.get(k, 0)}: {k[-200:]}" for k in differ[:3]))
+
+
 def case_events_together():
     """event=cpu,alloc,lock: CPU, allocations and lock waits recorded side by side in one run
     (eventstogether: case_busyidle's busy threads, case_alloc_truth's and case_lock_truth's
@@ -3319,7 +3435,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 #     duration, and their 10 ms variants), and that the agent changes nothing the program
 #     computes (same_result).
 # The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
-DEFAULT_JDK_ONLY = {"formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
+DEFAULT_JDK_ONLY = {"jfrconv", "formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
