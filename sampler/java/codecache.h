@@ -9,9 +9,17 @@
  * level and jmethodID (Method → ConstMethod's idnum and constant pool → the pool holder's
  * InstanceKlass::_methods_jmethod_ids cache).
  *
+ * For a PC in an nmethod, codecache_scopes gives the inline chain there from the nmethod's own
+ * debug information (codecache_scopes_sig.c): its PcDesc table (pc offset → decode offset) and
+ * its scopes data, a compressed stream of ScopeDescs (sender's decode offset, method index into
+ * the nmethod's metadata, bci) — what CompiledMethodLoad's inline records are made from.
+ *
+ * codecache_each_nmethod (codecache_walk.c) visits every live nmethod: each code heap's blocks in
+ * order, found through the segment map and the blocks' headers.
+ *
  * Not wired into the sampler yet: the reader is proven against CompiledMethodLoad by the test
  * agent tests/integration/jni/codecheck.c (jvm_codecache). A JVM whose tables lack a field gets
- * codecache_init's "not available: <field>".
+ * codecache_init's "not available: <field>" (the scopes' own fields: scopes_why).
  */
 #ifndef SAMPLER_CODECACHE_H
 #define SAMPLER_CODECACHE_H
@@ -30,6 +38,8 @@ struct codecache_layout {
   long heap_memory, heap_segmap, heap_log2; /* CodeHeap::_memory, _segmap, _log2_segment_size */
   long vs_low_boundary, vs_low, vs_high;    /* VirtualSpace:: */
   long block_size, block_used; /* sizeof(HeapBlock); HeapBlock::_header + Header::_used */
+  long block_length;           /* HeapBlock::_header + Header::_length (in segments) */
+  int block_length_bytes;      /* its width: 8 (size_t) or 4 (uint32_t), from its neighbour */
   long blob_name, blob_size;   /* CodeBlob::_name, _size */
   /* the code's bounds: as addresses (_code_begin, _code_end: JDK 17, 21) or as offsets from the
    * blob (_code_offset, _data_offset: JDK 25); the other pair -1 */
@@ -38,6 +48,21 @@ struct codecache_layout {
   int comp_level_bytes;          /* sizeof the _comp_level field: 4 (int) or CompLevel's */
   long method_const, const_constants, const_idnum; /* Method::_constMethod, ConstMethod:: */
   long pool_holder, klass_jmethod_ids;             /* ConstantPool::_pool_holder, InstanceKlass:: */
+  /* The scopes (codecache_scopes); scopes_why is NULL when this JVM describes them all, else a
+   * constant "not available: <field>" and codecache_scopes answers -ENOTSUP. */
+  const char *scopes_why;
+  long pcd_size, pcd_pc, pcd_scope; /* sizeof(PcDesc), PcDesc::_pc_offset, _scope_decode_offset */
+  int u5_excluded; /* the stream's encoding: 1 UNSIGNED5 (21, 25), 0 JDK 17's CompressedStream */
+  long
+      nm_pcs_offset; /* nmethod::_scopes_pcs_offset: from the nmethod (17, 21), the immutable data (25) */
+  /* JDK 17, 21 (else -1): nmethod::_dependencies_offset (the PcDescs' end), _metadata_offset,
+   * CompiledMethod::_scopes_data_begin (an address) */
+  long nm_deps_offset, nm_metadata_offset, nm_scopes_begin;
+  /* JDK 25 (else -1): nmethod::_immutable_data (an address: dependencies ... scopes data, PcDescs
+   * to its end), _immutable_data_size, _scopes_data_offset; CodeBlob::_mutable_data (an address:
+   * relocations, then the metadata), _relocation_size, _mutable_data_size */
+  long nm_immutable, nm_immutable_size, nm_scopes_offset;
+  long blob_mutable, blob_reloc_size, blob_mutable_size;
 };
 
 /* What one PC is in. */
@@ -51,7 +76,8 @@ struct codecache_blob {
 };
 
 /* Fills *l from the tables `sym` finds. 0, or -ENOENT with *why set to a constant text
- * "not available: <field>". Does not read the code cache (callable from Agent_OnLoad, before
+ * "not available: <field>". The scopes' fields are optional: without one, 0 all the same and
+ * l->scopes_why names it. Does not read the code cache (callable from Agent_OnLoad, before
  * HotSpot made it). Not signal-safe (searches the tables). */
 int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, const char **why);
 
@@ -71,5 +97,57 @@ int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codeca
  * (below base: the caller reads earlier bytes and calls again); -EFAULT for a hop before
  * segment 0 (not a segment map). Pure; signal-safe. */
 long codecache_segmap_start(const unsigned char *map, long n, long base, long *idx);
+
+/* One frame of an inline chain. */
+struct codecache_frame {
+  uintptr_t method; /* the Method* */
+  void *jmethod_id; /* its jmethodID, NULL when none was made yet */
+  int32_t bci;      /* -1 (HotSpot's InvocationEntryBci) for the method's entry */
+};
+
+/* The inline chain at pc in the nmethod b (codecache_find's answer, is_nmethod set), innermost
+ * first, into out[0, max): the nmethod's PcDesc whose pc offset is the first >= pc's (HotSpot's
+ * PcDescContainer::find_pc_desc, approximate: a call's return address hits its own PcDesc; an
+ * interrupted pc gets the debug information of the next one recorded — pass pc + 1 for the
+ * frame at the top, as AsyncGetCallTrace does, so that a pc at a PcDesc's offset, which has run
+ * that instruction already, gets the next) and its ScopeDesc with its senders. A PcDesc without
+ * a scope gets one frame, the nmethod's method at bci -1 (HotSpot's sentinel scope). Returns the
+ * number of frames (>= 1); -ENOSPC when the chain has more than max (out holds the innermost
+ * max); -ENOENT when no PcDesc is at or after pc; -ENOTSUP when the JVM's tables lack the scopes
+ * (l->scopes_why); -EFAULT when a read failed or what it read is not debug information: a
+ * decode offset outside the scopes data, a stream that runs off it, a method index outside the
+ * metadata, a sender not before its scope (HotSpot writes a caller's scope before its callee's,
+ * and a shared one is an earlier copy: each step goes down, so the walk ends). Signal-safe, any
+ * thread, as codecache_find. */
+int codecache_scopes(const struct codecache_layout *l, const struct codecache_blob *b, uintptr_t pc,
+                     struct codecache_frame *out, int max);
+
+/* Called for each nmethod codecache_each_nmethod finds: 0 goes on, a negative -errno ends the
+ * walk. */
+typedef int (*codecache_nmethod_fn)(const struct codecache_blob *b, void *ctx);
+
+/* Every nmethod in the code cache's used blocks, in each heap's address order, to fn: the
+ * segment map says where blocks begin (0) and which segments are free (0xFF), each block's
+ * header its length and whether it is used. Returns the number of nmethods visited, fn's
+ * negative value when it ended the walk, -ENOTSUP when the tables lack HeapBlock::Header::_length, -EFAULT when
+ * the heap list or a heap cannot be read. What the JIT changes meanwhile may be seen or not; a
+ * block that does not read as one is stepped over (counted in *skipped when not NULL), never
+ * followed. Reads as codecache_find; bounded by each heap's segment count. Not for a signal
+ * handler (its stack: a 4 KB window of the map); any thread. */
+int codecache_each_nmethod(const struct codecache_layout *l, codecache_nmethod_fn fn, void *ctx,
+                           long *skipped);
+
+/* One unsigned int of a scopes stream: the bytes buf[*pos, n) decoded as HotSpot writes them —
+ * 1 to 5 bytes, each "high" byte (>= excluded + L, L = 256 - 64 - excluded) adding 6 bits of
+ * payload, the fifth taken whole; excluded 1 for UNSIGNED5 (JDK 21, 25: no byte is 0, each
+ * stores value + 1), 0 for the CompressedStream before it (L = 192). 0 with *v set and *pos
+ * past it; -EFAULT when it runs past n or meets an excluded byte. Pure; signal-safe. */
+int codecache_stream_uint(const unsigned char *buf, long n, long *pos, int excluded, uint32_t *v);
+
+/* A ScopeDesc's head from the bytes at its decode offset, buf[0, n): the sender's decode offset
+ * (0: none, the outermost scope), the method's index into the nmethod's metadata (1-based) and
+ * the bci (stored + 1). 0, or -EFAULT as codecache_stream_uint. Pure; signal-safe. */
+int codecache_scope_head(const unsigned char *buf, long n, int excluded, uint32_t *sender,
+                         uint32_t *method_index, int32_t *bci);
 
 #endif

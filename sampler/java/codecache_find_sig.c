@@ -11,12 +11,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "codecache.h"
+#include "codecache_internal.h"
 
-/* len bytes at addr into buf: 0, or -EFAULT when any of them is not readable. errno kept.
- * plat_read_memory's read, but by syscall(): libc's process_vm_readv wrapper is not on the
- * signal path's list (tests/sampler/check_signal_symbols.py). */
-static int peek(uintptr_t addr, void *buf, size_t len) {
+/* See codecache_internal.h. plat_read_memory's read, but by syscall(): libc's process_vm_readv
+ * wrapper is not on the signal path's list (tests/sampler/check_signal_symbols.py). */
+int codecache_peek(uintptr_t addr, void *buf, size_t len) {
   struct iovec local = {buf, len}, remote = {(void *)addr, len};
   int e = errno;
   long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
@@ -45,34 +44,44 @@ long codecache_segmap_start(const unsigned char *map, long n, long base, long *i
 #define HEAP_READ 512  /* bytes of a CodeHeap read at once (its fields lie within) */
 #define BLOB_READ 512  /* bytes of a CodeBlob header read at once */
 
-/* The HeapBlock holding pc in the heap at `heap` ([low_boundary, high) of its memory): the
- * address of its blob (the block's allocated space), 0 when pc is not in this heap; or -errno. */
-static long in_heap(const struct codecache_layout *l, uintptr_t heap, uintptr_t pc,
-                    uintptr_t *blob) {
+/* See codecache_internal.h. */
+int codecache_heap_at(const struct codecache_layout *l, uintptr_t heap, struct codecache_heap *hp) {
   unsigned char h[HEAP_READ];
   long need = max_l(l->heap_memory, l->heap_segmap) +
               max_l(l->vs_low_boundary, max_l(l->vs_low, l->vs_high)) + 8;
   need = max_l(need, l->heap_log2 + 4);
-  if (need > HEAP_READ || peek(heap, h, (size_t)need) != 0) return -EFAULT;
-  uintptr_t lowb = hotspot_word_at(h, l->heap_memory + l->vs_low_boundary),
-            low = hotspot_word_at(h, l->heap_memory + l->vs_low),
-            high = hotspot_word_at(h, l->heap_memory + l->vs_high);
+  if (need > HEAP_READ || codecache_peek(heap, h, (size_t)need) != 0) return -EFAULT;
+  uintptr_t lowb = hotspot_word_at(h, l->heap_memory + l->vs_low_boundary);
+  hp->low = hotspot_word_at(h, l->heap_memory + l->vs_low);
+  hp->high = hotspot_word_at(h, l->heap_memory + l->vs_high);
+  hp->log2 = hotspot_i32_at(h, l->heap_log2);
+  hp->map = hotspot_word_at(h, l->heap_segmap + l->vs_low);
+  if (hp->low < lowb || hp->high < hp->low || hp->log2 < 0 || hp->log2 > 20 || !hp->map)
+    return -EFAULT;
+  return 0;
+}
+
+/* The HeapBlock holding pc in the heap at `heap` ([low, high) of its memory): the address of
+ * its blob (the block's allocated space), 0 when pc is not in this heap; or -errno. */
+static long in_heap(const struct codecache_layout *l, uintptr_t heap, uintptr_t pc,
+                    uintptr_t *blob) {
+  struct codecache_heap hp;
   *blob = 0;
-  if (pc < lowb || pc >= high || pc < low) return 0;
-  int32_t log2 = hotspot_i32_at(h, l->heap_log2);
-  uintptr_t map = hotspot_word_at(h, l->heap_segmap + l->vs_low);
-  if (log2 < 0 || log2 > 20 || !map) return -EFAULT;
+  if (codecache_heap_at(l, heap, &hp) != 0) return -EFAULT;
+  if (pc < hp.low || pc >= hp.high) return 0;
+  const uintptr_t low = hp.low, map = hp.map;
+  const int log2 = hp.log2;
   long idx = (long)((pc - low) >> log2);
   unsigned char m[MAP_WINDOW];
   for (int reads = 0;; reads++) {
     long base = idx >= MAP_WINDOW - 1 ? idx - (MAP_WINDOW - 1) : 0, n = idx - base + 1;
-    if (reads == 4096 || peek(map + (uintptr_t)base, m, (size_t)n) != 0) return -EFAULT;
+    if (reads == 4096 || codecache_peek(map + (uintptr_t)base, m, (size_t)n) != 0) return -EFAULT;
     long start = codecache_segmap_start(m, n, base, &idx);
     if (start == -EAGAIN) continue;
     if (start < 0) return start;
     uintptr_t block = low + ((uintptr_t)start << log2);
     unsigned char used = 0;
-    if (peek(block + (uintptr_t)l->block_used, &used, 1) != 0) return -EFAULT;
+    if (codecache_peek(block + (uintptr_t)l->block_used, &used, 1) != 0) return -EFAULT;
     if (!used) return -ENOENT; /* a free block */
     *blob = block + (uintptr_t)l->block_size;
     return 0;
@@ -89,49 +98,50 @@ static int same(const char *a, const char *b) {
 /* Whether the blob is an nmethod: HotSpot names them so ("nmethod", "native nmethod"). */
 static int named_nmethod(uintptr_t name) {
   char s[16] = {0};
-  if (peek(name, s, 15) != 0 && peek(name, s, 8) != 0) return 0;
+  if (codecache_peek(name, s, 15) != 0 && codecache_peek(name, s, 8) != 0) return 0;
   return same(s, "nmethod") || same(s, "native nmethod");
 }
 
-/* The jmethodID of Method* m: its holder's cache slot for its idnum (NULL: none made yet). */
-static void *method_id(const struct codecache_layout *l, uintptr_t m) {
+/* See codecache_internal.h. */
+void *codecache_method_id(const struct codecache_layout *l, uintptr_t m) {
   uintptr_t cm = 0, cp = 0, holder = 0, ids = 0, count = 0;
   uint16_t idnum = 0;
   void *id = NULL;
-  if (peek(m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
-      peek(cm + (uintptr_t)l->const_constants, &cp, sizeof cp) != 0 ||
-      peek(cm + (uintptr_t)l->const_idnum, &idnum, sizeof idnum) != 0 ||
-      peek(cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
-      peek(holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids ||
-      peek(ids, &count, sizeof count) != 0 || idnum >= count ||
-      peek(ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), &id, sizeof id) != 0)
+  if (codecache_peek(m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
+      codecache_peek(cm + (uintptr_t)l->const_constants, &cp, sizeof cp) != 0 ||
+      codecache_peek(cm + (uintptr_t)l->const_idnum, &idnum, sizeof idnum) != 0 ||
+      codecache_peek(cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
+      codecache_peek(holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids ||
+      codecache_peek(ids, &count, sizeof count) != 0 || idnum >= count ||
+      codecache_peek(ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), &id, sizeof id) != 0)
     return NULL;
   return id;
 }
 
-int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b) {
-  uintptr_t ga = 0, heaps[CODECACHE_HEAPS];
+/* See codecache_internal.h. */
+int codecache_heaps(const struct codecache_layout *l, uintptr_t heaps[CODECACHE_HEAPS]) {
+  uintptr_t ga = 0;
   unsigned char g[64];
   long gneed = max_l(l->ga_len, l->ga_data) + 8;
-  if (gneed > (long)sizeof g || peek(l->heaps, &ga, sizeof ga) != 0 ||
-      peek(ga, g, (size_t)gneed) != 0)
+  if (gneed > (long)sizeof g || codecache_peek(l->heaps, &ga, sizeof ga) != 0 ||
+      codecache_peek(ga, g, (size_t)gneed) != 0)
     return -EFAULT;
   int32_t n = hotspot_i32_at(g, l->ga_len);
   if (n <= 0 || n > CODECACHE_HEAPS ||
-      peek(hotspot_word_at(g, l->ga_data), heaps, sizeof heaps[0] * n) != 0)
+      codecache_peek(hotspot_word_at(g, l->ga_data), heaps, sizeof heaps[0] * (size_t)n) != 0)
     return -EFAULT;
-  uintptr_t blob = 0;
-  for (int32_t i = 0; i < n && !blob; i++) {
-    long rc = in_heap(l, heaps[i], pc, &blob);
-    if (rc < 0) return (int)rc;
-  }
-  if (!blob) return -ENOENT;
+  return n;
+}
+
+/* See codecache_internal.h. */
+int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_t inside,
+                      struct codecache_blob *b) {
   unsigned char h[BLOB_READ];
   long need = 8 + max_l(max_l(l->blob_name, l->blob_size),
                         max_l(max_l(l->blob_code_begin, l->blob_code_end),
                               max_l(l->blob_code_offset, l->blob_data_offset)));
   need = max_l(need, max_l(l->nm_method, l->nm_comp_level) + 8);
-  if (need > BLOB_READ || peek(blob, h, (size_t)need) != 0) return -EFAULT;
+  if (need > BLOB_READ || codecache_peek(blob, h, (size_t)need) != 0) return -EFAULT;
   memset(b, 0, sizeof *b);
   b->blob = blob;
   b->comp_level = -1;
@@ -145,7 +155,7 @@ int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codeca
   }
   /* a blob's code lies inside it; anything else is not a blob (or one being rewritten) */
   if (size <= 0 || b->code_begin < blob || b->code_end < b->code_begin ||
-      b->code_end > blob + (uintptr_t)size || pc >= blob + (uintptr_t)size)
+      b->code_end > blob + (uintptr_t)size || inside < blob || inside >= blob + (uintptr_t)size)
     return -EFAULT;
   b->is_nmethod = named_nmethod(hotspot_word_at(h, l->blob_name));
   if (!b->is_nmethod) return 0;
@@ -155,6 +165,19 @@ int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codeca
   if (l->comp_level_bytes == 1) level = (int8_t)level;
   if (l->comp_level_bytes == 2) level = (int16_t)level;
   b->comp_level = level;
-  b->jmethod_id = b->method ? method_id(l, b->method) : NULL;
+  b->jmethod_id = b->method ? codecache_method_id(l, b->method) : NULL;
   return 0;
+}
+
+int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b) {
+  uintptr_t heaps[CODECACHE_HEAPS];
+  int n = codecache_heaps(l, heaps);
+  if (n < 0) return n;
+  uintptr_t blob = 0;
+  for (int i = 0; i < n && !blob; i++) {
+    long rc = in_heap(l, heaps[i], pc, &blob);
+    if (rc < 0) return (int)rc;
+  }
+  if (!blob) return -ENOENT;
+  return codecache_blob_at(l, blob, pc, b);
 }

@@ -1093,7 +1093,14 @@ def case_codecache():
     sampler): while a program compiles fresh code again and again, every nmethod that
     CompiledMethodLoad reports is looked up at three pcs; >= 99% must come back as that nmethod
     (same code range, same jmethodID), compiled at C1 and C2 levels; every DynamicCodeGenerated
-    stub must be found as a blob that is not an nmethod, and nothing outside the code cache."""
+    stub must be found as a blob that is not an nmethod, and nothing outside the code cache.
+    The inline chains: for every pc of every inline record those events carry, the chain read
+    from the nmethod's own debug information (codecache_scopes: PcDesc, ScopeDesc) must be the
+    record's — methods and bcis in order — for >= 99% of the pcs, chains with inlining among them.
+    The walk over every live nmethod (codecache_each_nmethod) at VM death: >= 99% of the nmethods
+    CompiledMethodLoad then replays (GenerateEvents) are found by it with their jmethodID, and
+    >= 99% of what it finds is among them; of the nmethods the events reported and did not unload,
+    >= 99% are found (the others it finds are those whose events were still queued: `late`)."""
     payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
     cmd = [ARGS.java, "-Xmx256m", f"-agentpath:{ARGS.codecheck}", "-cp", ARGS.classes, "Scenarios", "jit", "3",
            payload]
@@ -1112,6 +1119,21 @@ def case_codecache():
     stubs, found = int(got["stubs"]), int(got["stubs_found"])
     check(stubs >= 50 and found >= 0.99 * stubs, f"only {found} of {stubs} stubs found as non-nmethod blobs")
     check(int(got["outside_found"]) == 0, f"{got['outside_found']} addresses outside the code cache found in it")
+    why = [ln for ln in lines if ln.startswith("codecheck: scopes ")]
+    check(not why, f"the reader cannot read this JVM's scopes: {why}")
+    chains, same = int(got["chains"]), int(got["chains_agree"])
+    check(chains >= 10 * n, f"only {chains} inline-record pcs for {n} nmethods")
+    check(same >= 0.99 * chains, f"only {same} of {chains} inline chains read from the nmethods as the records state them (>= 99%)")
+    check(int(got["chain_deepest"]) >= 2, f"no agreeing chain with inlining (deepest {got['chain_deepest']})")
+    walk = dict(kv.split("=", 1) for ln in lines if ln.startswith("codecheck: walk rc=") for kv in ln.split()[2:])
+    check(walk, "no codecheck walk line")
+    w = {k: int(v) for k, v in walk.items()}
+    check(w["rc"] >= 0 and w["replay"] == 0, f"the walk answered {w['rc']}, the replay {w['replay']}")
+    check(w["replayed"] >= 200, f"only {w['replayed']} nmethods replayed")
+    check(w["replayed_walked"] >= 0.99 * w["replayed"], f"the walk found {w['replayed_walked']} of the {w['replayed']} replayed nmethods (>= 99%)")
+    check(w["walked"] - w["walked_unreplayed"] >= 0.99 * w["walked"], f"{w['walked_unreplayed']} of {w['walked']} walked nmethods not replayed")
+    check(w["walked_other_id"] <= 0.01 * w["walked"], f"{w['walked_other_id']} walked nmethods with another jmethodID than replayed")
+    check(w["live_walked"] >= 0.99 * w["live"], f"the walk found {w['live_walked']} of the {w['live']} nmethods the events left live (>= 99%)")
 
 
 def case_trig():
