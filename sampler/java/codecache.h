@@ -113,7 +113,8 @@ struct codecache_frame {
  * that instruction already, gets the next) and its ScopeDesc with its senders. A PcDesc without
  * a scope gets one frame, the nmethod's method at bci -1 (HotSpot's sentinel scope). Returns the
  * number of frames (>= 1); -ENOSPC when the chain has more than max (out holds the innermost
- * max); -ENOENT when no PcDesc is at or after pc; -ENOTSUP when the JVM's tables lack the scopes
+ * max); -ENOENT when no PcDesc is at or after pc (the table's closing sentinel left out, as
+ * HotSpot's search leaves it); -ENOTSUP when the JVM's tables lack the scopes
  * (l->scopes_why); -EFAULT when a read failed or what it read is not debug information: a
  * decode offset outside the scopes data, a stream that runs off it, a method index outside the
  * metadata, a sender not before its scope (HotSpot writes a caller's scope before its callee's,
@@ -136,6 +137,25 @@ typedef int (*codecache_nmethod_fn)(const struct codecache_blob *b, void *ctx);
  * handler (its stack: a 4 KB window of the map); any thread. */
 int codecache_each_nmethod(const struct codecache_layout *l, codecache_nmethod_fn fn, void *ctx,
                            long *skipped);
+
+#define CODECACHE_CHAIN \
+  64 /* frames codecache_each_scope reads a chain into (HotSpot's inlining
+                              stops far below by default: MaxInlineLevel 15 on 17, 21, 25) */
+
+/* Called for each PcDesc codecache_each_scope visits: its pc and chain (innermost first, n
+ * frames); 0 goes on, a negative -errno ends the walk. */
+typedef int (*codecache_scope_fn)(uintptr_t pc, const struct codecache_frame *chain, int n,
+                                  void *ctx);
+
+/* Every PcDesc of the nmethod b that has a scope, in pc order, with its inline chain (as
+ * codecache_scopes reads it) to fn — what CompiledMethodLoad's inline records hold, record for
+ * record: the frame kinds of an nmethod without its event. Returns the number visited, fn's
+ * negative value, -ENOTSUP (the scopes are not described), -EINVAL (not an nmethod), -ENOSPC (a
+ * chain of more than CODECACHE_CHAIN frames), -EFAULT (a read failed, pc offsets that do not
+ * grow or leave the code, a chain codecache_scopes would refuse). Reads as codecache_find;
+ * bounded by the table's size. Signal-safe itself (fn need not be); any thread. */
+int codecache_each_scope(const struct codecache_layout *l, const struct codecache_blob *b,
+                         codecache_scope_fn fn, void *ctx);
 
 /* One unsigned int of a scopes stream: the bytes buf[*pos, n) decoded as HotSpot writes them —
  * 1 to 5 bytes, each "high" byte (>= excluded + L, L = 256 - 64 - excluded) adding 6 bits of

@@ -47,7 +47,6 @@ int codecache_scope_head(const unsigned char *buf, long n, int excluded, uint32_
 #define PCD_WINDOW 1024 /* bytes of PcDescs read at once at the end of the search (64 of 16) */
 #define SCOPE_HEAD 15   /* three ints of at most 5 bytes */
 #define MAX_REGION (1L << 28) /* no nmethod's debug information comes near 256 MB */
-#define PCD_END 0x7FFFFFFF    /* PcDesc::upper_offset_limit: the table's closing sentinel */
 
 /* An nmethod's debug information: where its PcDescs, scopes data and metadata lie. */
 struct regions {
@@ -109,11 +108,13 @@ static int pcd_offset(const struct codecache_layout *l, const struct regions *r,
 }
 
 /* The scope decode offset of the first PcDesc whose pc offset is >= target: 0, -ENOENT (none
- * but the closing sentinel, which HotSpot's search leaves out too), -EFAULT. A binary search (the
- * table is sorted: HotSpot adds PcDescs at growing offsets) down to a window read whole. */
+ * before the table's last, its closing sentinel — at the code's size + 1 in an nmethod — which
+ * HotSpot's search leaves out too), -EFAULT. A binary search (the table is sorted: HotSpot adds
+ * PcDescs at growing offsets) down to a window read whole. */
 static int find_pcd(const struct codecache_layout *l, const struct regions *r, int32_t target,
                     int32_t *scope) {
-  long lo = 0, hi = r->n_pcs; /* the answer is in [lo, hi]; hi = n_pcs: none */
+  const long end = r->n_pcs - 1; /* the sentinel's index */
+  long lo = 0, hi = end;         /* the answer is in [lo, hi]; hi = end: none */
   for (int steps = 0; (hi - lo + 1) * l->pcd_size > PCD_WINDOW; steps++) {
     long mid = lo + (hi - lo) / 2;
     int32_t off;
@@ -124,45 +125,35 @@ static int find_pcd(const struct codecache_layout *l, const struct regions *r, i
       hi = mid;
   }
   unsigned char w[PCD_WINDOW];
-  long n = hi - lo + (hi < r->n_pcs); /* [lo, hi] within the table */
-  if (n == 0) return -ENOENT;
+  long n = hi - lo + (hi < end); /* [lo, hi] before the sentinel */
+  if (n <= 0) return -ENOENT;
   if (codecache_peek(r->pcs + (uintptr_t)(lo * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
     return -EFAULT;
   for (long i = 0; i < n; i++) {
-    int32_t off = hotspot_i32_at(w, i * l->pcd_size + l->pcd_pc);
-    if (off >= target) {
+    if (hotspot_i32_at(w, i * l->pcd_size + l->pcd_pc) >= target) {
       *scope = hotspot_i32_at(w, i * l->pcd_size + l->pcd_scope);
-      return off == PCD_END ? -ENOENT : 0;
+      return 0;
     }
   }
   return -ENOENT;
 }
 
-int codecache_scopes(const struct codecache_layout *l, const struct codecache_blob *b, uintptr_t pc,
-                     struct codecache_frame *out, int max) {
-  if (l->scopes_why) return -ENOTSUP;
-  if (!b->is_nmethod || pc < b->code_begin || pc >= b->code_end || max <= 0) return -EINVAL;
-  struct regions r;
-  int32_t scope = 0;
-  int rc = regions_of(l, b->blob, &r);
-  if (rc == 0) rc = find_pcd(l, &r, (int32_t)(pc - b->code_begin), &scope);
-  if (rc != 0) return rc;
-  if (scope == 0) { /* DebugInformationRecorder::serialized_null: HotSpot's sentinel scope */
-    out[0] = (struct codecache_frame){b->method, b->jmethod_id, -1};
-    return 1;
-  }
+/* The chain of the scope at decode offset `scope` (not 0) into out[0, max): its length, -ENOSPC,
+ * -EFAULT (codecache_scopes). */
+static int chain_at(const struct codecache_layout *l, const struct regions *r, int32_t scope,
+                    struct codecache_frame *out, int max) {
   for (int depth = 0;; depth++) {
     if (depth == max) return -ENOSPC;
-    if (scope <= 0 || scope >= r.scopes_size) return -EFAULT;
+    if (scope <= 0 || scope >= r->scopes_size) return -EFAULT;
     unsigned char s[SCOPE_HEAD];
-    long n = r.scopes_size - scope < SCOPE_HEAD ? r.scopes_size - scope : SCOPE_HEAD;
+    long n = r->scopes_size - scope < SCOPE_HEAD ? r->scopes_size - scope : SCOPE_HEAD;
     uint32_t sender, index;
     int32_t bci;
     uintptr_t method = 0;
-    if (codecache_peek(r.scopes + (uintptr_t)scope, s, (size_t)n) != 0 ||
+    if (codecache_peek(r->scopes + (uintptr_t)scope, s, (size_t)n) != 0 ||
         codecache_scope_head(s, n, l->u5_excluded, &sender, &index, &bci) != 0 || index == 0 ||
-        index > (uint32_t)r.n_meta ||
-        codecache_peek(r.meta + sizeof(uintptr_t) * (index - 1), &method, sizeof method) != 0 ||
+        index > (uint32_t)r->n_meta ||
+        codecache_peek(r->meta + sizeof(uintptr_t) * (index - 1), &method, sizeof method) != 0 ||
         !method)
       return -EFAULT;
     out[depth] = (struct codecache_frame){method, codecache_method_id(l, method), bci};
@@ -170,4 +161,59 @@ int codecache_scopes(const struct codecache_layout *l, const struct codecache_bl
     if (sender >= (uint32_t)scope) return -EFAULT; /* each step goes down: the walk ends */
     scope = (int32_t)sender;
   }
+}
+
+/* The nmethod b's debug information, after the checks both entry points make. */
+static int nmethod_regions(const struct codecache_layout *l, const struct codecache_blob *b,
+                           struct regions *r) {
+  if (l->scopes_why) return -ENOTSUP;
+  if (!b->is_nmethod) return -EINVAL;
+  return regions_of(l, b->blob, r);
+}
+
+int codecache_scopes(const struct codecache_layout *l, const struct codecache_blob *b, uintptr_t pc,
+                     struct codecache_frame *out, int max) {
+  struct regions r;
+  int32_t scope = 0;
+  if (pc < b->code_begin || pc >= b->code_end || max <= 0) return -EINVAL;
+  int rc = nmethod_regions(l, b, &r);
+  if (rc == 0) rc = find_pcd(l, &r, (int32_t)(pc - b->code_begin), &scope);
+  if (rc != 0) return rc;
+  if (scope == 0) { /* DebugInformationRecorder::serialized_null: HotSpot's sentinel scope */
+    out[0] = (struct codecache_frame){b->method, b->jmethod_id, -1};
+    return 1;
+  }
+  return chain_at(l, &r, scope, out, max);
+}
+
+int codecache_each_scope(const struct codecache_layout *l, const struct codecache_blob *b,
+                         codecache_scope_fn fn, void *ctx) {
+  struct regions r;
+  int rc = nmethod_regions(l, b, &r);
+  if (rc != 0) return rc;
+  unsigned char w[PCD_WINDOW];
+  const long per = PCD_WINDOW / l->pcd_size;
+  struct codecache_frame chain[CODECACHE_CHAIN];
+  int32_t last = -1; /* the opening sentinel's offset: real ones come after it */
+  int visited = 0;
+  for (long i = 0; i < r.n_pcs; i++) {
+    if (i % per == 0) {
+      long n = r.n_pcs - i < per ? r.n_pcs - i : per;
+      if (codecache_peek(r.pcs + (uintptr_t)(i * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
+        return -EFAULT;
+    }
+    int32_t off = hotspot_i32_at(w, (i % per) * l->pcd_size + l->pcd_pc),
+            scope = hotspot_i32_at(w, (i % per) * l->pcd_size + l->pcd_scope);
+    if (off < 0 && i == 0) continue; /* the opening sentinel, at -1 */
+    if (off <= last) return -EFAULT;
+    last = off;
+    if (scope == 0) continue; /* no scope (the closing sentinel too): the records leave them out */
+    if ((uintptr_t)off > b->code_end - b->code_begin) return -EFAULT;
+    int n = chain_at(l, &r, scope, chain, CODECACHE_CHAIN);
+    if (n < 0) return n;
+    visited++;
+    rc = fn(b->code_begin + (uintptr_t)off, chain, n, ctx);
+    if (rc < 0) return rc;
+  }
+  return visited;
 }

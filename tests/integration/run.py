@@ -1096,7 +1096,9 @@ def case_codecache():
     stub must be found as a blob that is not an nmethod, and nothing outside the code cache.
     The inline chains: for every pc of every inline record those events carry, the chain read
     from the nmethod's own debug information (codecache_scopes: PcDesc, ScopeDesc) must be the
-    record's — methods and bcis in order — for >= 99% of the pcs, chains with inlining among them.
+    record's — methods and bcis in order — for >= 99% of the pcs, chains with inlining among them;
+    and for >= 99% of the nmethods, the pass over the whole PcDesc table (codecache_each_scope)
+    gives the record's pcs and chains one for one.
     The walk over every live nmethod (codecache_each_nmethod) at VM death: >= 99% of the nmethods
     CompiledMethodLoad then replays (GenerateEvents) are found by it with their jmethodID, and
     >= 99% of what it finds is among them; of the nmethods the events reported and did not unload,
@@ -1125,6 +1127,9 @@ def case_codecache():
     check(chains >= 10 * n, f"only {chains} inline-record pcs for {n} nmethods")
     check(same >= 0.99 * chains, f"only {same} of {chains} inline chains read from the nmethods as the records state them (>= 99%)")
     check(int(got["chain_deepest"]) >= 2, f"no agreeing chain with inlining (deepest {got['chain_deepest']})")
+    tables, tables_same = int(got["tables"]), int(got["tables_agree"])
+    check(tables >= 0.99 * n and tables_same >= 0.99 * tables,
+          f"only {tables_same} of {tables} nmethods' whole PcDesc tables read as their inline records (>= 99%)")
     walk = dict(kv.split("=", 1) for ln in lines if ln.startswith("codecheck: walk rc=") for kv in ln.split()[2:])
     check(walk, "no codecheck walk line")
     w = {k: int(v) for k, v in walk.items()}

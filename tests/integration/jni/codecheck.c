@@ -6,7 +6,8 @@
  * first pc must be found as a blob that is not an nmethod; the agent's own code must not be
  * found. And for each pc of the event's inline records (JVMTI_CMLR_INLINE_INFO), the inline
  * chain codecache_scopes reads from the nmethod's own debug information must be the record's:
- * the same methods (jmethodIDs) and bcis in the same order. At VM death, the walk over the code
+ * the same methods (jmethodIDs) and bcis in the same order; and codecache_each_scope over the
+ * nmethod's whole PcDesc table must give the record's pcs and chains, one for one. At VM death, the walk over the code
  * cache's live nmethods (codecache_each_nmethod) must give the nmethods CompiledMethodLoad
  * reported less those CompiledMethodUnload took back, each with its jmethodID. It prints one
  * `codecheck:` line with the counts, the misses (up to 20 of each kind), the compile levels seen
@@ -32,6 +33,8 @@ static int misses_shown;
 /* the inline chains: records compared, agreeing, frames in them, the deepest, time decoding */
 static long chains, chains_agree, chain_frames, chain_deepest, chain_ns, chain_misses_shown;
 static const char *scopes_why; /* the reader's "not available: ..." for the scopes, or NULL */
+/* codecache_each_scope against an nmethod's whole inline record: nmethods compared, agreeing */
+static long tables, tables_agree, table_misses_shown;
 
 #define MAX_CHAIN 64
 
@@ -111,6 +114,41 @@ static void check_chain(const struct codecache_blob *b, const PCStackInfo *want)
     at += snprintf(line + at, sizeof line - (size_t)at, " %p@%d", (void *)want->methods[i],
                    want->bcis ? want->bcis[i] : -1);
   fprintf(stderr, "%s\n", line);
+}
+
+/* codecache_each_scope's visit: the record's next pc and chain must be this one. */
+struct cursor {
+  const jvmtiCompiledMethodLoadInlineRecord *ir;
+  jint next;
+  int bad;
+};
+static int next_record(uintptr_t pc, const struct codecache_frame *chain, int n, void *ctx) {
+  struct cursor *c = ctx;
+  const PCStackInfo *want = c->next < c->ir->numpcs ? &c->ir->pcinfo[c->next] : NULL;
+  c->next++;
+  int ok = want && (uintptr_t)want->pc == pc && want->numstackframes == n;
+  for (int i = 0; ok && i < n; i++)
+    ok = chain[i].jmethod_id == (void *)want->methods[i] &&
+         chain[i].bci == (want->bcis ? want->bcis[i] : -1);
+  c->bad += !ok;
+  return 0;
+}
+
+/* The nmethod's whole table through codecache_each_scope against its (first) inline record. */
+static void check_table(const struct codecache_blob *b, const void *info) {
+  const jvmtiCompiledMethodLoadRecordHeader *h = info;
+  while (h && h->kind != JVMTI_CMLR_INLINE_INFO) h = h->next;
+  if (!h) return;
+  struct cursor c = {(const void *)h, 0, 0};
+  int rc = codecache_each_scope(&layout, b, next_record, &c);
+  tables++;
+  if (rc == c.ir->numpcs && c.next == c.ir->numpcs && !c.bad) {
+    tables_agree++;
+    return;
+  }
+  if (table_misses_shown++ < 20)
+    fprintf(stderr, "codecheck: table miss code=%#lx rc=%d visited=%d differing=%d; want %d\n",
+            (unsigned long)b->code_begin, rc, (int)c.next, c.bad, (int)c.ir->numpcs);
 }
 
 /* Every pc of the event's inline records (at most 64 headers, as the code map reads them). */
@@ -214,7 +252,7 @@ static void JNICALL on_load(jvmtiEnv *jvmti, jmethodID method, jint size, const 
   if (ok) {
     agree++;
     levels[b.comp_level >= 0 && b.comp_level <= 4 ? b.comp_level : 5]++;
-    if (!scopes_why) check_chains(&b, info);
+    if (!scopes_why) check_chains(&b, info), check_table(&b, info);
   }
   pthread_mutex_unlock(&lock);
 }
@@ -279,10 +317,12 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   fprintf(stderr,
           "codecheck: nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
-          "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld\n",
+          "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
+          "tables=%ld tables_agree=%ld\n",
           nmethods, agree, stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
-          chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0);
+          chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
+          tables_agree);
   pthread_mutex_unlock(&lock);
 }
 
