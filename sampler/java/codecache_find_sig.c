@@ -102,20 +102,30 @@ static int named_nmethod(uintptr_t name) {
   return same(s, "nmethod") || same(s, "native nmethod");
 }
 
-/* See codecache_internal.h. */
+/* See codecache_internal.h. Five reads: the ConstMethod's two fields and the cache's length and
+ * slot are read together (for the slots of the first 30 idnums; two reads beyond). */
 void *codecache_method_id(const struct codecache_layout *l, uintptr_t m) {
-  uintptr_t cm = 0, cp = 0, holder = 0, ids = 0, count = 0;
-  uint16_t idnum = 0;
-  void *id = NULL;
-  if (codecache_peek(m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
-      codecache_peek(cm + (uintptr_t)l->const_constants, &cp, sizeof cp) != 0 ||
-      codecache_peek(cm + (uintptr_t)l->const_idnum, &idnum, sizeof idnum) != 0 ||
-      codecache_peek(cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
-      codecache_peek(holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids ||
-      codecache_peek(ids, &count, sizeof count) != 0 || idnum >= count ||
-      codecache_peek(ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), &id, sizeof id) != 0)
+  uintptr_t cm = 0, cp = 0, holder = 0, ids = 0, slots[32];
+  unsigned char c[64];
+  const long lo = l->const_constants < l->const_idnum ? l->const_constants : l->const_idnum,
+             hi = max_l(l->const_constants, l->const_idnum) + 8;
+  if (hi - lo > (long)sizeof c ||
+      codecache_peek(m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
+      codecache_peek(cm + (uintptr_t)lo, c, (size_t)(hi - lo)) != 0)
     return NULL;
-  return id;
+  uint16_t idnum;
+  memcpy(&idnum, c + (l->const_idnum - lo), sizeof idnum);
+  cp = hotspot_word_at(c, l->const_constants - lo);
+  if (codecache_peek(cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
+      codecache_peek(holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids)
+    return NULL;
+  /* the cache: its length, then a jmethodID per idnum */
+  size_t want = (size_t)idnum + 2, n = want <= 32 ? want : 1;
+  if (codecache_peek(ids, slots, sizeof slots[0] * n) != 0 || idnum >= slots[0]) return NULL;
+  if (n == want) return (void *)slots[idnum + 1];
+  if (codecache_peek(ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), slots, sizeof slots[0]) != 0)
+    return NULL;
+  return (void *)slots[0];
 }
 
 /* See codecache_internal.h. */
