@@ -34,7 +34,7 @@ static int misses_shown;
 static long chains, chains_agree, chain_frames, chain_deepest, chain_ns, chain_misses_shown;
 static const char *scopes_why; /* the reader's "not available: ..." for the scopes, or NULL */
 /* codecache_each_scope against an nmethod's whole inline record: nmethods compared, agreeing */
-static long tables, tables_agree, table_misses_shown;
+static long tables, tables_agree, table_misses_shown, table_pcs, table_ns;
 
 #define MAX_CHAIN 64
 
@@ -140,8 +140,11 @@ static void check_table(const struct codecache_blob *b, const void *info) {
   while (h && h->kind != JVMTI_CMLR_INLINE_INFO) h = h->next;
   if (!h) return;
   struct cursor c = {(const void *)h, 0, 0};
+  long t = now_ns();
   int rc = codecache_each_scope(&layout, b, next_record, &c);
+  table_ns += now_ns() - t;
   tables++;
+  table_pcs += c.next;
   if (rc == c.ir->numpcs && c.next == c.ir->numpcs && !c.bad) {
     tables_agree++;
     return;
@@ -318,11 +321,11 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           "codecheck: nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
           "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
-          "tables=%ld tables_agree=%ld\n",
+          "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld\n",
           nmethods, agree, stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
           chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
-          tables_agree);
+          tables_agree, table_pcs, tables ? table_ns / tables : 0);
   pthread_mutex_unlock(&lock);
 }
 
