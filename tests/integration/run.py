@@ -1096,7 +1096,8 @@ def case_codecache():
     stub must be found as a blob that is not an nmethod, and nothing outside the code cache.
     The inline chains: for every pc of every inline record those events carry, the chain read
     from the nmethod's own debug information (codecache_scopes: PcDesc, ScopeDesc) must be the
-    record's — methods and bcis in order — for >= 99% of the pcs, chains with inlining among them;
+    record's — methods and bcis in order — for >= 99% of the pcs (each record's, and one byte
+    before it where no other record is: the next PcDesc's chain), chains with inlining among them;
     and for >= 99% of the nmethods, the pass over the whole PcDesc table (codecache_each_scope)
     gives the record's pcs and chains one for one.
     The walk over every live nmethod (codecache_each_nmethod) at VM death: >= 99% of the nmethods
@@ -1127,6 +1128,8 @@ def case_codecache():
     check(chains >= 10 * n, f"only {chains} inline-record pcs for {n} nmethods")
     check(same >= 0.99 * chains, f"only {same} of {chains} inline chains read from the nmethods as the records state them (>= 99%)")
     check(int(got["chain_deepest"]) >= 2, f"no agreeing chain with inlining (deepest {got['chain_deepest']})")
+    between = int(got["between"])
+    check(between >= 0.3 * chains, f"only {between} of the chains read at a pc between records")
     tables, tables_same = int(got["tables"]), int(got["tables_agree"])
     check(tables >= 0.99 * n and tables_same >= 0.99 * tables,
           f"only {tables_same} of {tables} nmethods' whole PcDesc tables read as their inline records (>= 99%)")

@@ -4,14 +4,16 @@
  * reports, pcs at its start, middle and last byte are looked up through the reader, which must
  * give an nmethod with the same code range and jmethodID; every DynamicCodeGenerated region's
  * first pc must be found as a blob that is not an nmethod; the agent's own code must not be
- * found. And for each pc of the event's inline records (JVMTI_CMLR_INLINE_INFO), the inline
- * chain codecache_scopes reads from the nmethod's own debug information must be the record's:
- * the same methods (jmethodIDs) and bcis in the same order; and codecache_each_scope over the
- * nmethod's whole PcDesc table must give the record's pcs and chains, one for one. At VM death, the walk over the code
- * cache's live nmethods (codecache_each_nmethod) must give the nmethods CompiledMethodLoad
- * reported less those CompiledMethodUnload took back, each with its jmethodID. It prints one
- * `codecheck:` line with the counts, the misses (up to 20 of each kind), the compile levels seen
- * and the reader's time per lookup and per chain; jvm_codecache (run.py) checks them.
+ * found. For each pc of the event's inline records (JVMTI_CMLR_INLINE_INFO), the chain
+ * codecache_scopes reads from the nmethod's own debug information must be the record's (the
+ * same jmethodIDs and bcis in the same order), there and one byte before (a pc no PcDesc names,
+ * after the previous record's: the next PcDesc's chain, as HotSpot finds it); and
+ * codecache_each_scope over the nmethod's whole PcDesc table must give the record's pcs and
+ * chains one for one. At VM death, GenerateEvents replays CompiledMethodLoad for every live
+ * nmethod, and the walk over the code cache (codecache_each_nmethod) must find the replayed ones
+ * with their jmethodIDs, and those the events reported and did not unload. It prints `codecheck:`
+ * lines with the counts, the misses (up to 20 of each kind, 10 of the walk's), the compile levels
+ * seen and the reader's times; jvm_codecache (run.py) checks them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,6 +34,7 @@ static long levels[6];
 static int misses_shown;
 /* the inline chains: records compared, agreeing, frames in them, the deepest, time decoding */
 static long chains, chains_agree, chain_frames, chain_deepest, chain_ns, chain_misses_shown;
+static long between_chains, between_agree; /* of those, at a pc just before a record's */
 static const char *scopes_why; /* the reader's "not available: ..." for the scopes, or NULL */
 /* codecache_each_scope against an nmethod's whole inline record: nmethods compared, agreeing */
 static long tables, tables_agree, table_misses_shown, table_pcs, table_ns;
@@ -85,28 +88,36 @@ static void miss(const char *what, uintptr_t pc, int rc, const struct codecache_
       (unsigned long)b->code_end, b->jmethod_id, (unsigned long)begin, (unsigned long)end, id);
 }
 
-/* One record's chain through the reader, timed, against the record's; lock held. */
-static void check_chain(const struct codecache_blob *b, const PCStackInfo *want) {
-  struct codecache_frame got[MAX_CHAIN];
-  long t = now_ns();
-  int n = codecache_scopes(&layout, b, (uintptr_t)want->pc, got, MAX_CHAIN);
-  chain_ns += now_ns() - t;
-  chains++;
-  int ok = n == want->numstackframes;
+/* Whether got[0, n) is the record's chain. */
+static int same_chain(const struct codecache_frame *got, int n, const PCStackInfo *want) {
+  int ok = want && n == want->numstackframes;
   for (int i = 0; ok && i < n; i++)
     ok = got[i].jmethod_id == (void *)want->methods[i] &&
          got[i].bci == (want->bcis ? want->bcis[i] : -1);
-  if (ok) {
+  return ok;
+}
+
+/* The chain the reader gives at pc, timed, against the record's; lock held. pc is the record's,
+ * or one byte before it (`between`: a pc no PcDesc names, whose next PcDesc is the record's). */
+static void check_chain(const struct codecache_blob *b, uintptr_t pc, const PCStackInfo *want,
+                        int between) {
+  struct codecache_frame got[MAX_CHAIN];
+  long t = now_ns();
+  int n = codecache_scopes(&layout, b, pc, got, MAX_CHAIN);
+  chain_ns += now_ns() - t;
+  chains++;
+  between_chains += between;
+  if (same_chain(got, n, want)) {
     chains_agree++;
+    between_agree += between;
     chain_frames += n;
     if (n > chain_deepest) chain_deepest = n;
     return;
   }
   if (chain_misses_shown++ >= 20) return;
   char line[512];
-  int at =
-      snprintf(line, sizeof line, "codecheck: chain miss pc=%#lx (+%ld) rc=%d got",
-               (unsigned long)(uintptr_t)want->pc, (long)((uintptr_t)want->pc - b->code_begin), n);
+  int at = snprintf(line, sizeof line, "codecheck: chain miss pc=%#lx (+%ld%s) rc=%d got",
+                    (unsigned long)pc, (long)(pc - b->code_begin), between ? ", between" : "", n);
   for (int i = 0; i < n && at < (int)sizeof line - 40; i++)
     at += snprintf(line + at, sizeof line - (size_t)at, " %p@%d", got[i].jmethod_id, got[i].bci);
   at += snprintf(line + at, sizeof line - (size_t)at, "; want");
@@ -126,11 +137,7 @@ static int next_record(uintptr_t pc, const struct codecache_frame *chain, int n,
   struct cursor *c = ctx;
   const PCStackInfo *want = c->next < c->ir->numpcs ? &c->ir->pcinfo[c->next] : NULL;
   c->next++;
-  int ok = want && (uintptr_t)want->pc == pc && want->numstackframes == n;
-  for (int i = 0; ok && i < n; i++)
-    ok = chain[i].jmethod_id == (void *)want->methods[i] &&
-         chain[i].bci == (want->bcis ? want->bcis[i] : -1);
-  c->bad += !ok;
+  c->bad += !want || (uintptr_t)want->pc != pc || !same_chain(chain, n, want);
   return 0;
 }
 
@@ -161,7 +168,12 @@ static void check_chains(const struct codecache_blob *b, const void *info) {
        h = h->next, headers++) {
     const jvmtiCompiledMethodLoadInlineRecord *ir = (const void *)h;
     if (h->kind != JVMTI_CMLR_INLINE_INFO || !ir->pcinfo) continue;
-    for (jint i = 0; i < ir->numpcs; i++) check_chain(b, &ir->pcinfo[i]);
+    for (jint i = 0; i < ir->numpcs; i++) {
+      uintptr_t pc = (uintptr_t)ir->pcinfo[i].pc,
+                prev = i ? (uintptr_t)ir->pcinfo[i - 1].pc : b->code_begin;
+      check_chain(b, pc, &ir->pcinfo[i], 0);
+      if (pc - 1 > prev) check_chain(b, pc - 1, &ir->pcinfo[i], 1);
+    }
   }
 }
 
@@ -321,11 +333,12 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           "codecheck: nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
           "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
-          "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld\n",
+          "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
+          "between_agree=%ld\n",
           nmethods, agree, stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
           chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
-          tables_agree, table_pcs, tables ? table_ns / tables : 0);
+          tables_agree, table_pcs, tables ? table_ns / tables : 0, between_chains, between_agree);
   pthread_mutex_unlock(&lock);
 }
 
