@@ -53,8 +53,8 @@ struct codecache_layout {
   const char *scopes_why;
   long pcd_size, pcd_pc, pcd_scope; /* sizeof(PcDesc), PcDesc::_pc_offset, _scope_decode_offset */
   int u5_excluded; /* the stream's encoding: 1 UNSIGNED5 (21, 25), 0 JDK 17's CompressedStream */
-  long
-      nm_pcs_offset; /* nmethod::_scopes_pcs_offset: from the nmethod (17, 21), the immutable data (25) */
+  /* nmethod::_scopes_pcs_offset: from the nmethod (17, 21), from its immutable data (25) */
+  long nm_pcs_offset;
   /* JDK 17, 21 (else -1): nmethod::_dependencies_offset (the PcDescs' end), _metadata_offset,
    * CompiledMethod::_scopes_data_begin (an address) */
   long nm_deps_offset, nm_metadata_offset, nm_scopes_begin;
@@ -108,18 +108,18 @@ struct codecache_frame {
 /* The inline chain at pc in the nmethod b (codecache_find's answer, is_nmethod set), innermost
  * first, into out[0, max): the nmethod's PcDesc whose pc offset is the first >= pc's (HotSpot's
  * PcDescContainer::find_pc_desc, approximate: a call's return address hits its own PcDesc; an
- * interrupted pc gets the debug information of the next one recorded — pass pc + 1 for the
- * frame at the top, as AsyncGetCallTrace does, so that a pc at a PcDesc's offset, which has run
- * that instruction already, gets the next) and its ScopeDesc with its senders. A PcDesc without
- * a scope gets one frame, the nmethod's method at bci -1 (HotSpot's sentinel scope). Returns the
- * number of frames (>= 1); -ENOSPC when the chain has more than max (out holds the innermost
- * max); -ENOENT when no PcDesc is at or after pc (the table's closing sentinel left out, as
- * HotSpot's search leaves it); -ENOTSUP when the JVM's tables lack the scopes
- * (l->scopes_why); -EFAULT when a read failed or what it read is not debug information: a
- * decode offset outside the scopes data, a stream that runs off it, a method index outside the
- * metadata, a sender not before its scope (HotSpot writes a caller's scope before its callee's,
- * and a shared one is an earlier copy: each step goes down, so the walk ends). Signal-safe, any
- * thread, as codecache_find. */
+ * interrupted pc gets the debug information of the next one recorded — pass pc + 1 for the frame
+ * at the top, as AsyncGetCallTrace does, so that a pc at a PcDesc's offset, which has run that
+ * instruction already, gets the next) and its ScopeDesc with its senders. A PcDesc without a scope
+ * gets one frame, the nmethod's method at bci -1 (HotSpot's sentinel scope). Returns the number of
+ * frames (>= 1); -ENOSPC when the chain has more than max (out holds the innermost max); -ENOENT
+ * when no PcDesc is at or after pc (the table's closing sentinel left out, as HotSpot's search
+ * leaves it); -EINVAL when b is no nmethod or pc not in its code, or max < 1; -ENOTSUP when the
+ * JVM's tables lack the scopes (l->scopes_why); -EFAULT when a read failed or what it read is not
+ * debug information: a decode offset outside the scopes data, a stream that runs off it, a method
+ * index outside the metadata, a sender not before its scope (HotSpot writes a caller's scope
+ * before its callee's, and a shared one is an earlier copy: each step goes down, so the chain
+ * ends). Signal-safe, any thread, as codecache_find. */
 int codecache_scopes(const struct codecache_layout *l, const struct codecache_blob *b, uintptr_t pc,
                      struct codecache_frame *out, int max);
 
@@ -127,20 +127,20 @@ int codecache_scopes(const struct codecache_layout *l, const struct codecache_bl
  * walk. */
 typedef int (*codecache_nmethod_fn)(const struct codecache_blob *b, void *ctx);
 
-/* Every nmethod in the code cache's used blocks, in each heap's address order, to fn: the
- * segment map says where blocks begin (0) and which segments are free (0xFF), each block's
- * header its length and whether it is used. Returns the number of nmethods visited, fn's
- * negative value when it ended the walk, -ENOTSUP when the tables lack HeapBlock::Header::_length, -EFAULT when
- * the heap list or a heap cannot be read. What the JIT changes meanwhile may be seen or not; a
- * block that does not read as one is stepped over (counted in *skipped when not NULL), never
- * followed. Reads as codecache_find; bounded by each heap's segment count. Not for a signal
+/* Every nmethod in the code cache's used blocks, in each heap's address order, to fn: the segment
+ * map says where blocks begin (0) and which segments are free (0xFF), each block's header its
+ * length and whether it is used. Returns the number of nmethods visited, fn's negative value when
+ * it ended the walk, -ENOTSUP when the tables lack HeapBlock::Header::_length, -EFAULT when the
+ * heap list or a heap cannot be read. What the JIT changes meanwhile may be seen or not; a block
+ * that does not read as one is stepped over (each segment counted in *skipped when not NULL),
+ * never followed. Reads as codecache_find; bounded by each heap's segment count. Not for a signal
  * handler (its stack: a 4 KB window of the map); any thread. */
 int codecache_each_nmethod(const struct codecache_layout *l, codecache_nmethod_fn fn, void *ctx,
                            long *skipped);
 
-#define CODECACHE_CHAIN \
-  64 /* frames codecache_each_scope reads a chain into (HotSpot's inlining
-                              stops far below by default: MaxInlineLevel 15 on 17, 21, 25) */
+/* The frames codecache_each_scope reads a chain into: HotSpot's inlining stops far below by
+ * default (MaxInlineLevel 15 on 17, 21 and 25). */
+#define CODECACHE_CHAIN 64
 
 /* Called for each PcDesc codecache_each_scope visits: its pc and chain (innermost first, n
  * frames); 0 goes on, a negative -errno ends the walk. */
