@@ -133,5 +133,8 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
   long level = hotspot_vm_type_size(sym, ctx, "CompLevel");
   l->comp_level_bytes = level == 1 || level == 2 ? (int)level : 4;
   l->scopes_why = scopes_init(sym, ctx, l);
+  l->read = NULL; /* process_vm_readv until the caller gives the guard's read */
+  l->mask = NULL;
+  l->read_guarded = 0;
   return 0;
 }

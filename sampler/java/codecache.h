@@ -24,12 +24,20 @@
 #ifndef SAMPLER_CODECACHE_H
 #define SAMPLER_CODECACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hotspot.h"
 
 #define CODECACHE_HEAPS \
   8 /* code heaps looked at (HotSpot has 1 or 3: non-nmethods, profiled, not) */
+
+/* A read that cannot fault: len bytes at src into dst on thread tid with signal mask `mask`;
+ * 0, -EFAULT (not readable), or -ENOSYS/-ENOSPC (not done: the caller reads otherwise). As
+ * guard_read (signal/guard.h). Signal-safe. */
+typedef int (*codecache_read_fn)(void *dst, const void *src, size_t len, pid_t tid,
+                                 uint64_t mask);
 
 /* Where the fields are, from the tables (codecache_init). */
 struct codecache_layout {
@@ -63,6 +71,18 @@ struct codecache_layout {
    * relocations, then the metadata), _relocation_size, _mutable_data_size */
   long nm_immutable, nm_immutable_size, nm_scopes_offset;
   long blob_mutable, blob_reloc_size, blob_mutable_size;
+  /* How the reads are made. codecache_init sets read and mask NULL: every read a
+   * process_vm_readv system call. The caller that installed the fault guard sets them to
+   * guard_read and guard_mask_now (signal/guard.h, a folder above this one): every read a plain
+   * copy under a guard, -ENOSYS from read (the guard not installed) or -ENOSPC (its table full)
+   * falling back to the system call. */
+  codecache_read_fn read;
+  uint64_t (*mask)(void);
+  /* Set by each entry point on its own copy of the layout (codecache_reader): the calling
+   * thread's id and signal mask for read, read_guarded 0 when read is NULL. */
+  int read_guarded;
+  pid_t read_tid;
+  uint64_t read_mask;
 };
 
 /* What one PC is in. */
@@ -83,9 +103,12 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
 
 /* The code blob that contains pc. 0 with *b filled; -ENOENT when pc is in none of the code
  * heaps, or in a free block, or between blobs; -EFAULT when a read of JVM memory failed or
- * what it read is inconsistent (a blob being freed meanwhile, say). Every read goes through
- * the kernel (process_vm_readv), so no address can make it fault; it takes no lock and
- * allocates nothing: signal-safe, any thread (a handler may call it). A blob freed while it
+ * what it read is inconsistent (a blob being freed meanwhile, say). No address can make it
+ * fault: with l->read set (guard_read) every read is a plain copy under the fault guard, whose
+ * faults come back as -EFAULT; without it (or the guard not installed, or its table full) the
+ * read goes through the kernel (process_vm_readv), which fails instead. With l->read, two
+ * system calls per call (the thread's id and signal mask, for the guard), none per read. It takes no lock and allocates
+ * nothing: signal-safe, any thread (a handler may call it). A blob freed while it
  * runs is not detected beyond those checks: the caller knows whether its PC is live. */
 int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b);
 

@@ -1,9 +1,10 @@
 /*
  * codecache_find_sig.c — the lookup half of the code-cache reader (codecache.h): a PC to its
  * CodeBlob and, for an nmethod, its method, as HotSpot's CodeCache::find_blob and
- * CodeHeap::find_start do. Signal path: every read of the JVM's memory is a process_vm_readv
- * system call into a buffer on the stack (an address that is not mapped fails the call instead
- * of faulting); no lock, no allocation, no libc beyond syscall().
+ * CodeHeap::find_start do. Signal path: every read of the JVM's memory is a copy into a buffer
+ * on the stack that cannot fault — a plain copy under the fault guard (the layout's read:
+ * guard_read), or without it a process_vm_readv system call (an address that is not mapped
+ * fails the call) —; no lock, no allocation, no libc beyond syscall().
  */
 #include <errno.h>
 #include <string.h>
@@ -12,15 +13,32 @@
 #include <unistd.h>
 
 #include "codecache_internal.h"
+#include "platform.h"
 
-/* See codecache_internal.h. plat_read_memory's read, but by syscall(): libc's process_vm_readv
- * wrapper is not on the signal path's list (tests/sampler/check_signal_symbols.py). */
-int codecache_peek(uintptr_t addr, void *buf, size_t len) {
+/* See codecache_internal.h. */
+void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own) {
+  *own = *l;
+  own->read_guarded = l->read && l->mask;
+  if (own->read_guarded) {
+    own->read_tid = plat_gettid();
+    own->read_mask = l->mask();
+  }
+}
+
+/* See codecache_internal.h. The fallback is plat_read_memory's read, but by syscall(): libc's
+ * process_vm_readv wrapper is not on the signal path's list
+ * (tests/sampler/check_signal_symbols.py). */
+int codecache_peek(const struct codecache_layout *l, uintptr_t addr, void *buf, size_t len) {
+  if (!addr) return -EFAULT;
+  if (l->read_guarded) {
+    int rc = l->read(buf, (const void *)addr, len, l->read_tid, l->read_mask);
+    if (rc == 0 || rc == -EFAULT) return rc;
+  }
   struct iovec local = {buf, len}, remote = {(void *)addr, len};
   int e = errno;
   long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
   errno = e;
-  return addr && n == (long)len ? 0 : -EFAULT;
+  return n == (long)len ? 0 : -EFAULT;
 }
 
 static long max_l(long a, long b) { return a > b ? a : b; }
@@ -50,7 +68,7 @@ int codecache_heap_at(const struct codecache_layout *l, uintptr_t heap, struct c
   long need = max_l(l->heap_memory, l->heap_segmap) +
               max_l(l->vs_low_boundary, max_l(l->vs_low, l->vs_high)) + 8;
   need = max_l(need, l->heap_log2 + 4);
-  if (need > HEAP_READ || codecache_peek(heap, h, (size_t)need) != 0) return -EFAULT;
+  if (need > HEAP_READ || codecache_peek(l, heap, h, (size_t)need) != 0) return -EFAULT;
   uintptr_t lowb = hotspot_word_at(h, l->heap_memory + l->vs_low_boundary);
   hp->low = hotspot_word_at(h, l->heap_memory + l->vs_low);
   hp->high = hotspot_word_at(h, l->heap_memory + l->vs_high);
@@ -75,13 +93,13 @@ static long in_heap(const struct codecache_layout *l, uintptr_t heap, uintptr_t 
   unsigned char m[MAP_WINDOW];
   for (int reads = 0;; reads++) {
     long base = idx >= MAP_WINDOW - 1 ? idx - (MAP_WINDOW - 1) : 0, n = idx - base + 1;
-    if (reads == 4096 || codecache_peek(map + (uintptr_t)base, m, (size_t)n) != 0) return -EFAULT;
+    if (reads == 4096 || codecache_peek(l, map + (uintptr_t)base, m, (size_t)n) != 0) return -EFAULT;
     long start = codecache_segmap_start(m, n, base, &idx);
     if (start == -EAGAIN) continue;
     if (start < 0) return start;
     uintptr_t block = low + ((uintptr_t)start << log2);
     unsigned char used = 0;
-    if (codecache_peek(block + (uintptr_t)l->block_used, &used, 1) != 0) return -EFAULT;
+    if (codecache_peek(l, block + (uintptr_t)l->block_used, &used, 1) != 0) return -EFAULT;
     if (!used) return -ENOENT; /* a free block */
     *blob = block + (uintptr_t)l->block_size;
     return 0;
@@ -96,9 +114,9 @@ static int same(const char *a, const char *b) {
 }
 
 /* Whether the blob is an nmethod: HotSpot names them so ("nmethod", "native nmethod"). */
-static int named_nmethod(uintptr_t name) {
+static int named_nmethod(const struct codecache_layout *l, uintptr_t name) {
   char s[16] = {0};
-  if (codecache_peek(name, s, 15) != 0 && codecache_peek(name, s, 8) != 0) return 0;
+  if (codecache_peek(l, name, s, 15) != 0 && codecache_peek(l, name, s, 8) != 0) return 0;
   return same(s, "nmethod") || same(s, "native nmethod");
 }
 
@@ -110,20 +128,20 @@ void *codecache_method_id(const struct codecache_layout *l, uintptr_t m) {
   const long lo = l->const_constants < l->const_idnum ? l->const_constants : l->const_idnum,
              hi = max_l(l->const_constants, l->const_idnum) + 8;
   if (hi - lo > (long)sizeof c ||
-      codecache_peek(m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
-      codecache_peek(cm + (uintptr_t)lo, c, (size_t)(hi - lo)) != 0)
+      codecache_peek(l, m + (uintptr_t)l->method_const, &cm, sizeof cm) != 0 ||
+      codecache_peek(l, cm + (uintptr_t)lo, c, (size_t)(hi - lo)) != 0)
     return NULL;
   uint16_t idnum;
   memcpy(&idnum, c + (l->const_idnum - lo), sizeof idnum);
   cp = hotspot_word_at(c, l->const_constants - lo);
-  if (codecache_peek(cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
-      codecache_peek(holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids)
+  if (codecache_peek(l, cp + (uintptr_t)l->pool_holder, &holder, sizeof holder) != 0 ||
+      codecache_peek(l, holder + (uintptr_t)l->klass_jmethod_ids, &ids, sizeof ids) != 0 || !ids)
     return NULL;
   /* the cache: its length, then a jmethodID per idnum */
   size_t want = (size_t)idnum + 2, n = want <= 32 ? want : 1;
-  if (codecache_peek(ids, slots, sizeof slots[0] * n) != 0 || idnum >= slots[0]) return NULL;
+  if (codecache_peek(l, ids, slots, sizeof slots[0] * n) != 0 || idnum >= slots[0]) return NULL;
   if (n == want) return (void *)slots[idnum + 1];
-  if (codecache_peek(ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), slots, sizeof slots[0]) != 0)
+  if (codecache_peek(l, ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), slots, sizeof slots[0]) != 0)
     return NULL;
   return (void *)slots[0];
 }
@@ -133,12 +151,12 @@ int codecache_heaps(const struct codecache_layout *l, uintptr_t heaps[CODECACHE_
   uintptr_t ga = 0;
   unsigned char g[64];
   long gneed = max_l(l->ga_len, l->ga_data) + 8;
-  if (gneed > (long)sizeof g || codecache_peek(l->heaps, &ga, sizeof ga) != 0 ||
-      codecache_peek(ga, g, (size_t)gneed) != 0)
+  if (gneed > (long)sizeof g || codecache_peek(l, l->heaps, &ga, sizeof ga) != 0 ||
+      codecache_peek(l, ga, g, (size_t)gneed) != 0)
     return -EFAULT;
   int32_t n = hotspot_i32_at(g, l->ga_len);
   if (n <= 0 || n > CODECACHE_HEAPS ||
-      codecache_peek(hotspot_word_at(g, l->ga_data), heaps, sizeof heaps[0] * (size_t)n) != 0)
+      codecache_peek(l, hotspot_word_at(g, l->ga_data), heaps, sizeof heaps[0] * (size_t)n) != 0)
     return -EFAULT;
   return n;
 }
@@ -151,7 +169,7 @@ int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_
                         max_l(max_l(l->blob_code_begin, l->blob_code_end),
                               max_l(l->blob_code_offset, l->blob_data_offset)));
   need = max_l(need, max_l(l->nm_method, l->nm_comp_level) + 8);
-  if (need > BLOB_READ || codecache_peek(blob, h, (size_t)need) != 0) return -EFAULT;
+  if (need > BLOB_READ || codecache_peek(l, blob, h, (size_t)need) != 0) return -EFAULT;
   memset(b, 0, sizeof *b);
   b->blob = blob;
   b->comp_level = -1;
@@ -167,7 +185,7 @@ int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_
   if (size <= 0 || b->code_begin < blob || b->code_end < b->code_begin ||
       b->code_end > blob + (uintptr_t)size || inside < blob || inside >= blob + (uintptr_t)size)
     return -EFAULT;
-  b->is_nmethod = named_nmethod(hotspot_word_at(h, l->blob_name));
+  b->is_nmethod = named_nmethod(l, hotspot_word_at(h, l->blob_name));
   if (!b->is_nmethod) return 0;
   b->method = hotspot_word_at(h, l->nm_method);
   int32_t level = 0;
@@ -179,7 +197,10 @@ int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_
   return 0;
 }
 
-int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b) {
+int codecache_find(const struct codecache_layout *layout, uintptr_t pc, struct codecache_blob *b) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  const struct codecache_layout *l = &own;
   uintptr_t heaps[CODECACHE_HEAPS];
   int n = codecache_heaps(l, heaps);
   if (n < 0) return n;

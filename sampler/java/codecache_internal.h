@@ -11,9 +11,17 @@
 
 #include "codecache.h"
 
-/* len bytes at addr into buf by process_vm_readv on this process: 0, or -EFAULT when any of
- * them is not readable (or addr is 0). errno kept. Signal-safe, any thread. */
-int codecache_peek(uintptr_t addr, void *buf, size_t len);
+/* *l for one call of the reader on the calling thread into *own, with how it reads: guarded
+ * loads (read_guarded, the thread's id and signal mask: two system calls) when l->read is set,
+ * else process_vm_readv. Each entry point reads through its own copy. Signal-safe,
+ * any thread. */
+void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own);
+
+/* len bytes at addr into buf, as l->read_guarded says (codecache_reader): a plain copy by
+ * l->read, or (not guarded, or the guard table full, or the guard taken out meanwhile)
+ * process_vm_readv on this process. 0, or -EFAULT when any of them is not readable (or addr is
+ * 0). errno kept. Signal-safe, any thread. */
+int codecache_peek(const struct codecache_layout *l, uintptr_t addr, void *buf, size_t len);
 
 /* The jmethodID of Method* m: its holder's cache slot for its idnum; NULL when none was made
  * yet or a read failed. Signal-safe, any thread. */

@@ -6,8 +6,9 @@
  * (sender's decode offset, method index into the nmethod's metadata, bci + 1, then the offsets
  * of the locals, expressions and monitors this reader does not need) and the sender's scope in
  * turn up to the outermost. Signal path, as codecache_find_sig.c: every read of the JVM's memory
- * is a checked process_vm_readv into the stack (codecache_peek), no lock, no allocation; every
- * loop is bounded and every offset checked against the region it must lie in.
+ * is a checked copy into the stack (codecache_peek: guarded loads, or process_vm_readv), no lock,
+ * no allocation; every loop is bounded and every offset checked against the region it must lie
+ * in.
  */
 #include <errno.h>
 #include <string.h>
@@ -68,7 +69,7 @@ static int regions_of(const struct codecache_layout *l, uintptr_t nm, struct reg
                      l->blob_mutable_size};
   for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
     if (at[i] + 8 > need) need = at[i] + 8;
-  if (need > NM_READ || codecache_peek(nm, h, (size_t)need) != 0) return -EFAULT;
+  if (need > NM_READ || codecache_peek(l, nm, h, (size_t)need) != 0) return -EFAULT;
   uintptr_t pcs_end, scopes_end, meta_end;
   int32_t pcs_off = hotspot_i32_at(h, l->nm_pcs_offset);
   if (l->nm_scopes_begin >= 0) { /* JDK 17, 21: inside the nmethod, metadata before scopes */
@@ -104,7 +105,7 @@ static int regions_of(const struct codecache_layout *l, uintptr_t nm, struct reg
 /* The pc offset of PcDesc i. */
 static int pcd_offset(const struct codecache_layout *l, const struct regions *r, long i,
                       int32_t *off) {
-  return codecache_peek(r->pcs + (uintptr_t)(i * l->pcd_size + l->pcd_pc), off, sizeof *off);
+  return codecache_peek(l, r->pcs + (uintptr_t)(i * l->pcd_size + l->pcd_pc), off, sizeof *off);
 }
 
 /* The scope decode offset of the first PcDesc whose pc offset is >= target: 0, -ENOENT (none
@@ -127,7 +128,7 @@ static int find_pcd(const struct codecache_layout *l, const struct regions *r, i
   unsigned char w[PCD_WINDOW];
   long n = hi - lo + (hi < end); /* [lo, hi] before the sentinel */
   if (n <= 0) return -ENOENT;
-  if (codecache_peek(r->pcs + (uintptr_t)(lo * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
+  if (codecache_peek(l, r->pcs + (uintptr_t)(lo * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
     return -EFAULT;
   for (long i = 0; i < n; i++) {
     if (hotspot_i32_at(w, i * l->pcd_size + l->pcd_pc) >= target) {
@@ -150,10 +151,10 @@ static int chain_at(const struct codecache_layout *l, const struct regions *r, i
     uint32_t sender, index;
     int32_t bci;
     uintptr_t method = 0;
-    if (codecache_peek(r->scopes + (uintptr_t)scope, s, (size_t)n) != 0 ||
+    if (codecache_peek(l, r->scopes + (uintptr_t)scope, s, (size_t)n) != 0 ||
         codecache_scope_head(s, n, l->u5_excluded, &sender, &index, &bci) != 0 || index == 0 ||
         index > (uint32_t)r->n_meta ||
-        codecache_peek(r->meta + sizeof(uintptr_t) * (index - 1), &method, sizeof method) != 0 ||
+        codecache_peek(l, r->meta + sizeof(uintptr_t) * (index - 1), &method, sizeof method) != 0 ||
         !method)
       return -EFAULT;
     out[depth] = (struct codecache_frame){method, codecache_method_id(l, method), bci};
@@ -171,8 +172,11 @@ static int nmethod_regions(const struct codecache_layout *l, const struct codeca
   return regions_of(l, b->blob, r);
 }
 
-int codecache_scopes(const struct codecache_layout *l, const struct codecache_blob *b, uintptr_t pc,
-                     struct codecache_frame *out, int max) {
+int codecache_scopes(const struct codecache_layout *layout, const struct codecache_blob *b,
+                     uintptr_t pc, struct codecache_frame *out, int max) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  const struct codecache_layout *l = &own;
   struct regions r;
   int32_t scope = 0;
   if (pc < b->code_begin || pc >= b->code_end || max <= 0) return -EINVAL;
@@ -186,8 +190,11 @@ int codecache_scopes(const struct codecache_layout *l, const struct codecache_bl
   return chain_at(l, &r, scope, out, max);
 }
 
-int codecache_each_scope(const struct codecache_layout *l, const struct codecache_blob *b,
+int codecache_each_scope(const struct codecache_layout *layout, const struct codecache_blob *b,
                          codecache_scope_fn fn, void *ctx) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  const struct codecache_layout *l = &own;
   struct regions r;
   int rc = nmethod_regions(l, b, &r);
   if (rc != 0) return rc;
@@ -199,7 +206,7 @@ int codecache_each_scope(const struct codecache_layout *l, const struct codecach
   for (long i = 0; i < r.n_pcs; i++) {
     if (i % per == 0) {
       long n = r.n_pcs - i < per ? r.n_pcs - i : per;
-      if (codecache_peek(r.pcs + (uintptr_t)(i * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
+      if (codecache_peek(l, r.pcs + (uintptr_t)(i * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
         return -EFAULT;
     }
     int32_t off = hotspot_i32_at(w, (i % per) * l->pcd_size + l->pcd_pc),

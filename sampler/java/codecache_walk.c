@@ -19,9 +19,9 @@ static int block_head(const struct codecache_layout *l, const struct codecache_h
   uintptr_t block = hp->low + ((uintptr_t)i << hp->log2);
   unsigned char u = 0;
   uint64_t len = 0; /* little-endian: the low bytes first, whichever the width */
-  if (codecache_peek(block + (uintptr_t)l->block_length, &len, (size_t)l->block_length_bytes) !=
+  if (codecache_peek(l, block + (uintptr_t)l->block_length, &len, (size_t)l->block_length_bytes) !=
           0 ||
-      codecache_peek(block + (uintptr_t)l->block_used, &u, 1) != 0)
+      codecache_peek(l, block + (uintptr_t)l->block_used, &u, 1) != 0)
     return -EFAULT;
   *length = len;
   *used = u != 0;
@@ -38,7 +38,7 @@ static long walk_heap(const struct codecache_layout *l, const struct codecache_h
     if (i >= base + have) {
       base = i;
       have = segs - i < WALK_WINDOW ? segs - i : WALK_WINDOW;
-      if (codecache_peek(hp->map + (uintptr_t)base, m, (size_t)have) != 0) return -EFAULT;
+      if (codecache_peek(l, hp->map + (uintptr_t)base, m, (size_t)have) != 0) return -EFAULT;
     }
     unsigned char mark = m[i - base];
     uint64_t length = 0;
@@ -69,8 +69,11 @@ static long walk_heap(const struct codecache_layout *l, const struct codecache_h
   return found;
 }
 
-int codecache_each_nmethod(const struct codecache_layout *l, codecache_nmethod_fn fn, void *ctx,
-                           long *skipped) {
+int codecache_each_nmethod(const struct codecache_layout *layout, codecache_nmethod_fn fn,
+                           void *ctx, long *skipped) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  const struct codecache_layout *l = &own;
   if (l->block_length < 0) return -ENOTSUP;
   uintptr_t heaps[CODECACHE_HEAPS];
   int n = codecache_heaps(l, heaps);

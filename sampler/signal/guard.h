@@ -38,6 +38,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -89,6 +90,21 @@ uint64_t guard_mask_of(const sigset_t *set);
 
 /* The calling thread's signal mask now (a system call). SIGNAL-SAFE. */
 uint64_t guard_mask_now(void);
+
+/* Whether the fault handler is installed now (guard_install done, guard_uninstall not): only
+ * then can guard_read contain a fault. SIGNAL-SAFE. */
+int guard_installed(void);
+
+/* len bytes at src into dst by plain loads, under a guard of its own for the calling thread
+ * `tid` running with the signal mask `mask` (guard_mask_of; the caller finds both once for many
+ * reads: each is a system call): a read that faults (unmapped, PROT_NONE, a truncated file's
+ * page) returns instead of crashing. Returns 0; -EFAULT when a fault was contained (dst may hold
+ * part of the bytes; counted in guard_faults); -ENOSPC when the guard table is full (nothing
+ * read; not counted in guard_full: no sample was dropped); -ENOSYS when the fault handler is not
+ * installed (nothing read). The faults it contains are never offered to the JVM's handler: the
+ * caller is not inside the JVM's code. SIGNAL-SAFE (a handler may call it with its own mask),
+ * any thread. */
+int guard_read(void *dst, const void *src, size_t len, pid_t tid, uint64_t mask);
 
 /* Faults contained so far. */
 uint64_t guard_faults(void);

@@ -5,7 +5,8 @@
  * load before the JVM's handler is called with the same arguments. The table holds each
  * guard's thread id beside its pointer: the fault handler compares ids in the table and
  * follows only its own thread's pointer (a guard lives on its thread's stack, which another
- * thread may leave or unmap at any time).
+ * thread may leave or unmap at any time). guard_read takes such a guard around one copy, for
+ * readers of memory that may be gone (the code-cache reader, sampler/java/codecache*).
  */
 #include "guard.h"
 
@@ -27,6 +28,7 @@ static struct {
   struct sigaction previous[2]; /* SIGSEGV, SIGBUS */
   _Atomic guard_vm_handler_fn vm_handler;
   int installed;
+  atomic_int ready; /* installed, for guard_read on any thread */
 } guards;
 
 uint64_t guard_mask_of(const sigset_t *set) {
@@ -43,7 +45,8 @@ uint64_t guard_mask_now(void) {
   return guard_mask_of(&set);
 }
 
-int guard_register(struct guard *g, pid_t tid, uint64_t mask) {
+/* A free slot of the table for g: 0, or -ENOSPC (not counted). */
+static int take_slot(struct guard *g, pid_t tid, uint64_t mask) {
   g->mask = mask;
   g->vm_first = 0;
   /* start where this thread's id points: threads seldom meet on one slot */
@@ -59,8 +62,28 @@ int guard_register(struct guard *g, pid_t tid, uint64_t mask) {
       return 0;
     }
   }
+  return -ENOSPC;
+}
+
+int guard_register(struct guard *g, pid_t tid, uint64_t mask) {
+  if (take_slot(g, tid, mask) == 0) return 0;
   atomic_fetch_add_explicit(&guards.full, 1, memory_order_relaxed);
   return -ENOSPC;
+}
+
+int guard_installed(void) { return atomic_load_explicit(&guards.ready, memory_order_acquire); }
+
+int guard_read(void *dst, const void *src, size_t len, pid_t tid, uint64_t mask) {
+  if (!guard_installed()) return -ENOSYS;
+  struct guard g;
+  if (take_slot(&g, tid, mask) != 0) return -ENOSPC;
+  volatile int rc = -EFAULT; /* kept across the jump back */
+  if (sigsetjmp(g.env, 0) == 0) {
+    memcpy(dst, src, len);
+    rc = 0;
+  }
+  guard_leave(&g);
+  return rc;
 }
 
 void guard_leave(struct guard *g) {
@@ -139,11 +162,13 @@ int guard_install(void) {
     }
   }
   guards.installed = 1;
+  atomic_store_explicit(&guards.ready, 1, memory_order_release);
   return 0;
 }
 
 void guard_uninstall(void) {
   if (!guards.installed) return;
+  atomic_store_explicit(&guards.ready, 0, memory_order_release);
   sigaction(SIGSEGV, &guards.previous[0], NULL);
   sigaction(SIGBUS, &guards.previous[1], NULL);
   guards.installed = 0;

@@ -1103,7 +1103,8 @@ def case_codecache():
     The walk over every live nmethod (codecache_each_nmethod) at VM death: >= 99% of the nmethods
     CompiledMethodLoad then replays (GenerateEvents) are found by it with their jmethodID, and
     >= 99% of what it finds is among them; of the nmethods the events reported and did not unload,
-    >= 99% are found (the others it finds are those whose events were still queued: `late`)."""
+    >= 99% are found (the others it finds are those whose events were still queued: `late`).
+    From VM init on the reader reads by plain loads under the fault guard (reads=guarded)."""
     payload = os.path.join(os.path.dirname(os.path.abspath(ARGS.classes)), "payload-classes")
     cmd = [ARGS.java, "-Xmx256m", f"-agentpath:{ARGS.codecheck}", "-cp", ARGS.classes, "Scenarios", "jit", "3",
            payload]
@@ -1113,6 +1114,7 @@ def case_codecache():
     check(p.returncode == 0, f"the JVM exited with {p.returncode}: {p.stderr[-2000:]}")
     got = dict(kv.split("=", 1) for ln in lines if " nmethods=" in ln for kv in ln.split()[1:])
     check(got, "no codecheck summary line")
+    check(got.get("reads") == "guarded", f"the reader did not read under the fault guard: reads={got.get('reads')}")
     n, ok = int(got["nmethods"]), int(got["agree"])
     levels = [int(x) for x in got["levels"].split(",")]
     check(n >= 200, f"only {n} nmethods reported")

@@ -5,15 +5,23 @@
  * windows (the lookup reads at most 256 bytes at a time), and maps that are not maps. And the
  * scopes' decoders (codecache_stream_uint, codecache_scope_head) on both encodings HotSpot has
  * used — vectors from the encoding's definition, a round trip through its writer, bytes that
- * are no value, and ScopeDesc heads read out of real JVMs. The reader itself is proven against
+ * are no value, and ScopeDesc heads read out of real JVMs. Its reads: the fault guard's
+ * guard_read of readable, PROT_NONE and unmapped memory from a thread and a signal handler, and
+ * codecache_find reading through it or through the kernel. The reader itself is proven against
  * a JVM's events in jvm_codecache (tests/integration).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "codecache.h"
+#include "guard.h"
+#include "platform.h"
 
 #define SEGS 4000
 static unsigned char map[SEGS];
@@ -222,4 +230,140 @@ Test(codecache, scope_heads_read_out_of_real_jvms) {
     if (codecache_scope_head(t[i].b, 5, !t[i].excluded, &sender, &index, &bci) == 0)
       cr_expect(sender != t[i].sender || index != t[i].index || bci != t[i].bci, "head %zu", i);
   }
+}
+
+/* The reader's reads (codecache_peek through the layout's read): with the fault guard's
+ * guard_read, a plain copy whose faults return -EFAULT — from a thread, from a signal handler —
+ * instead of crashing the process; without it, process_vm_readv. */
+
+static long page;
+static unsigned char *readable, *none, *unmapped; /* a page each: read, PROT_NONE, gone */
+
+static void pages(void) {
+  page = sysconf(_SC_PAGESIZE);
+  unsigned char *p = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(p, MAP_FAILED);
+  readable = p, none = p + page, unmapped = p + 2 * page;
+  memset(readable, 0x5A, (size_t)page);
+  cr_assert_eq(mprotect(none, (size_t)page, PROT_NONE), 0);
+  cr_assert_eq(munmap(unmapped, (size_t)page), 0);
+}
+
+/* guard_read at each of the pages from the calling thread, answers into rc[0..3]: the readable
+ * page, PROT_NONE, unmapped, a read running from the readable page into PROT_NONE. */
+static void read_all(int rc[4], unsigned char *got) {
+  pid_t tid = plat_gettid();
+  uint64_t mask = guard_mask_now();
+  rc[0] = guard_read(got, readable, 64, tid, mask);
+  rc[1] = guard_read(got, none, 8, tid, mask);
+  rc[2] = guard_read(got, unmapped + 16, 8, tid, mask);
+  rc[3] = guard_read(got, readable + page - 4, 8, tid, mask);
+}
+
+Test(guard_read, without_the_guard_installed_nothing_is_read) {
+  pages();
+  unsigned char got[8] = {0};
+  cr_expect_eq(guard_read(got, readable, 8, plat_gettid(), guard_mask_now()), -ENOSYS);
+  cr_expect_eq(got[0], 0);
+}
+
+Test(guard_read, faults_come_back_as_efault) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  uint64_t faults = guard_faults();
+  unsigned char got[64] = {0};
+  int rc[4];
+  read_all(rc, got);
+  cr_expect_eq(rc[0], 0);
+  cr_expect_eq(got[0], 0x5A);
+  cr_expect_eq(got[63], 0x5A);
+  cr_expect_eq(rc[1], -EFAULT, "PROT_NONE: %d", rc[1]);
+  cr_expect_eq(rc[2], -EFAULT, "unmapped: %d", rc[2]);
+  cr_expect_eq(rc[3], -EFAULT, "into PROT_NONE: %d", rc[3]);
+  cr_expect_eq(guard_faults(), faults + 3, "each fault contained and counted");
+  /* more faults than the table has slots: each guard leaves its slot */
+  for (int i = 0; i < 1000; i++) cr_assert_eq(guard_read(got, none, 8, plat_gettid(), 0), -EFAULT);
+  guard_uninstall();
+}
+
+static void *on_thread(void *arg) {
+  read_all(arg, (unsigned char[64]){0});
+  return NULL;
+}
+
+Test(guard_read, from_another_thread) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  int rc[4] = {1, 1, 1, 1};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, on_thread, rc), 0);
+  pthread_join(t, NULL);
+  cr_expect(rc[0] == 0 && rc[1] == -EFAULT && rc[2] == -EFAULT && rc[3] == -EFAULT,
+            "%d %d %d %d", rc[0], rc[1], rc[2], rc[3]);
+  guard_uninstall();
+}
+
+static int in_handler[4];
+static void on_usr1(int sig) {
+  (void)sig;
+  unsigned char got[64];
+  read_all(in_handler, got); /* with the handler's own mask (SIGUSR1 blocked) */
+}
+
+Test(guard_read, from_a_signal_handler) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+  for (int i = 0; i < 4; i++) in_handler[i] = 1;
+  cr_assert_eq(raise(SIGUSR1), 0);
+  cr_expect(in_handler[0] == 0 && in_handler[1] == -EFAULT && in_handler[2] == -EFAULT &&
+                in_handler[3] == -EFAULT,
+            "%d %d %d %d", in_handler[0], in_handler[1], in_handler[2], in_handler[3]);
+  guard_uninstall();
+}
+
+Test(guard_read, a_full_table_reads_nothing_and_drops_no_sample) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  static struct guard held[256];
+  int n = 0;
+  while (n < 256 && guard_register(&held[n], 100000 + n, 0) == 0) n++;
+  uint64_t full = guard_full();
+  unsigned char got[8] = {0};
+  cr_expect_eq(guard_read(got, readable, 8, plat_gettid(), guard_mask_now()), -ENOSPC);
+  cr_expect_eq(guard_full(), full, "guard_full counts dropped samples only");
+  for (int i = 0; i < n; i++) guard_leave(&held[i]);
+  guard_uninstall();
+}
+
+/* A layout whose heap list lies on a PROT_NONE page: codecache_find answers -EFAULT, through the
+ * guard (a contained fault counted) or through process_vm_readv (none). */
+static int find_on_bad_heaps(int with_guard, uint64_t *faults) {
+  struct codecache_layout l;
+  memset(&l, 0, sizeof l);
+  l.heaps = (uintptr_t)none;
+  l.ga_data = 8;
+  if (with_guard) l.read = guard_read, l.mask = guard_mask_now;
+  uint64_t before = guard_faults();
+  struct codecache_blob b;
+  int rc = codecache_find(&l, (uintptr_t)readable, &b);
+  *faults = guard_faults() - before;
+  return rc;
+}
+
+Test(guard_read, the_reader_reads_through_the_guard_or_the_kernel) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  uint64_t faults;
+  cr_expect_eq(find_on_bad_heaps(1, &faults), -EFAULT);
+  cr_expect_eq(faults, 1, "the guard's read, its fault contained");
+  cr_expect_eq(find_on_bad_heaps(0, &faults), -EFAULT);
+  cr_expect_eq(faults, 0, "process_vm_readv: no fault");
+  guard_uninstall();
+  cr_expect_eq(find_on_bad_heaps(1, &faults), -EFAULT, "the guard taken out: the kernel reads");
+  cr_expect_eq(faults, 0);
 }

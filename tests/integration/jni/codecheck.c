@@ -13,7 +13,9 @@
  * nmethod, and the walk over the code cache (codecache_each_nmethod) must find the replayed ones
  * with their jmethodIDs, and those the events reported and did not unload. It prints `codecheck:`
  * lines with the counts, the misses (up to 20 of each kind, 10 of the walk's), the compile levels
- * seen and the reader's times; jvm_codecache (run.py) checks them.
+ * seen, how the reader read (reads=guarded: plain loads under the fault guard from VM init on,
+ * the default; reads=syscall: process_vm_readv, the agent's option) and the reader's times;
+ * jvm_codecache (run.py) checks them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,8 +28,12 @@
 #include <time.h>
 
 #include "codecache.h"
+#include "guard.h"
 
 static struct codecache_layout layout;
+/* how the reader reads: 1 plain loads under the fault guard (from VM init on, once HotSpot's own
+ * fault handler is there to chain to), 0 process_vm_readv throughout (option reads=syscall) */
+static int guarded;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long nmethods, agree, stubs, stubs_found, outside, outside_found, lookups, lookup_ns;
 static long levels[6];
@@ -306,6 +312,21 @@ static void tally(const char *what, const struct reported *list, long n, long *l
   }
 }
 
+/* The fault guard in front of HotSpot's handler (installed by now), and the reader on it. */
+static void JNICALL on_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
+  (void)jvmti, (void)jni, (void)thread;
+  if (!guarded) return;
+  int rc = guard_install();
+  if (rc != 0) {
+    fprintf(stderr, "codecheck: guard_install: %s\n", strerror(-rc));
+    return;
+  }
+  pthread_mutex_lock(&lock);
+  layout.read = guard_read;
+  layout.mask = guard_mask_now;
+  pthread_mutex_unlock(&lock);
+}
+
 static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jni;
   /* every live nmethod once more, then the walk over the code cache against both sets */
@@ -330,12 +351,13 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           rc, walked, walk_skipped, walk_ns / 1000, (int)replay, n_replayed, replayed_walked,
           walked_unreplayed, walked_other_id, live, live_walked, walked_unreported, late);
   fprintf(stderr,
-          "codecheck: nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
+          "codecheck: reads=%s guard_faults=%lu nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
           "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
           "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
           "between_agree=%ld\n",
-          nmethods, agree, stubs, stubs_found, outside, outside_found, levels[0], levels[1],
+          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), nmethods, agree,
+          stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
           chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
           tables_agree, table_pcs, tables ? table_ns / tables : 0, between_chains, between_agree);
@@ -343,7 +365,14 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
-  (void)options, (void)reserved;
+  (void)reserved;
+  if (!options || !*options || strcmp(options, "reads=guarded") == 0) {
+    guarded = 1;
+  } else if (strcmp(options, "reads=syscall") != 0) {
+    fprintf(stderr, "codecheck: unknown option '%s': accepted reads=guarded (the default) or "
+                    "reads=syscall\n", options);
+    return JNI_ERR;
+  }
   const char *why = NULL;
   if (codecache_init(sym, NULL, &layout, &why) != 0) {
     fprintf(stderr, "codecheck: %s\n", why);
@@ -359,12 +388,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   cb.CompiledMethodLoad = on_load;
   cb.CompiledMethodUnload = on_unload;
   cb.DynamicCodeGenerated = on_stub;
+  cb.VMInit = on_init;
   cb.VMDeath = on_death;
   if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE ||
       (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE)
     return JNI_ERR;
   const jvmtiEvent events[] = {JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-                               JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_VM_DEATH};
+                               JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_VM_INIT,
+                               JVMTI_EVENT_VM_DEATH};
   for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
     if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) !=
         JVMTI_ERROR_NONE)
