@@ -34,6 +34,7 @@ static struct codecache_layout layout;
 /* how the reader reads: 1 plain loads under the fault guard (from VM init on, once HotSpot's own
  * fault handler is there to chain to), 0 process_vm_readv throughout (option reads=syscall) */
 static int guarded;
+static long early_lookups; /* reads=guarded: lookups before VM init, by process_vm_readv */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long nmethods, agree, stubs, stubs_found, outside, outside_found, lookups, lookup_ns;
 static long levels[6];
@@ -77,6 +78,10 @@ static long now_ns(void) {
 
 /* One timed lookup; lock held. */
 static int find(uintptr_t pc, struct codecache_blob *b) {
+  if (guarded && !layout.read) { /* before VM init: not timed, the guard is not there yet */
+    early_lookups++;
+    return codecache_find(&layout, pc, b);
+  }
   long t = now_ns();
   int rc = codecache_find(&layout, pc, b);
   lookup_ns += now_ns() - t;
@@ -351,12 +356,12 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           rc, walked, walk_skipped, walk_ns / 1000, (int)replay, n_replayed, replayed_walked,
           walked_unreplayed, walked_other_id, live, live_walked, walked_unreported, late);
   fprintf(stderr,
-          "codecheck: reads=%s guard_faults=%lu nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
+          "codecheck: reads=%s guard_faults=%lu early_lookups=%ld nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
           "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
           "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
           "between_agree=%ld\n",
-          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), nmethods, agree,
+          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), early_lookups, nmethods, agree,
           stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
           chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
