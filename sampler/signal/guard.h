@@ -31,6 +31,8 @@
  *     if (f != GUARD_FULL) guard_leave(&g);
  * guard_enter is a macro around sigsetjmp: the recovery branch runs in the same frame;
  * guard_rearm(&g) sets the jump back to a later point of the same frame.
+ * guard_read is one copy under such a guard of its own, for readers of memory that may be gone
+ * (the code-cache reader): a fault answers -EFAULT.
  */
 #ifndef SAMPLER_GUARD_H
 #define SAMPLER_GUARD_H
