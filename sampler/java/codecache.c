@@ -135,6 +135,6 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
   l->scopes_why = scopes_init(sym, ctx, l);
   l->read = NULL; /* process_vm_readv until the caller gives the guard's read */
   l->mask = NULL;
-  l->read_guarded = 0;
+  l->read_guarded = l->read_bound = 0;
   return 0;
 }

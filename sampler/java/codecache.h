@@ -79,8 +79,9 @@ struct codecache_layout {
   codecache_read_fn read;
   uint64_t (*mask)(void);
   /* Set by each entry point on its own copy of the layout (codecache_reader): the calling
-   * thread's id and signal mask for read, read_guarded 0 when read is NULL. */
-  int read_guarded;
+   * thread's id and signal mask for read, read_guarded 0 when read is NULL; or once by
+   * codecache_bind (read_bound), for many calls. */
+  int read_guarded, read_bound;
   pid_t read_tid;
   uint64_t read_mask;
 };
@@ -100,6 +101,14 @@ struct codecache_blob {
  * l->scopes_why names it. Does not read the code cache (callable from Agent_OnLoad, before
  * HotSpot made it). Not signal-safe (searches the tables). */
 int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, const char **why);
+
+/* *l bound into *own for the calling thread at its signal mask now: the guard's thread id and
+ * mask (two system calls, ~2-4 µs on this host) asked once here instead of at every call of the
+ * reader. Use own only on this thread while it runs with this mask — not from a signal handler
+ * that interrupts it, nor after the thread changed its mask: a fault under another mask is not
+ * the guard's, it goes on to the JVM (bind again there). Without l->read, own reads by
+ * process_vm_readv as l does. Signal-safe, any thread. */
+void codecache_bind(const struct codecache_layout *l, struct codecache_layout *own);
 
 /* The code blob that contains pc. 0 with *b filled; -ENOENT when pc is in none of the code
  * heaps, or in a free block, or between blobs; -EFAULT when a read of JVM memory failed or

@@ -18,11 +18,19 @@
 /* See codecache_internal.h. */
 void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own) {
   *own = *l;
+  if (l->read_bound) return; /* codecache_bind asked already */
   own->read_guarded = l->read && l->mask;
   if (own->read_guarded) {
     own->read_tid = plat_gettid();
     own->read_mask = l->mask();
   }
+}
+
+void codecache_bind(const struct codecache_layout *l, struct codecache_layout *own) {
+  struct codecache_layout unbound = *l;
+  unbound.read_bound = 0;
+  codecache_reader(&unbound, own);
+  own->read_bound = 1;
 }
 
 /* See codecache_internal.h. The fallback is plat_read_memory's read, but by syscall(): libc's

@@ -13,7 +13,7 @@
 
 /* *l for one call of the reader on the calling thread into *own, with how it reads: guarded
  * loads (read_guarded, the thread's id and signal mask: two system calls) when l->read is set,
- * else process_vm_readv. Each entry point reads through its own copy. Signal-safe,
+ * else process_vm_readv; as it is when l is bound already (codecache_bind). Each entry point reads through its own copy. Signal-safe,
  * any thread. */
 void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own);
 

@@ -7,7 +7,7 @@
  * used — vectors from the encoding's definition, a round trip through its writer, bytes that
  * are no value, and ScopeDesc heads read out of real JVMs. Its reads: the fault guard's
  * guard_read of readable, PROT_NONE and unmapped memory from a thread and a signal handler, and
- * codecache_find reading through it or through the kernel. The reader itself is proven against
+ * codecache_find reading through it or through the kernel, bound to its thread or not. The reader itself is proven against
  * a JVM's events in jvm_codecache (tests/integration).
  */
 #include <criterion/criterion.h>
@@ -342,15 +342,16 @@ Test(guard_read, a_full_table_reads_nothing_and_drops_no_sample) {
 
 /* A layout whose heap list lies on a PROT_NONE page: codecache_find answers -EFAULT, through the
  * guard (a contained fault counted) or through process_vm_readv (none). */
-static int find_on_bad_heaps(int with_guard, uint64_t *faults) {
-  struct codecache_layout l;
+static int find_on_bad_heaps(int with_guard, int bound, uint64_t *faults) {
+  struct codecache_layout l, own;
   memset(&l, 0, sizeof l);
   l.heaps = (uintptr_t)none;
   l.ga_data = 8;
   if (with_guard) l.read = guard_read, l.mask = guard_mask_now;
+  if (bound) codecache_bind(&l, &own); /* the thread's id and mask asked once, here */
   uint64_t before = guard_faults();
   struct codecache_blob b;
-  int rc = codecache_find(&l, (uintptr_t)readable, &b);
+  int rc = codecache_find(bound ? &own : &l, (uintptr_t)readable, &b);
   *faults = guard_faults() - before;
   return rc;
 }
@@ -359,11 +360,15 @@ Test(guard_read, the_reader_reads_through_the_guard_or_the_kernel) {
   pages();
   cr_assert_eq(guard_install(), 0);
   uint64_t faults;
-  cr_expect_eq(find_on_bad_heaps(1, &faults), -EFAULT);
-  cr_expect_eq(faults, 1, "the guard's read, its fault contained");
-  cr_expect_eq(find_on_bad_heaps(0, &faults), -EFAULT);
-  cr_expect_eq(faults, 0, "process_vm_readv: no fault");
+  for (int bound = 0; bound < 2; bound++) {
+    cr_expect_eq(find_on_bad_heaps(1, bound, &faults), -EFAULT);
+    cr_expect_eq(faults, 1, "the guard's read, its fault contained (bound %d)", bound);
+    cr_expect_eq(find_on_bad_heaps(0, bound, &faults), -EFAULT);
+    cr_expect_eq(faults, 0, "process_vm_readv: no fault (bound %d)", bound);
+  }
   guard_uninstall();
-  cr_expect_eq(find_on_bad_heaps(1, &faults), -EFAULT, "the guard taken out: the kernel reads");
+  cr_expect_eq(find_on_bad_heaps(1, 0, &faults), -EFAULT, "the guard taken out: the kernel reads");
+  cr_expect_eq(faults, 0);
+  cr_expect_eq(find_on_bad_heaps(1, 1, &faults), -EFAULT, "bound, the guard taken out: the kernel");
   cr_expect_eq(faults, 0);
 }

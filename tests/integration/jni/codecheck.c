@@ -35,6 +35,10 @@ static struct codecache_layout layout;
  * fault handler is there to chain to), 0 process_vm_readv throughout (option reads=syscall) */
 static int guarded;
 static long early_lookups; /* reads=guarded: lookups before VM init, by process_vm_readv */
+/* the layout bound to the thread of the event being checked (codecache_bind, at each event, lock
+ * held): the reader's times below leave out the guard's two system calls, timed here */
+static struct codecache_layout bound;
+static long binds, bind_ns;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long nmethods, agree, stubs, stubs_found, outside, outside_found, lookups, lookup_ns;
 static long levels[6];
@@ -76,14 +80,22 @@ static long now_ns(void) {
   return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+/* Binds the reader to the calling thread; lock held. */
+static void bind(void) {
+  long t = now_ns();
+  codecache_bind(&layout, &bound);
+  bind_ns += now_ns() - t;
+  binds++;
+}
+
 /* One timed lookup; lock held. */
 static int find(uintptr_t pc, struct codecache_blob *b) {
   if (guarded && !layout.read) { /* before VM init: not timed, the guard is not there yet */
     early_lookups++;
-    return codecache_find(&layout, pc, b);
+    return codecache_find(&bound, pc, b);
   }
   long t = now_ns();
-  int rc = codecache_find(&layout, pc, b);
+  int rc = codecache_find(&bound, pc, b);
   lookup_ns += now_ns() - t;
   lookups++;
   return rc;
@@ -114,7 +126,7 @@ static void check_chain(const struct codecache_blob *b, uintptr_t pc, const PCSt
                         int between) {
   struct codecache_frame got[MAX_CHAIN];
   long t = now_ns();
-  int n = codecache_scopes(&layout, b, pc, got, MAX_CHAIN);
+  int n = codecache_scopes(&bound, b, pc, got, MAX_CHAIN);
   chain_ns += now_ns() - t;
   chains++;
   between_chains += between;
@@ -159,7 +171,7 @@ static void check_table(const struct codecache_blob *b, const void *info) {
   if (!h) return;
   struct cursor c = {(const void *)h, 0, 0};
   long t = now_ns();
-  int rc = codecache_each_scope(&layout, b, next_record, &c);
+  int rc = codecache_each_scope(&bound, b, next_record, &c);
   table_ns += now_ns() - t;
   tables++;
   table_pcs += c.next;
@@ -262,6 +274,7 @@ static void JNICALL on_load(jvmtiEnv *jvmti, jmethodID method, jint size, const 
     pthread_mutex_unlock(&lock);
     return;
   }
+  bind();
   nmethods++;
   remember(&reported, &n_reported, &cap_reported, begin, method);
   int ok = size > 0;
@@ -288,6 +301,7 @@ static void JNICALL on_stub(jvmtiEnv *jvmti, const char *name, const void *addr,
   struct codecache_blob b = {0};
   pthread_mutex_lock(&lock);
   stubs++;
+  bind();
   int rc = find((uintptr_t)addr, &b);
   if (rc == 0 && !b.is_nmethod && b.code_begin <= (uintptr_t)addr &&
       (uintptr_t)addr + (uintptr_t)length <= b.code_end)
@@ -343,8 +357,9 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   pthread_mutex_lock(&lock);
   qsort(reported, (size_t)n_reported, sizeof *reported, by_code);
   qsort(replayed, (size_t)n_replayed, sizeof *replayed, by_code);
+  bind();
   long t = now_ns();
-  int rc = codecache_each_nmethod(&layout, visit, NULL, &walk_skipped);
+  int rc = codecache_each_nmethod(&bound, visit, NULL, &walk_skipped);
   walk_ns = now_ns() - t;
   long live, live_walked, rlive, replayed_walked;
   tally("reported", reported, n_reported, &live, &live_walked);
@@ -356,12 +371,12 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           rc, walked, walk_skipped, walk_ns / 1000, (int)replay, n_replayed, replayed_walked,
           walked_unreplayed, walked_other_id, live, live_walked, walked_unreported, late);
   fprintf(stderr,
-          "codecheck: reads=%s guard_faults=%lu early_lookups=%ld nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
+          "codecheck: reads=%s guard_faults=%lu early_lookups=%ld ns_per_bind=%ld nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
           "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
           "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
           "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
           "between_agree=%ld\n",
-          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), early_lookups, nmethods, agree,
+          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), early_lookups, binds ? bind_ns / binds : 0, nmethods, agree,
           stubs, stubs_found, outside, outside_found, levels[0], levels[1],
           levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
           chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
