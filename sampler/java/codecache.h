@@ -116,7 +116,8 @@ void codecache_bind(const struct codecache_layout *l, struct codecache_layout *o
  * fault: with l->read set (guard_read) every read is a plain copy under the fault guard, whose
  * faults come back as -EFAULT; without it (or the guard not installed, or its table full) the
  * read goes through the kernel (process_vm_readv), which fails instead. With l->read, two
- * system calls per call (the thread's id and signal mask, for the guard), none per read. It takes no lock and allocates
+ * system calls per call (the thread's id and signal mask, for the guard; none for a layout from
+ * codecache_bind), none per read. It takes no lock and allocates
  * nothing: signal-safe, any thread (a handler may call it). A blob freed while it
  * runs is not detected beyond those checks: the caller knows whether its PC is live. */
 int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b);
