@@ -101,7 +101,7 @@ def profiler(args, tmp):
                 [args.launcher, "start", f"{opts},file={tmp}/p{{n}}.folded", "{pid}"], None)
     event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
     num, unit = interval_parts(args)
-    jfc = suite.jfc(tmp, event, f"{num}{unit}" if event == "jdk.CPUTimeSample" else f"{num} {unit}")
+    jfc = suite.jfc(tmp, [(event, f"{num}{unit}" if event == "jdk.CPUTimeSample" else f"{num} {unit}")])
     return ([f"-XX:StartFlightRecording=name=phases,settings={jfc}"],
             [args.jattach, "{pid}", "jcmd", f"JFR.stop name=phases filename={tmp}/r{{n}}.jfr"],
             [args.jattach, "{pid}", "jcmd", f"JFR.start name=phases settings={jfc}"], ("Stopped", "Started"))
@@ -210,7 +210,8 @@ def one_run(args, workload, run, tmp):
                     st["own_cpu_pct"] = float(summaries[k]["own_cpu_pct"])
         else:
             event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
-            st["samples"] = suite.jfr_samples(args, os.path.join(tmp, f"r{st['n']}.jfr"), event)
+            counts = suite.jfr_samples(args, os.path.join(tmp, f"r{st['n']}.jfr"), [event])
+            st["samples"] = counts[event] if counts else None
     return phases, (checksum.group(1) if checksum else None), on_stats
 
 
