@@ -210,7 +210,7 @@ def one_run(args, workload, run, tmp):
         if args.profiler == "agent":
             k = st["n"] // 2  # stops are the odd switches: switch 1 -> summaries[0], 3 -> [1], ...
             if k < len(summaries):
-                st["samples"] = int(summaries[k].get("captures", 0))
+                st["samples"] = sum(int(summaries[k].get(c, 0)) for c in ("captures", "alloc_samples", "lock_samples"))
                 st["sampler_cpu_pct"] = 100 * float(summaries[k].get("sampler_cpu_ms", 0)) / 1000 / max(
                     float(summaries[k].get("wall_s", 1)), 1e-3)
                 if "own_cpu_pct" in summaries[k]:
