@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost of sampling measured inside one JVM: sampling switched off and on in alternate phases.
 
-    bench/phases.py [--workloads all] [--interval 10ms] [--opts OPTIONS] [--runs 3]
+    bench/phases.py [--workloads all] [--interval 10ms] [--opts OPTIONS] [--jfr-events SPEC] [--runs 3]
                     [--warmup 4] [--seconds 24] [--phase 1.0] [--guard 0.25] [--name NAME] [--quick]
 
 Between fresh JVMs the throughput of several workloads varies by 10-30% with no profiler at all
@@ -79,6 +79,15 @@ def threads_cpu_ns(pid, prefix):
     return out
 
 
+def jfr_events(args):
+    """JFR's events and settings for the on-phases: --jfr-events, else CPU sampling at --interval."""
+    if args.jfr_events:
+        return suite.jfr_events("jfr:" + args.jfr_events)
+    event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
+    num, unit = interval_parts(args)
+    return [(event, f"{num}{unit}" if event == "jdk.CPUTimeSample" else f"{num} {unit}")]
+
+
 def interval_parts(args):
     """The sampling interval as (number, unit)."""
     return re.fullmatch(r"(\d+)\s*(ns|us|ms|s)", args.interval).groups()
@@ -99,9 +108,7 @@ def profiler(args, tmp):
         return ([f"-agentpath:{args.agent}={opts},file={tmp}/p0.folded"],
                 [args.launcher, "stop", f"file={tmp}/p{{n}}.folded", "{pid}"],
                 [args.launcher, "start", f"{opts},file={tmp}/p{{n}}.folded", "{pid}"], None)
-    event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
-    num, unit = interval_parts(args)
-    jfc = suite.jfc(tmp, event, f"{num}{unit}" if event == "jdk.CPUTimeSample" else f"{num} {unit}")
+    jfc = suite.jfc(tmp, jfr_events(args))
     return ([f"-XX:StartFlightRecording=name=phases,settings={jfc}"],
             [args.jattach, "{pid}", "jcmd", f"JFR.stop name=phases filename={tmp}/r{{n}}.jfr"],
             [args.jattach, "{pid}", "jcmd", f"JFR.start name=phases settings={jfc}"], ("Stopped", "Started"))
@@ -203,14 +210,14 @@ def one_run(args, workload, run, tmp):
         if args.profiler == "agent":
             k = st["n"] // 2  # stops are the odd switches: switch 1 -> summaries[0], 3 -> [1], ...
             if k < len(summaries):
-                st["samples"] = int(summaries[k].get("captures", 0))
+                st["samples"] = sum(int(summaries[k].get(c, 0)) for c in ("captures", "alloc_samples", "lock_samples"))
                 st["sampler_cpu_pct"] = 100 * float(summaries[k].get("sampler_cpu_ms", 0)) / 1000 / max(
                     float(summaries[k].get("wall_s", 1)), 1e-3)
                 if "own_cpu_pct" in summaries[k]:
                     st["own_cpu_pct"] = float(summaries[k]["own_cpu_pct"])
         else:
-            event = "jdk.CPUTimeSample" if args.profiler == "jfrcpu" else "jdk.ExecutionSample"
-            st["samples"] = suite.jfr_samples(args, os.path.join(tmp, f"r{st['n']}.jfr"), event)
+            counts = suite.jfr_samples(args, os.path.join(tmp, f"r{st['n']}.jfr"), [e for e, _ in jfr_events(args)])
+            st["samples"] = sum(counts.values()) if counts else None
     return phases, (checksum.group(1) if checksum else None), on_stats
 
 
@@ -322,6 +329,9 @@ def main():
                     help="this agent; JFR's jdk.ExecutionSample; JFR's jdk.CPUTimeSample (JDK 25)")
     ap.add_argument("--interval", default="10ms")
     ap.add_argument("--opts", default="", help="more agent options for the on-phases")
+    ap.add_argument("--jfr-events", default=None, metavar="EVENT:SETTING[+...]",
+                    help="with --profiler jfr: these events instead of CPU sampling "
+                         "(e.g. jdk.ObjectAllocationSample:150/s; as bench/suite.py's jfr: configurations)")
     ap.add_argument("--java", default="java")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=3, help="JVMs per workload (interleaved across workloads)")
@@ -351,8 +361,8 @@ def main():
         args.workloads, args.runs, args.warmup, args.seconds, args.phase = "scimark", 1, 1, 12, 0.8
     workloads = suite.WORKLOADS if args.workloads == "all" else args.workloads.split(",")
     for w in workloads:
-        if w not in suite.WORKLOADS:
-            sys.exit(f"unknown workload {w} (known: {', '.join(suite.WORKLOADS)})")
+        if w not in suite.KNOWN:
+            sys.exit(f"unknown workload {w} (known: {', '.join(suite.KNOWN)})")
     for path in (args.agent, args.launcher, os.path.join(args.classes, "Workloads.class")):
         if not os.path.exists(path):
             sys.exit(f"{path} missing: build first (cmake -S . -B build && cmake --build build)")
@@ -407,7 +417,7 @@ def main():
 def what(args):
     if args.profiler == "agent":
         return f"the agent at `interval={args.interval}{',' + args.opts if args.opts else ''}`"
-    return f"JFR with only `{'jdk.CPUTimeSample' if args.profiler == 'jfrcpu' else 'jdk.ExecutionSample'}` at {args.interval}"
+    return "JFR with only " + ", ".join(f"`{e}` at {v}" for e, v in jfr_events(args))
 
 
 def write(args, name, version, workloads, phases, stats, sums, floors):

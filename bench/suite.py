@@ -17,9 +17,18 @@ the mechanism: build/bench/sigcost's two busy threads signalled every 1 ms again
 Configurations: none; s10, s1: the agent at 10 ms, 1 ms; s1-nonative: 1 ms, Java frames only;
 s1-wall: 1 ms wall clock; jfr10, jfr1: JFR with only jdk.ExecutionSample at that period;
 jfrcpu10, jfrcpu1: JFR's CPU-time sampler (jdk.CPUTimeSample, JEP 509; JDK 25 and later).
---define NAME=OPTIONS adds a configuration of the agent; --agent-of NAME=PATH runs configuration
-NAME with another libsampler.so (a build of an older commit, to compare in one run).
+Other events: alloc, lock: the agent's event=alloc, event=lock at their defaults (alloc=512k,
+lock=10us); cal: event=cpu,alloc,lock at 10 ms; jfralloc: JFR's jdk.ObjectAllocationSample at
+default.jfc's throttle (150/s), jfralloc-max at its "Maximum" (10^9/s: every sample JFR takes);
+jfrlock: jdk.JavaMonitorEnter and jdk.ThreadPark at default.jfc's threshold (20 ms),
+jfrlock10us at ours; jfrcal: ExecutionSample at 10 ms and the defaults of the other three.
+A JFR configuration enables only its events.
+--define NAME=OPTIONS adds a configuration of the agent (NAME=jfr:EVENT:SETTING[+EVENT:SETTING]
+one of JFR, e.g. jfralloc2k=jfr:jdk.ObjectAllocationSample:2000/s); --agent-of NAME=PATH runs
+configuration NAME with another libsampler.so (a build of an older commit, to compare in one run).
 --busy N: N CPU-bound processes run beside the JVM for the whole suite (a busy host).
+Workloads: all is the CPU suite's eleven; contended (a shared monitor and a ReentrantLock) runs
+when named.
 
 Writes bench/results/NAME.md (tables, geometric means, the floor), NAME.svg (overhead per
 workload and configuration, with confidence intervals) and raw/NAME.csv.
@@ -44,7 +53,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 JVM = ["-Xms512m", "-Xmx512m", "-XX:+UseParallelGC"]
 WORKLOADS = ["compress", "crypto", "scimark", "serial", "xml", "compiler", "raytrace", "audio",
-             "txdb", "server", "wakers"]
+             "txdb", "server", "wakers"]  # `all`: the CPU suite
+KNOWN = WORKLOADS + ["contended"]  # and those run only when named
 CONFIGS = {
     "none": None,
     "s10": "agent:interval=10ms",
@@ -55,7 +65,22 @@ CONFIGS = {
     "jfr1": "jfr:jdk.ExecutionSample:1 ms",
     "jfrcpu10": "jfr:jdk.CPUTimeSample:10ms",
     "jfrcpu1": "jfr:jdk.CPUTimeSample:1ms",
+    # allocations, lock waits, all three events (event=, docs/how-it-works.md), and JFR's like
+    "alloc": "agent:event=alloc",
+    "lock": "agent:event=lock",
+    "cal": "agent:interval=10ms,event=cpu,alloc,lock",
+    "jfralloc": "jfr:jdk.ObjectAllocationSample:150/s",  # JDK 17's default.jfc throttle
+    "jfralloc-max": "jfr:jdk.ObjectAllocationSample:1000000000/s",  # default.jfc's "Maximum"
+    "jfrlock": "jfr:jdk.JavaMonitorEnter:20 ms+jdk.ThreadPark:20 ms",  # default.jfc's threshold
+    "jfrlock10us": "jfr:jdk.JavaMonitorEnter:10 us+jdk.ThreadPark:10 us",  # our lock= default
+    "jfrcal": "jfr:jdk.ExecutionSample:10 ms+jdk.ObjectAllocationSample:150/s+"
+              "jdk.JavaMonitorEnter:20 ms+jdk.ThreadPark:20 ms",
 }
+# The setting a JFR configuration gives each event: how often it samples, or its threshold.
+JFR_SETTING = {"jdk.ExecutionSample": "period", "jdk.CPUTimeSample": "throttle",
+               "jdk.ObjectAllocationSample": "throttle", "jdk.JavaMonitorEnter": "threshold",
+               "jdk.ThreadPark": "threshold"}
+AGENT_EVENTS = ("cpu", "wall", "alloc", "lock")
 # two-sided 95% t quantiles by degrees of freedom
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
        12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
@@ -66,15 +91,38 @@ def t95(df):
     return T95[keys[-1]] if keys else float("inf")
 
 
-def jfc(tmp, event, setting):
-    """A JFR settings file with one event enabled: CPU sampling and nothing else."""
-    path = os.path.join(tmp, f"{event}-{setting.replace(' ', '')}.jfc")
-    key = "throttle" if event == "jdk.CPUTimeSample" else "period"
+def jfc(tmp, events):
+    """A JFR settings file with only these events enabled: [(event, its JFR_SETTING's value)],
+    each with its stack trace (as default.jfc has it), nothing else."""
+    name = "+".join(f"{e}-{v}" for e, v in events).replace(" ", "").replace("/", "per")
+    path = os.path.join(tmp, f"{name}.jfc")
+    body = "".join(f'  <event name="{e}">\n    <setting name="enabled">true</setting>\n'
+                   f'    <setting name="{JFR_SETTING[e]}">{v}</setting>\n'
+                   + ('' if e == "jdk.ExecutionSample" else '    <setting name="stackTrace">true</setting>\n')
+                   + '  </event>\n' for e, v in events)
     with open(path, "w") as f:
-        f.write(f'<?xml version="1.0" encoding="UTF-8"?>\n<configuration version="2.0" label="cpu only">\n'
-                f'  <event name="{event}">\n    <setting name="enabled">true</setting>\n'
-                f'    <setting name="{key}">{setting}</setting>\n  </event>\n</configuration>\n')
+        f.write('<?xml version="1.0" encoding="UTF-8"?>\n<configuration version="2.0" label="these events only">\n'
+                + body + '</configuration>\n')
     return path
+
+
+def jfr_events(spec):
+    """The [(event, setting)] of a spec `jfr:EVENT:SETTING[+EVENT:SETTING...]`."""
+    out = []
+    for part in spec[4:].split("+"):
+        event, _, setting = part.partition(":")
+        if event not in JFR_SETTING or not setting:
+            sys.exit(f"{spec}: want jfr:EVENT:SETTING[+...], EVENT one of {', '.join(JFR_SETTING)}")
+        out.append((event, setting))
+    return out
+
+
+def agent_events(opts):
+    """The events an agent configuration's options name (event=cpu,alloc,...; cpu when none)."""
+    m = re.search(r"(?:^|,)event=([a-z]+(?:,[a-z]+)*)", opts)
+    if not m:
+        return ["cpu"]
+    return [e for e in m.group(1).split(",") if e in AGENT_EVENTS]
 
 
 def child_cpu():
@@ -82,39 +130,48 @@ def child_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def jfr_samples(args, path, event):
-    """Events of `event` in a recording (the jdk's `jfr summary`)."""
+def jfr_samples(args, path, events):
+    """{event: its count} in a recording (the jdk's `jfr summary`), for each of events; None
+    without a recording or the tool."""
     tool = os.path.join(os.path.dirname(args.java_path), "jfr")
     if not os.path.exists(path) or not os.path.exists(tool):
         return None
     out = subprocess.run([tool, "summary", path], capture_output=True, text=True).stdout
-    m = re.search(rf"^\s*{re.escape(event)}\s+(\d+)", out, re.M)
-    return int(m.group(1)) if m else 0
+    counts = {}
+    for event in events:
+        m = re.search(rf"^\s*{re.escape(event)}\s+(\d+)", out, re.M)
+        counts[event] = int(m.group(1)) if m else 0
+    return counts
 
 
 def profiler_flags(args, spec, tmp):
-    """The JVM flags of a configuration's spec (CONFIGS), and its JFR event or None; the agent
-    writes tmp/p.folded (and its stats tmp/p.json), JFR tmp/r.jfr; `jvm:FLAGS` is no profiler,
-    only those JVM flags."""
+    """The JVM flags of a configuration's spec (CONFIGS), and its JFR events (a list, empty for
+    none); the agent writes tmp/p.folded (several events: tmp/p-EVENT.folded) and its stats
+    tmp/p.json, JFR tmp/r.jfr; `jvm:FLAGS` is no profiler, only those JVM flags."""
     if spec and spec.startswith("agent"):  # agent:OPTIONS or agent@PATH:OPTIONS
         where, _, opts = spec.partition(":")
         agent = where[6:] or args.agent
         stats = agent_stats.option(agent, f"{tmp}/p.json", args.java)
-        return [f"-agentpath:{agent}={opts + ',' if opts else ''}file={tmp}/p.folded{stats}"], None
+        out = "p-%e.folded" if len(agent_events(opts)) > 1 else "p.folded"
+        return [f"-agentpath:{agent}={opts + ',' if opts else ''}file={tmp}/{out}{stats}"], []
     if spec and spec.startswith("jvm:"):  # jvm:FLAGS: no profiler, these JVM flags
-        return spec[4:].split(), None
+        return spec[4:].split(), []
     if spec and spec.startswith("jfr:"):
-        _, event, setting = spec.split(":")
-        return [f"-XX:StartFlightRecording=settings={jfc(tmp, event, setting)},filename={tmp}/r.jfr"], event
-    return [], None
+        events = jfr_events(spec)
+        return ([f"-XX:StartFlightRecording=settings={jfc(tmp, events)},filename={tmp}/r.jfr"],
+                [e for e, _ in events])
+    return [], []
 
 
 def add_agent_configs(table, defines, agent_of):
-    """--define NAME=OPTIONS: one more configuration of the agent; --agent-of NAME=PATH: NAME
-    with another libsampler.so (a build of an older commit, to compare in one run)."""
+    """--define NAME=OPTIONS: one more configuration of the agent (or of JFR: NAME=jfr:EVENT:SETTING,
+    as in CONFIGS); --agent-of NAME=PATH: NAME with another libsampler.so (a build of an older
+    commit, to compare in one run)."""
     for d in defines:
         name, _, opts = d.partition("=")
-        table[name] = "agent:" + opts
+        table[name] = opts if opts.startswith("jfr:") else "agent:" + opts
+        if opts.startswith("jfr:"):
+            jfr_events(opts)  # stops on a malformed one now, not at its first run
     for a in agent_of:
         name, _, path = a.partition("=")
         if name not in table or not os.path.exists(path):
@@ -136,29 +193,37 @@ def check_choices(configs, known_configs, items, known_items, kind):
 
 
 def run_one(args, workload, config, tmp):
-    flags, event = profiler_flags(args, CONFIGS[config], tmp)
+    flags, events = profiler_flags(args, CONFIGS[config], tmp)
     cmd = [args.java, *JVM, *flags]
     cmd += ["-cp", args.classes, "Workloads", workload, "--threads", str(args.threads),
             "--warmup", str(args.warmup), "--seconds", str(args.seconds)]
-    for f in ("p.folded", "r.jfr"):
-        if os.path.exists(os.path.join(tmp, f)):
+    for f in os.listdir(tmp):
+        if f.endswith((".folded", ".jfr")):
             os.unlink(os.path.join(tmp, f))
-    c0 = child_cpu()
+    c0, w0 = child_cpu(), time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    cpu = child_cpu() - c0
+    cpu, wall = child_cpu() - c0, time.monotonic() - w0
     if p.returncode != 0:
         sys.exit(f"{workload} under {config}: java exited {p.returncode}:\n{p.stderr[-2000:]}")
-    row = {"workload": workload, "config": config, "proc_cpu_s": round(cpu, 3)}
+    row = {"workload": workload, "config": config, "proc_cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
     for tok in p.stdout.split():
         if "=" in tok:
             k, v = tok.split("=", 1)
             row[k] = v
     for k, v in agent_stats.last(p.stderr).items():
         row["s_" + k] = v
-    if "s_captures" in row:
-        row["samples_taken"] = int(row["s_captures"])
-    elif event:
-        row["samples_taken"] = jfr_samples(args, os.path.join(tmp, "r.jfr"), event)
+    counts = None
+    if "s_captures" in row:  # the agent's events: its stats' counts of what it recorded
+        spec = CONFIGS[config]
+        names = agent_events(spec.partition(":")[2])
+        key = {"cpu": "s_captures", "wall": "s_captures", "alloc": "s_alloc_samples", "lock": "s_lock_samples"}
+        counts = {e: int(row.get(key[e], 0)) for e in names}
+    elif events:
+        counts = jfr_samples(args, os.path.join(tmp, "r.jfr"), events)
+    if counts is not None:
+        for e, n in counts.items():
+            row["events_" + e] = n
+        row["samples_taken"] = sum(counts.values())
     return row
 
 
@@ -249,8 +314,8 @@ def svg_plot(path, workloads, configs, rows, title):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="all")
-    ap.add_argument("--configs", default="none,s10,s1,jfr10,jfr1")
+    ap.add_argument("--workloads", default=None, help="all (the default: the CPU suite) or a list")
+    ap.add_argument("--configs", default=None, help="a list, none first (default none,s10,s1,jfr10,jfr1)")
     ap.add_argument("--java", default="java")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=5)
@@ -266,7 +331,8 @@ def main():
     ap.add_argument("--agent-of", action="append", default=[], metavar="NAME=PATH",
                     help="another libsampler.so for config NAME (e.g. a build of an older commit)")
     ap.add_argument("--quick", action="store_true",
-                    help="a smoke run (the test suite's): compress and server, none/s10/jfr10, one short round")
+                    help="a smoke run (the test suite's): one short round; unless named, compress and "
+                         "server under none/s10/jfr10")
     args = ap.parse_args()
     args.agent = os.path.join(args.build, "agent", "libsampler.so")
     add_agent_configs(CONFIGS, args.define, args.agent_of)
@@ -274,11 +340,14 @@ def main():
     args.sigcost = os.path.join(args.build, "bench", "sigcost")
     args.java_path = os.path.realpath(shutil.which(args.java) or args.java)
     if args.quick:
-        args.workloads, args.configs = "compress,server", "none,s10,jfr10"
+        args.workloads = args.workloads or "compress,server"
+        args.configs = args.configs or "none,s10,jfr10"
         args.seconds, args.warmup, args.min_rounds, args.max_rounds = 1, 0.5, 1, 1
+    args.workloads = args.workloads or "all"
+    args.configs = args.configs or "none,s10,s1,jfr10,jfr1"
     workloads = WORKLOADS if args.workloads == "all" else args.workloads.split(",")
     configs = args.configs.split(",")
-    check_choices(configs, CONFIGS, workloads, WORKLOADS, "workload")
+    check_choices(configs, CONFIGS, workloads, KNOWN, "workload")
     for p in (args.agent, os.path.join(args.classes, "Workloads.class")):
         if not os.path.exists(p):
             sys.exit(f"{p} missing: build first (cmake -S . -B build && cmake --build build)")
@@ -316,6 +385,20 @@ def main():
     write(args, name, version, workloads, configs, rows, floors, rnd)
 
 
+def events_cell(rs):
+    """What the runs rs recorded per event (medians): "alloc 4812", "lock 310 of 9020 waits",
+    "ThreadPark 12 + JavaMonitorEnter 3"; "—" for none."""
+    keys = sorted({k for r in rs for k in r if k.startswith("events_")})
+    parts = []
+    for k in keys:
+        n = statistics.median(int(r.get(k, 0)) for r in rs)
+        part = f"{k[7:].replace('jdk.', '')} {n:.0f}"
+        if k == "events_lock" and any("s_lock_waits" in r for r in rs):
+            part += f" of {statistics.median(int(r.get('s_lock_waits', 0)) for r in rs):.0f} waits"
+        parts.append(part)
+    return " + ".join(parts) if parts else "—"
+
+
 def write(args, name, version, workloads, configs, rows, floors, rounds):
     res = os.path.join(HERE, "results") if not args.quick else tempfile.gettempdir()
     os.makedirs(os.path.join(res, "raw"), exist_ok=True)
@@ -331,9 +414,13 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
              + (f", {args.busy} CPU-bound processes beside it (busy host)" if args.busy else "") + ".", "",
              "Overhead: throughput lost against no profiler in the same round (mean, 95% CI). Samples per "
              "CPU-second: stacks taken / the process's CPU time. Cost, own CPU (the sampler thread's and the "
-             "handler's, as a share of the process's: `own_cpu_pct`) and coverage: from the agent's stats (stats=).", "",
-             "| workload | config | ops/s (median) | overhead % (mean ± 95% CI) | process CPU s | samples per CPU-s | capture µs (median) | own CPU % | coverage % |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "handler's, as a share of the process's: `own_cpu_pct`) and coverage: from the agent's stats (stats=). "
+             "Events per run: what each run recorded, per event (the agent's stats: captures, alloc_samples, "
+             "lock_samples of lock_waits seen; JFR's: `jfr summary`), and per second of the JVM's life (start to "
+             "exit, warm-up included). Allocated MB/s: all threads' allocations in the timed phase "
+             "(ThreadMXBean's per-thread counters).", "",
+             "| workload | config | ops/s (median) | overhead % (mean ± 95% CI) | process CPU s | samples per CPU-s | capture µs (median) | own CPU % | coverage % | allocated MB/s | events per run (median) | events/s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     bad_checksums = []
     for w in workloads:
         sums = {r["checksum"] for r in rows if r["workload"] == w}
@@ -349,11 +436,15 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
             cost = [float(r["s_cost_median_us"]) for r in rs if "s_cost_median_us" in r]
             cov = [float(r["s_coverage"]) for r in rs if "s_coverage" in r]
             own = [float(r["s_own_cpu_pct"]) for r in rs if r.get("s_own_cpu_pct")]
+            mbs = [float(r["alloc_mb_per_s"]) for r in rs if "alloc_mb_per_s" in r]
+            eps = [r["samples_taken"] / r["wall_s"] for r in rs if r.get("samples_taken") is not None and r["wall_s"] > 0]
             cells = [w, c, f"{ops:.1f}", over, f"{cpu:.2f}",
                      f"{statistics.median(sps):.0f}" if sps else "—",
                      f"{statistics.median(cost):.1f}" if cost else "—",
                      f"{statistics.median(own):.2f}" if own else "—",
-                     f"{statistics.median(cov):.1f}" if cov else "—"]
+                     f"{statistics.median(cov):.1f}" if cov else "—",
+                     f"{statistics.median(mbs):.0f}" if mbs else "—", events_cell(rs),
+                     f"{statistics.median(eps):.0f}" if eps else "—"]
             lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "| geometric mean | overhead % (mean ± 95% CI over rounds) |", "|---|---|"]
     for c in configs[1:]:
@@ -382,6 +473,10 @@ def write(args, name, version, workloads, configs, rows, floors, rounds):
             sys.exit(f"the table has {len(table)} rows, want {len(workloads) * len(configs)}")
         if any(not r.get("samples_taken") for r in rows if r["config"] != "none"):
             sys.exit("a profiled run without samples")
+        empty = [(r["config"], k[7:]) for r in rows for k in r
+                 if k in ("events_cpu", "events_wall", "events_alloc", "events_lock") and not r[k]]
+        if empty:
+            sys.exit(f"an event of the agent recorded nothing (config, event): {empty}")
     if bad_checksums:
         sys.exit(f"checksums differ across configurations: {bad_checksums}")
 

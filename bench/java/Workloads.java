@@ -4,10 +4,13 @@
 //
 // workloads: compress (LZ77 + Huffman-size estimate), crypto (AES-CTR + SHA-256),
 // scimark (FFT, SOR, LU, Monte Carlo, sparse mat-mult), serial (ObjectOutputStream round trips),
-// mix (all of them, one per thread in turn).
+// xml, compiler, raytrace, audio, txdb, server, wakers, contended (a shared monitor and a
+// ReentrantLock), mix (compress, crypto, scimark, serial, one per thread in turn).
 // --idle N starts N extra threads that stay sleeping, waiting or parked for the whole run.
-// Prints "ops_per_s=<throughput> ops=<n> checksum=<hash of the results>" at the end; the checksum
-// depends only on the work done per operation, so runs with and without a profiler compare.
+// Prints "ops_per_s=<throughput> ops=<n> checksum=<hash of the results> alloc_mb_per_s=<rate>" at
+// the end; the checksum depends only on the work done per operation, so runs with and without a
+// profiler compare; the rate is what all threads allocated in the timed phase (ThreadMXBean's
+// per-thread counters; a thread that ended in it loses its part), in MB (1e6 bytes) a second.
 // --trace MS also prints "tick <System.nanoTime()> <operations so far>" every MS milliseconds of
 // the timed phase (bench/phases.py reads the throughput of each phase from them).
 import java.io.*;
@@ -434,8 +437,55 @@ public class Workloads {
     static final int WAKERS = 400;
     static volatile long sink;
 
+    // ---- contended: every worker takes one shared monitor and one shared ReentrantLock in turn
+    // for short work, with as much work outside them: lock contention for event=lock's benchmark
+    // (a contended synchronized entry blocks after HotSpot's spin; a ReentrantLock waiter parks).
+    // Under the shared lock a worker updates only its own cells (up to PARTS workers), so what it
+    // computes does not depend on the other workers' timing.
+    static final Object monitor = new Object();
+    static final java.util.concurrent.locks.ReentrantLock rlock = new java.util.concurrent.locks.ReentrantLock();
+    static final long[] cells = new long[PARTS * 16];
+
+    static long contended(int worker, int seed) {
+        int base = (worker % PARTS) * 16;
+        long h = seed;
+        for (int k = 0; k < 100; k++) {
+            if ((k & 1) == 0) {
+                synchronized (monitor) { h = held(base, h); }
+            } else {
+                rlock.lock();
+                try { h = held(base, h); } finally { rlock.unlock(); }
+            }
+            for (int j = 0; j < 400; j++) h = h * 31 + (j ^ (h >>> 17)); // outside the locks
+        }
+        return h;
+    }
+
+    static long held(int base, long h) {
+        for (int j = 0; j < 400; j++) {
+            int c = base + (j & 15);
+            cells[c] = cells[c] * 31 + h + j;
+            h ^= cells[c] >>> 7;
+        }
+        return h;
+    }
+
+    // ---- the bytes every thread allocated (HotSpot's per-thread counters), for the run's rate ----
+    static long allocatedBytes(Map<Long, Long> at) {
+        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long[] ids = mx.getAllThreadIds();
+        long[] bytes = mx.getThreadAllocatedBytes(ids);
+        long sum = 0;
+        for (int i = 0; i < ids.length; i++) {
+            if (bytes[i] < 0) continue; // ended meanwhile, or not measured
+            Long before = at.put(ids[i], bytes[i]);
+            sum += bytes[i] - (before == null ? 0 : before);
+        }
+        return sum;
+    }
+
     static final List<String> ALL = List.of("compress", "crypto", "scimark", "serial", "xml", "compiler",
-        "raytrace", "audio", "txdb", "server", "wakers");
+        "raytrace", "audio", "txdb", "server", "wakers", "contended");
 
     static Op op(String w, int t) {
         switch (w) {
@@ -450,6 +500,7 @@ public class Workloads {
             case "txdb": return i -> txdb(t, i);
             case "server": return Workloads::serverRequest;
             case "wakers": return Workloads::wakers;
+            case "contended": return i -> contended(t, i);
             case "mix": {
                 Op[] all = {Workloads::compress, Workloads::crypto, Workloads::scimark, Workloads::serial};
                 return all[t % all.length];
@@ -486,6 +537,7 @@ public class Workloads {
             }
         }
         idle(idle);
+        allocatedBytes(new HashMap<>()); // the management classes loaded now, not at the timed phase's edges
         long[] sums = new long[threads];
         Thread[] ts = new Thread[threads];
         for (int t = 0; t < threads; t++) {
@@ -505,6 +557,8 @@ public class Workloads {
             ts[t].start();
         }
         Thread.sleep((long) (warmup * 1000));
+        Map<Long, Long> allocAt = new HashMap<>();
+        allocatedBytes(allocAt);
         long t0 = System.nanoTime();
         measuring = true;
         if (trace > 0) {
@@ -520,13 +574,15 @@ public class Workloads {
         }
         measuring = false;
         long t1 = System.nanoTime();
+        long allocated = allocatedBytes(allocAt);
         stop = true;
         for (Thread t : ts) t.join();
         // The checksum: what the workers themselves computed in their first CHECKED operations
         // (while being profiled), so it does not depend on how many operations the run managed.
         long check = 0;
         for (long s : sums) check = check * 31 + s;
-        System.out.printf(Locale.ROOT, "ops_per_s=%.2f ops=%d checksum=%d%n", ops.get() / ((t1 - t0) / 1e9), ops.get(), check);
+        System.out.printf(Locale.ROOT, "ops_per_s=%.2f ops=%d checksum=%d alloc_mb_per_s=%.1f%n",
+            ops.get() / ((t1 - t0) / 1e9), ops.get(), check, allocated / 1e6 / ((t1 - t0) / 1e9));
         System.out.flush();
         if (server != null) server.stop(0); // its dispatcher thread would keep the JVM alive
     }
