@@ -1,7 +1,7 @@
 /*
  * sthread.h — the sampler thread's API: what the front door (sampler.c) calls to set the
  * sampler thread up, configure it, run it, stop it and start its next profile. The round state
- * behind it (round.h) is written only by this folder's files (round.c, loop.c, schedule.c,
+ * behind it (round.h) is written only by this folder's files (round.c, run.c, schedule.c,
  * record.c). Not signal-safe; each function says which thread may call it.
  */
 #ifndef SAMPLER_STHREAD_H
@@ -53,7 +53,7 @@ int sthread_run(void);
 void sthread_stop(void);
 
 /* Brings the report's wall and process CPU times up to now. traces_lock held. */
-void loop_measure_process(void);
+void sthread_measure_process(void);
 
 /* Starts the next profile's statistics from zero (counters, histograms, the stack the table
  * could not keep), the times measured from now on; the threads' bookkeeping goes on.
