@@ -151,9 +151,9 @@ static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
  * carries) on the time axis. A frame whose name the full name table refused stands as [name
  * not kept: table full]; a stack the stack table cannot take (its limits, or no memory) is
  * kept, weights and all, under [stack not kept: table full] of its kind (its time entries
- * under RECORD_NOT_KEPT(kind)): nothing is dropped. */
+ * under STHREAD_NOT_KEPT(kind)): nothing is dropped. */
 _Static_assert(TRACES_MAX_STACKS - 1 <= TIMELINE_MAX_STACK, "the time axis keeps every stack id");
-_Static_assert(TRACES_MAX_STACKS <= RECORD_NOT_KEPT(SAMPLER_EVENTS - 1),
+_Static_assert(TRACES_MAX_STACKS <= STHREAD_NOT_KEPT(SAMPLER_EVENTS - 1),
                "the not-kept ids are past every stack id");
 static void put(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                 uint64_t when) {
@@ -165,7 +165,7 @@ static void put(const struct thread_slot *s, int n, int kind, uint64_t units, ui
     rounds.not_kept[kind].samples++;
     rounds.not_kept[kind].units += units;
     rounds.not_kept[kind].cpu_ns += cpu_ns;
-    stack = RECORD_NOT_KEPT(kind);
+    stack = STHREAD_NOT_KEPT(kind);
   }
   int64_t th = s ? timeline_thread(s->tid, s->java_id, s->name, sizeof s->name)
                  : timeline_thread((int32_t)rounds.self, 0, "sampler", 7);

@@ -87,6 +87,27 @@ void round_time_begin(uint64_t mono_ns) {
   marks_forget_before(mono_ns);
 }
 
+void sthread_report(struct sampler_report *r) {
+  r->n = rounds.st;
+  r->cost_median_ns = hist_quantile(&rounds.cost, 0.5);
+  r->cost_p99_ns = hist_quantile(&rounds.cost, 0.99);
+  r->cost_max_ns = rounds.cost.max;
+  r->latency_median_ns = hist_quantile(&rounds.latency, 0.5);
+  r->latency_p99_ns = hist_quantile(&rounds.latency, 0.99);
+  r->round_median_ns = hist_quantile(&rounds.tick_cost, 0.5);
+  r->round_p99_ns = hist_quantile(&rounds.tick_cost, 0.99);
+  r->native_median_ns = hist_quantile(&rounds.native_cost, 0.5);
+  r->native_p99_ns = hist_quantile(&rounds.native_cost, 0.99);
+  r->handler_replaced = rounds.handler_replaced;
+}
+
+uint32_t sthread_not_kept(int kind, uint64_t *samples, uint64_t *units, uint64_t *cpu_ns) {
+  *samples = rounds.not_kept[kind].samples;
+  *units = rounds.not_kept[kind].units;
+  *cpu_ns = rounds.not_kept[kind].cpu_ns;
+  return rounds.id_stack_full;
+}
+
 void sthread_clear(void) {
   round_time_begin(plat_mono_ns());
   rounds.base_wall += rounds.st.wall_ns;

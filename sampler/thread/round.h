@@ -4,8 +4,8 @@
  * this folder's files only: round.c (set-up, configuration: sthread.h), run.c (the rounds),
  * schedule.c (which threads to ask, from the ThreadHasRun evidence) and record.c (turning
  * answers into stacks). Everything here is touched by the sampler thread only, except the
- * statistics, which a dump reads under traces_lock() — the front door's report reads them
- * here (sampler.c), and writes nothing.
+ * statistics, which a dump reads under traces_lock() — through sthread.h (sthread_report,
+ * sthread_not_kept): outside this folder only its unit tests include this header.
  */
 #ifndef SAMPLER_ROUND_H
 #define SAMPLER_ROUND_H
@@ -216,10 +216,6 @@ uint32_t record_method_frame(jmethodID m, jint bci);
 int record_begin_stack(const struct thread_slot *s);
 void record_store(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                   uint64_t when);
-
-/* The time axis's stack id of the captures of event kind `kind` the stack table could not
- * keep (past every id it gives; the snapshot maps it to that kind's not-kept stack). */
-#define RECORD_NOT_KEPT(kind) (TIMELINE_MAX_STACK /* timeline.h */ - (uint32_t)(kind))
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);
