@@ -523,8 +523,11 @@ static void follow_code(int on) {
   }
 }
 
-int sthread_run(void) {
-  atomic_store(&rounds.running, 1);
+/* A run's start, on the sampler thread: who it is, the books and the threads' ends forgotten
+ * (a new run measures from now), CPU-time timers when they fit the interval, the profile's
+ * times based here, and the JVM's callbacks and the handler turned on for what the run records
+ * (clock: cpu or wall samples). Returns the run's start (CLOCK_MONOTONIC). */
+static uint64_t run_begin(int clock) {
   rounds.self = plat_gettid();
   rounds.self_mask = guard_mask_now(); /* this thread's guards run with it (schedule.c) */
   /* threads and objects are looked for every ~50 ms: a directory read of /proc/self/task
@@ -540,8 +543,6 @@ int sthread_run(void) {
   /* threads that end while this run samples in CPU mode leave their last CPU reading for it
    * (account_end); ends left from before it are not its own */
   for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
-  /* event=alloc or lock: the queue's rounds; signals only with cpu or wall beside them */
-  int alloc = sthread_queued(&rounds.cfg), clock = sthread_clock(&rounds.cfg);
   registry_keep_ended(clock && !rounds.cfg.wall && rounds.cfg.hasrun != SAMPLER_HASRUN_REGS);
   memset(&rounds.unsampled, 0, sizeof rounds.unsampled);
   rounds.unsampled.phase = round_phase();
@@ -567,6 +568,38 @@ int sthread_run(void) {
     lock_set_threshold(1, rounds.cfg.lock_threshold_ns);
   if (rounds.cfg.alloc_interval) alloc_set_interval(rounds.cfg.alloc_interval);
   if (clock) handler_set_active(1);
+  return start;
+}
+
+/* A run's end, on the sampler thread: the queued events recorded (alloc: a run with queued
+ * events), the answers still to come collected (clock), everything the run turned on turned
+ * off, and its last CPU and times measured. */
+static void run_end(int alloc, int clock) {
+  if (alloc) {
+    alloc_set_interval(0); /* no more records; those queued are recorded now */
+    lock_set_threshold(0, 0);
+    drain_alloc();
+  }
+  if (clock) drain();
+  follow_code(0);
+  for (int i = 0; i < rounds.cap; i++) round_timer_drop(&rounds.books[i]); /* none left armed */
+  registry_keep_ended(0);
+  plat_thread_running_release(); /* no descriptors kept between runs */
+  free(known.tid);
+  known.tid = NULL;
+  known.n = known.cap = 0;
+  handler_set_active(0);
+  traces_lock();
+  measure_self(plat_self_cpu_ns());
+  sthread_measure_process();
+  traces_unlock();
+}
+
+int sthread_run(void) {
+  atomic_store(&rounds.running, 1);
+  /* event=alloc or lock: the queue's rounds; signals only with cpu or wall beside them */
+  int alloc = sthread_queued(&rounds.cfg), clock = sthread_clock(&rounds.cfg);
+  uint64_t start = run_begin(clock);
   uint64_t interval = rounds.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
@@ -613,24 +646,7 @@ int sthread_run(void) {
     }
     when = round_time(next, span);
   }
-  if (alloc) {
-    alloc_set_interval(0); /* no more records; those queued are recorded now */
-    lock_set_threshold(0, 0);
-    drain_alloc();
-  }
-  if (clock) drain();
-  follow_code(0);
-  for (int i = 0; i < rounds.cap; i++) round_timer_drop(&rounds.books[i]); /* none left armed */
-  registry_keep_ended(0);
-  plat_thread_running_release(); /* no descriptors kept between runs */
-  free(known.tid);
-  known.tid = NULL;
-  known.n = known.cap = 0;
-  handler_set_active(0);
-  traces_lock();
-  measure_self(plat_self_cpu_ns());
-  sthread_measure_process();
-  traces_unlock();
+  run_end(alloc, clock);
   atomic_store(&rounds.running, 0);
   plat_futex_wake((const uint32_t *)&rounds.running, 1);
   return expired;

@@ -116,6 +116,38 @@ static int thread_runs(const struct thread_slot *s, int jvm) {
   return plat_thread_running(s->tid);
 }
 
+/* A Java thread in one of the VM's waits now that had not run at its last look — or whose CPU
+ * at its last read's rate owes no sample before quiet_until, or whose due sample waits for it
+ * to run (schedule_decide) — has not run since, or ran briefly and blocked again: its clock is
+ * read again when it runs Java code (that look may catch it running: a due sample is taken
+ * there), or at the latest max_backoff rounds after the last read (max_quiet while the rate
+ * owes it nothing or a sample waits: up to 1 s; the wait itself ends after MAX_DEFER_NS). A
+ * memory read instead of a clock read (~0.3 us): with 400 threads waking every 5 ms for a few
+ * us, those reads were two thirds of the sampler's time (at 1 ms; at 10 ms such threads run in
+ * every round, and the clock reads were three fifths of it until the rate counted too).
+ * Threads that run most of the time are read every round: their CPU is counted (and their
+ * samples taken) as it accrues. Returns 1 when thread s is spared this look (b's next look
+ * set), else 0; *jvm: what jvm_runs said, left at -2 when it was not asked. */
+static int spared_while_waiting(const struct thread_slot *s, struct thread_book *b, int *jvm) {
+  int waits = b->defer_since && defer_open(b->defer_since);
+  uint64_t cap = rounds.round < b->quiet_until || waits ? rounds.max_quiet : rounds.max_backoff;
+  if (!(rounds.cfg.hasrun == SAMPLER_HASRUN_AUTO && b->have_base &&
+        (b->idle_streak > 0 || rounds.round < b->quiet_until || waits) && !rounds.flushing &&
+        rounds.round < b->read_round + cap && (*jvm = jvm_runs(s)) == 0))
+    return 0;
+  rounds.st.skipped_waiting++;
+  if (waits) rounds.st.deferred++; /* still blocked: the sample waits on */
+  /* the back-off stays where the last read left it; a thread that its rate spares is looked
+   * at again when a sample falls due at that rate, or max_backoff rounds on if sooner (a
+   * thread whose rate rose is found in Java code no later than an idle one would be) */
+  uint64_t soon = rounds.round + 1 + rounds.max_backoff;
+  b->next_look = b->defer_since          ? rounds.round + 1
+                 : b->idle_streak        ? next_look(b->idle_streak)
+                 : b->quiet_until < soon ? b->quiet_until
+                                         : soon;
+  return 1;
+}
+
 int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
   const struct sampler_config *cfg = &rounds.cfg;
   struct sampler_counters *st = &rounds.st;
@@ -129,35 +161,8 @@ int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, i
     st->skipped_idle++;
     return 0;
   }
-  /* A Java thread in one of the VM's waits now that had not run at its last look — or whose
-   * CPU at its last read's rate owes no sample before quiet_until, or whose due sample waits
-   * for it to run (below) — has not run since, or ran briefly and blocked again: its clock is
-   * read again when it runs Java code (that look may catch it running: a due sample is taken
-   * there), or at the latest max_backoff rounds after the last read (max_quiet while the rate
-   * owes it nothing or a sample waits: up to 1 s; the wait itself ends after MAX_DEFER_NS). A
-   * memory read instead of a clock read (~0.3 us): with 400 threads waking every 5 ms for a
-   * few us, those reads were two thirds of the sampler's time (at 1 ms; at 10 ms such threads
-   * run in every round, and the clock reads were three fifths of it until the rate counted
-   * too). Threads that run most of the time are read every round: their CPU is counted (and
-   * their samples taken) as it accrues. */
   int jvm = -2; /* the thread's own state, read at most once a decision */
-  int waits = b->defer_since && defer_open(b->defer_since);
-  uint64_t cap = rounds.round < b->quiet_until || waits ? rounds.max_quiet : rounds.max_backoff;
-  if (cfg->hasrun == SAMPLER_HASRUN_AUTO && b->have_base &&
-      (b->idle_streak > 0 || rounds.round < b->quiet_until || waits) && !rounds.flushing &&
-      rounds.round < b->read_round + cap && (jvm = jvm_runs(s)) == 0) {
-    st->skipped_waiting++;
-    if (waits) st->deferred++; /* still blocked: the sample waits on */
-    /* the back-off stays where the last read left it; a thread that its rate spares is looked
-     * at again when a sample falls due at that rate, or max_backoff rounds on if sooner (a
-     * thread whose rate rose is found in Java code no later than an idle one would be) */
-    uint64_t soon = rounds.round + 1 + rounds.max_backoff;
-    b->next_look = b->defer_since          ? rounds.round + 1
-                   : b->idle_streak        ? next_look(b->idle_streak)
-                   : b->quiet_until < soon ? b->quiet_until
-                                           : soon;
-    return 0;
-  }
+  if (spared_while_waiting(s, b, &jvm)) return 0;
   uint64_t cpu;
   st->looks++;
   uint64_t since = rounds.round > b->read_round ? rounds.round - b->read_round : 1; /* rounds */
