@@ -1,7 +1,7 @@
 /*
  * sampler.c — the front door (see sampler.h): set-up, the registration of threads and code,
  * HotSpot's layout for the anchor walk, and the report. The sampler thread's rounds are in
- * thread/loop.c; the signal handler in signal/handler_sig.c.
+ * thread/run.c; the signal handler in signal/handler_sig.c.
  */
 #include "sampler.h"
 
@@ -22,7 +22,6 @@
 #include "objects.h"
 #include "platform.h"
 #include "registry.h"
-#include "round.h" /* the round state's statistics, read by the report */
 #include "sthread.h"
 #include "timeline.h"
 #include "traces.h"
@@ -181,7 +180,7 @@ static struct {
 /* Fills *r. traces_lock held. */
 static void report_locked(struct sampler_report *r) {
   memset(r, 0, sizeof *r);
-  r->n = loop.st;
+  sthread_report(r); /* its counters, costs and handler_replaced */
   struct traces_refusals tr;
   traces_refused(&tr);
   r->n.stacks_refused = tr.stacks;
@@ -203,15 +202,6 @@ static void report_locked(struct sampler_report *r) {
   r->time_coarsened = ti.coarsenings;
   r->time_entries = ti.entries;
   r->time_bytes = ti.bytes;
-  r->cost_median_ns = hist_quantile(&loop.cost, 0.5);
-  r->cost_p99_ns = hist_quantile(&loop.cost, 0.99);
-  r->cost_max_ns = loop.cost.max;
-  r->latency_median_ns = hist_quantile(&loop.latency, 0.5);
-  r->latency_p99_ns = hist_quantile(&loop.latency, 0.99);
-  r->round_median_ns = hist_quantile(&loop.tick_cost, 0.5);
-  r->round_p99_ns = hist_quantile(&loop.tick_cost, 0.99);
-  r->native_median_ns = hist_quantile(&loop.native_cost, 0.5);
-  r->native_p99_ns = hist_quantile(&loop.native_cost, 0.99);
   for (int i = 1; i <= ASGCT_NCODES; i++) r->asgct_failed += r->n.asgct[i];
   r->recovered = r->n.recovered_stub + r->n.recovered_anchor + r->n.attributed_code +
                  r->n.recovered_same_call + r->n.recovered_native;
@@ -226,7 +216,6 @@ static void report_locked(struct sampler_report *r) {
   r->anchor_refused = atomic_load(&h->anchor_refused) - since.anchor_refused;
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
   r->faults = guard_faults() - since.faults;
-  r->handler_replaced = loop.handler_replaced;
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
@@ -244,7 +233,7 @@ static void report_locked(struct sampler_report *r) {
 
 void sampler_report(struct sampler_report *r) {
   traces_lock();
-  if (sthread_running()) loop_measure_process();
+  if (sthread_running()) sthread_measure_process();
   report_locked(r);
   traces_unlock();
 }
@@ -312,12 +301,12 @@ static void copy_stack(void *vctx, const struct trace_view *t) {
   snapshot_add(vctx, t->frames, t->n, t->kind, t->samples, t->units, t->cpu_ns);
 }
 
-/* The stack of the time entries an id RECORD_NOT_KEPT(kind) names: not_kept[kind], the index of
+/* The stack of the time entries an id STHREAD_NOT_KEPT(kind) names: not_kept[kind], the index of
  * the stack that stands for the captures of that kind the stack table could not take. */
 static uint32_t time_stack(uint32_t stack, const uint32_t *not_kept) {
   if (stack == TIMELINE_NO_STACK) return not_kept[0];
   for (int k = 0; k < SAMPLER_EVENTS; k++)
-    if (stack == RECORD_NOT_KEPT(k)) return not_kept[k];
+    if (stack == STHREAD_NOT_KEPT(k)) return not_kept[k];
   return stack;
 }
 
@@ -390,20 +379,20 @@ int sampler_snapshot(struct sampler_snapshot *s, int cut) {
   memset(s, 0, sizeof *s);
   struct copy_ctx c = {s, 0, 0};
   traces_lock();
-  if (sthread_running()) loop_measure_process();
+  if (sthread_running()) sthread_measure_process();
   report_locked(&s->report);
   traces_foreach(copy_stack, &c);
   /* the captures the stack table could not take: a stack per kind, after the others */
-  uint32_t not_kept[SAMPLER_EVENTS];
+  uint32_t not_kept[SAMPLER_EVENTS], frame[SAMPLER_EVENTS];
+  uint64_t samples[SAMPLER_EVENTS], units[SAMPLER_EVENTS], cpu_ns[SAMPLER_EVENTS];
   for (int k = 0, next = (int)s->n; k < SAMPLER_EVENTS; k++) {
+    frame[k] = sthread_not_kept(k, &samples[k], &units[k], &cpu_ns[k]);
     not_kept[k] = (uint32_t)next;
-    next += loop.not_kept[k].samples != 0;
+    next += samples[k] != 0;
   }
   if (!c.err) c.err = copy_time(s, not_kept);
   for (int k = 0; k < SAMPLER_EVENTS; k++)
-    if (loop.not_kept[k].samples)
-      snapshot_add(&c, &loop.id_stack_full, 1, k, loop.not_kept[k].samples, loop.not_kept[k].units,
-                   loop.not_kept[k].cpu_ns);
+    if (samples[k]) snapshot_add(&c, &frame[k], 1, k, samples[k], units[k], cpu_ns[k]);
   if (!c.err && cut) clear_locked();
   traces_unlock();
   if (c.err) {

@@ -1,7 +1,8 @@
 /*
  * types.h — the vocabulary the front door (sampler.h) and the folders behind it share: the
- * configuration, what the sampler needs of the JVM, a thread to be sampled and the sampler
- * thread's counters. Below the API:
+ * configuration, what the sampler needs of the JVM, a thread to be sampled, the sampler
+ * thread's counters and the report (the sampler thread fills its part: sthread_report). Below
+ * the API:
  * registry/ and thread/ include this, never sampler.h, for these types. Declarations only.
  */
 #ifndef SAMPLER_TYPES_H
@@ -240,6 +241,44 @@ struct sampler_counters {
   uint64_t lock_lost;    /* recorded waits the queue could not take: under [sample lost] */
   uint64_t lock_lost_ns; /* the ns they stood for (estimated) */
   uint64_t lock_cost_ns; /* the waiting threads' time in our callbacks after their waits */
+};
+
+/* One consistent snapshot of what the sampler did, for reports. */
+struct sampler_report {
+  struct sampler_counters n;
+  uint64_t asgct_failed;   /* n.asgct[1..]: walks AsyncGetCallTrace failed */
+  uint64_t failed_kept;    /* of those, kept under their failure frame (not recovered) */
+  uint64_t recovered;      /* of those, recovered or attributed through the code map */
+  int threads_registered;  /* threads seen */
+  int threads_live;        /* threads registered now */
+  size_t stacks;           /* distinct stacks */
+  size_t names, keys;      /* frame names kept; cached frame keys (method or pc -> name) */
+  size_t code_entries;     /* the code map's live entries (nmethods and stubs) */
+  size_t table_bytes;      /* what the stack table, the key cache and the names take */
+  uint64_t time_cell_ns;   /* the time axis's cells now (20 ms, coarser past its limit) */
+  uint64_t time_coarsened; /* times its cells were made coarser */
+  size_t time_entries;     /* its entries (one per stack, thread and cell) */
+  size_t time_bytes;       /* what it holds allocated */
+  uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
+  uint64_t anchor_refused; /* anchor walks refused: the JNIEnv named another thread's JavaThread */
+  uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
+  uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
+  uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */
+  uint64_t round_median_ns, round_p99_ns;   /* the sampler thread's CPU per round */
+  uint64_t own_cpu_ns; /* the agent's own CPU: the sampler thread's and the handler's time */
+  unsigned events;     /* the kinds recorded: bit 1 << enum sampler_event */
+  const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
+  uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
+  int handler_replaced; /* the sampling signal's handler was replaced by another: no more signals */
+  uint64_t guard_full;  /* walks not taken: every guard slot was taken (kept as lost) */
+  uint64_t vm_handled;  /* faults in AsyncGetCallTrace the JVM handled itself (SafeFetch) */
+  uint64_t native_cut;  /* native walks a fault cut (each may leave one libunwind pool object) */
+  /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
+  int coverage_permille; /* CPU in the profile (n.cpu_ns) */
+  int lost_permille;     /* of which under [sample lost], [not sampled: signal blocked] or a
+                            failure frame (not walked) */
+  int sampler_permille;  /* of which the sampler thread's own ([sampler thread ...]) */
+  int unseen_permille;   /* the rest: threads not sampled, CPU not yet due a sample */
 };
 
 #endif

@@ -209,7 +209,10 @@ static void emit(struct rows *t, uint32_t pc, struct cfi_rule rule) {
 
 /* Runs a CFA program from loc. With rows NULL (the CIE's initial instructions) it only sets
  * the state; otherwise it emits a row before each advance, up to end_pc (offsets from text
- * start). Returns the location reached, or -1 when the program is malformed. */
+ * start). Returns the location reached, or -1 when the program is malformed.
+ * Long: one switch with a case per DWARF call-frame instruction, in opcode order, so that it
+ * reads against the standard's table; split by kind of instruction, the cases would only be
+ * scattered over functions that share the reader and the state. */
 static int64_t run(struct program *pg, struct reader *r, int64_t loc, int64_t end_pc,
                    struct rows *rows) {
   const struct cie *c = pg->cie;

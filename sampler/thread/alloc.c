@@ -188,50 +188,50 @@ static void record_one(void *ctx, const void *rec, size_t len) {
   who.name[nl] = '\0';
   const char *sig = (const char *)p + (size_t)r.nframes * sizeof(struct alloc_frame) + r.name_len;
   int n = record_begin_stack(&who);
-  int depth = (int)r.nframes < loop.cfg.depth ? (int)r.nframes : loop.cfg.depth;
+  int depth = (int)r.nframes < rounds.cfg.depth ? (int)r.nframes : rounds.cfg.depth;
   for (int k = depth - 1; k >= 0; k--) {
     struct alloc_frame f;
     memcpy(&f, p + (size_t)k * sizeof f, sizeof f);
-    loop.fbuf[n++] = record_method_frame(f.method, (jint)f.bci);
+    rounds.fbuf[n++] = record_method_frame(f.method, (jint)f.bci);
   }
   if (r.kind == REC_LOCK) {
-    loop.fbuf[n++] = class_frame(sig, r.class_len, "_[l]");
-    double waits, ns = lock_weight(r.size, loop.cfg.lock_threshold_ns, &waits);
+    rounds.fbuf[n++] = class_frame(sig, r.class_len, "_[l]");
+    double waits, ns = lock_weight(r.size, rounds.cfg.lock_threshold_ns, &waits);
     uint64_t t = (uint64_t)llround(ns), w = round_unbiased(waits);
     record_store(&who, n, SAMPLER_EVENT_LOCK, w, t, r.when);
-    loop.st.lock_samples++;
-    loop.st.lock_ns += t;
+    rounds.st.lock_samples++;
+    rounds.st.lock_ns += t;
     return;
   }
-  loop.fbuf[n++] = class_frame(sig, r.class_len, "_[a]");
-  double objects, bytes = alloc_weight(r.size, loop.cfg.alloc_interval, &objects);
+  rounds.fbuf[n++] = class_frame(sig, r.class_len, "_[a]");
+  double objects, bytes = alloc_weight(r.size, rounds.cfg.alloc_interval, &objects);
   uint64_t b = (uint64_t)llround(bytes), o = round_unbiased(objects);
   record_store(&who, n, SAMPLER_EVENT_ALLOC, o, b, r.when);
-  loop.st.alloc_samples++;
-  loop.st.alloc_bytes += b;
-  loop.st.alloc_objects += o;
+  rounds.st.alloc_samples++;
+  rounds.st.alloc_bytes += b;
+  rounds.st.alloc_objects += o;
 }
 
 void alloc_drain(void) {
   evq_drain(record_one, NULL);
-  loop.st.alloc_cost_ns += atomic_exchange(&cost_ns, 0);
-  loop.st.lock_cost_ns += atomic_exchange(&lock_cost, 0);
-  loop.st.lock_waits += atomic_exchange(&lock_seen, 0);
+  rounds.st.alloc_cost_ns += atomic_exchange(&cost_ns, 0);
+  rounds.st.lock_cost_ns += atomic_exchange(&lock_cost, 0);
+  rounds.st.lock_waits += atomic_exchange(&lock_seen, 0);
   uint64_t ln = atomic_exchange(&lock_lost_n, 0);
   if (ln) {
     uint64_t lt = atomic_exchange(&lock_lost_ns, 0);
-    loop.fbuf[0] = loop.id_lost;
-    record_store(NULL, 1, SAMPLER_EVENT_LOCK, ln, lt, loop.round_ns);
-    loop.st.lock_lost += ln;
-    loop.st.lock_lost_ns += lt;
+    rounds.fbuf[0] = rounds.id_lost;
+    record_store(NULL, 1, SAMPLER_EVENT_LOCK, ln, lt, rounds.round_ns);
+    rounds.st.lock_lost += ln;
+    rounds.st.lock_lost_ns += lt;
   }
   uint64_t ls = atomic_exchange(&lost_samples, 0);
   if (!ls) return;
   uint64_t lb = atomic_exchange(&lost_bytes, 0), lo = atomic_exchange(&lost_objects, 0);
-  loop.fbuf[0] = loop.id_lost;
-  record_store(NULL, 1, SAMPLER_EVENT_ALLOC, lo, lb, loop.round_ns);
-  loop.st.alloc_lost += ls;
-  loop.st.alloc_lost_bytes += lb;
+  rounds.fbuf[0] = rounds.id_lost;
+  record_store(NULL, 1, SAMPLER_EVENT_ALLOC, lo, lb, rounds.round_ns);
+  rounds.st.alloc_lost += ls;
+  rounds.st.alloc_lost_bytes += lb;
 }
 
 int alloc_pending(void) { return evq_pending(); }

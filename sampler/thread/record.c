@@ -24,30 +24,30 @@ _Static_assert(NATIVE_STOPS ==
                "sampler_counters.native_stops has a counter per enum native_stop");
 
 int record_init(void) {
-  loop.id_lost = intern_string("[sample lost]", 13);
-  loop.id_blocked = intern_string("[cpu before wait]", 17);
-  loop.id_unknown_method = intern_string("[unknown method]", 16);
-  loop.id_truncated = intern_string("[callers not walked]", 20);
-  loop.id_jvm = intern_string("[JVM runtime]", 13);
-  loop.id_self = intern_string("[sampler thread (this profiler)]", 32);
-  loop.id_name_full = intern_string("[name not kept: table full]", 27);
-  loop.id_stack_full = intern_string("[stack not kept: table full]", 28);
+  rounds.id_lost = intern_string("[sample lost]", 13);
+  rounds.id_blocked = intern_string("[cpu before wait]", 17);
+  rounds.id_unknown_method = intern_string("[unknown method]", 16);
+  rounds.id_truncated = intern_string("[callers not walked]", 20);
+  rounds.id_jvm = intern_string("[JVM runtime]", 13);
+  rounds.id_self = intern_string("[sampler thread (this profiler)]", 32);
+  rounds.id_name_full = intern_string("[name not kept: table full]", 27);
+  rounds.id_stack_full = intern_string("[stack not kept: table full]", 28);
   static const char *const states[] = {"[running]", "[running]", "[sleeping]",
                                        "[parked]",  "[waiting]", "[blocked on monitor]"};
   for (int i = 0; i <= SAMPLER_STATE_BLOCKED; i++) {
-    loop.id_state[i] = intern_string(states[i], strlen(states[i]));
-    if (loop.id_state[i] == TRACES_NO_ID) return -ENOMEM;
+    rounds.id_state[i] = intern_string(states[i], strlen(states[i]));
+    if (rounds.id_state[i] == TRACES_NO_ID) return -ENOMEM;
   }
-  loop.id_syscall = intern_string("[in system call]", 16);
-  if (loop.id_syscall == TRACES_NO_ID) return -ENOMEM;
-  loop.id_unsampled = intern_string("[thread ended before it was sampled]", 36);
-  if (loop.id_unsampled == TRACES_NO_ID) return -ENOMEM;
-  loop.id_sig_blocked = intern_string("[not sampled: signal blocked]", 29);
-  if (loop.id_sig_blocked == TRACES_NO_ID) return -ENOMEM;
-  return loop.id_lost == TRACES_NO_ID || loop.id_blocked == TRACES_NO_ID ||
-                 loop.id_unknown_method == TRACES_NO_ID || loop.id_truncated == TRACES_NO_ID ||
-                 loop.id_jvm == TRACES_NO_ID || loop.id_self == TRACES_NO_ID ||
-                 loop.id_name_full == TRACES_NO_ID || loop.id_stack_full == TRACES_NO_ID
+  rounds.id_syscall = intern_string("[in system call]", 16);
+  if (rounds.id_syscall == TRACES_NO_ID) return -ENOMEM;
+  rounds.id_unsampled = intern_string("[thread ended before it was sampled]", 36);
+  if (rounds.id_unsampled == TRACES_NO_ID) return -ENOMEM;
+  rounds.id_sig_blocked = intern_string("[not sampled: signal blocked]", 29);
+  if (rounds.id_sig_blocked == TRACES_NO_ID) return -ENOMEM;
+  return rounds.id_lost == TRACES_NO_ID || rounds.id_blocked == TRACES_NO_ID ||
+                 rounds.id_unknown_method == TRACES_NO_ID || rounds.id_truncated == TRACES_NO_ID ||
+                 rounds.id_jvm == TRACES_NO_ID || rounds.id_self == TRACES_NO_ID ||
+                 rounds.id_name_full == TRACES_NO_ID || rounds.id_stack_full == TRACES_NO_ID
              ? -ENOMEM
              : 0;
 }
@@ -56,19 +56,19 @@ int record_init(void) {
  * as `kind` (enum codemap_frame_kind; annotated only with `ann`). */
 static uint32_t method_frame(jmethodID m, jint bci, int kind) {
   static const char *const suffix[] = {"", "_[j]", "_[i]", "_[0]"};
-  if (!m) return loop.id_unknown_method;
-  if (!loop.cfg.ann) kind = CODEMAP_FRAME_NATIVE;
-  if (!loop.cfg.lines || bci < 0) bci = -1; /* a native method's -3: no line */
+  if (!m) return rounds.id_unknown_method;
+  if (!rounds.cfg.ann) kind = CODEMAP_FRAME_NATIVE;
+  if (!rounds.cfg.lines || bci < 0) bci = -1; /* a native method's -3: no line */
   /* the key: the jmethodID, whatever its bits (JDK 26 makes them small counters), with the
    * kind and the bytecode index beside it */
   struct traces_key key = {(uint64_t)(uintptr_t)m, (uint64_t)kind << 32 | (uint32_t)(bci + 1)};
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
-  if (loop.name_fn(loop.name_ctx, m, bci, loop.namebuf, NAMEBUF_LEN - 8) != 0)
-    return loop.id_unknown_method;
-  strcat(loop.namebuf, suffix[kind]);
-  id = intern_string(loop.namebuf, strlen(loop.namebuf));
-  if (id == TRACES_NO_ID) return loop.id_unknown_method;
+  if (rounds.name_fn(rounds.name_ctx, m, bci, rounds.namebuf, NAMEBUF_LEN - 8) != 0)
+    return rounds.id_unknown_method;
+  strcat(rounds.namebuf, suffix[kind]);
+  id = intern_string(rounds.namebuf, strlen(rounds.namebuf));
+  if (id == TRACES_NO_ID) return rounds.id_unknown_method;
   traces_key_put(key, id);
   return id;
 }
@@ -78,11 +78,11 @@ static uint32_t method_frame(jmethodID m, jint bci, int kind) {
 static int key_alive(void *ctx, struct traces_key key) {
   (void)ctx;
   if (key.how >> 63) return 1;
-  return loop.alive_fn(loop.name_ctx, (jmethodID)(uintptr_t)key.what);
+  return rounds.alive_fn(rounds.name_ctx, (jmethodID)(uintptr_t)key.what);
 }
 
 void record_sweep_keys(void) {
-  if (loop.alive_fn) loop.st.keys_unloaded += traces_key_sweep(key_alive, NULL);
+  if (rounds.alive_fn) rounds.st.keys_unloaded += traces_key_sweep(key_alive, NULL);
 }
 
 /* The frame id of the native code at pc: its symbol (symbols.h), cached per pc. A return
@@ -93,8 +93,8 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
   struct traces_key key = {(uint64_t)at, 1ull << 63}; /* the tag: no method key has it */
   uint32_t id = traces_key_get(key);
   if (id != TRACES_NO_ID) return id;
-  symbols_name(at, loop.namebuf, NAMEBUF_LEN);
-  id = intern_string(loop.namebuf, strlen(loop.namebuf));
+  symbols_name(at, rounds.namebuf, NAMEBUF_LEN);
+  id = intern_string(rounds.namebuf, strlen(rounds.namebuf));
   if (id != TRACES_NO_ID) traces_key_put(key, id);
   return id;
 }
@@ -107,18 +107,18 @@ static int native_frames(const struct sample_record *r, int n, int max) {
     end.stop = NATIVE_STOP_JAVA; /* interrupted in Java code: AsyncGetCallTrace walked it */
   else
     native_end_resolve(&end); /* the JVM's code, or unknown */
-  if (end.stop != NATIVE_STOP_OFF) loop.st.native_stops[end.stop]++;
-  loop.st.native_general += end.general > 0;
+  if (end.stop != NATIVE_STOP_OFF) rounds.st.native_stops[end.stop]++;
+  rounds.st.native_general += end.general > 0;
   if (r->nnative <= 0) return n;
-  hist_add(&loop.native_cost, r->native_ns);
+  hist_add(&rounds.native_cost, r->native_ns);
   if (end.stop != NATIVE_STOP_JAVA && end.stop != NATIVE_STOP_END) {
     const char *why = native_stop_name(end.stop);
-    loop.fbuf[n++] = intern_string(why, strlen(why));
-    if (end.stop == NATIVE_STOP_UNKNOWN) loop.refresh_objects = 1; /* a new object? */
+    rounds.fbuf[n++] = intern_string(why, strlen(why));
+    if (end.stop == NATIVE_STOP_UNKNOWN) rounds.refresh_objects = 1; /* a new object? */
   }
   for (int i = r->nnative - 1; i >= 0 && n < max; i--)
-    loop.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);
-  loop.st.native_frames += (uint64_t)r->nnative;
+    rounds.fbuf[n++] = native_frame(r->native_pcs[i], i > 0);
+  rounds.st.native_frames += (uint64_t)r->nnative;
   return n;
 }
 
@@ -132,62 +132,62 @@ static uint32_t thread_root(const struct thread_slot *s) {
 /* Puts the thread root frame (when enabled) into fbuf; returns the frame count. b: the
  * thread's book, which keeps the root, or NULL (a thread the sampler never looked at). */
 static int begin_stack(const struct thread_slot *s, struct thread_book *b) {
-  if (!loop.cfg.thread_roots) return 0;
+  if (!rounds.cfg.thread_roots) return 0;
   if (!b) {
-    loop.fbuf[0] = thread_root(s);
+    rounds.fbuf[0] = thread_root(s);
     return 1;
   }
   if (b->root_id == TRACES_NO_ID || b->root_seq != s->name_seq) { /* new, or renamed */
     b->root_id = thread_root(s);
     b->root_seq = s->name_seq;
   }
-  loop.fbuf[0] = b->root_id;
+  rounds.fbuf[0] = b->root_id;
   return 1;
 }
 
-/* Stores the stack in loop.fbuf[0..n), a capture of event kind `kind` (enum sampler_event) of
+/* Stores the stack in rounds.fbuf[0..n), a capture of event kind `kind` (enum sampler_event) of
  * thread s (NULL: the sampler thread), and when it was taken (`when`, CLOCK_MONOTONIC: the
  * handler's clock as it began, or this round's for weights that no capture of their own
  * carries) on the time axis. A frame whose name the full name table refused stands as [name
  * not kept: table full]; a stack the stack table cannot take (its limits, or no memory) is
  * kept, weights and all, under [stack not kept: table full] of its kind (its time entries
- * under RECORD_NOT_KEPT(kind)): nothing is dropped. */
+ * under STHREAD_NOT_KEPT(kind)): nothing is dropped. */
 _Static_assert(TRACES_MAX_STACKS - 1 <= TIMELINE_MAX_STACK, "the time axis keeps every stack id");
-_Static_assert(TRACES_MAX_STACKS <= RECORD_NOT_KEPT(SAMPLER_EVENTS - 1),
+_Static_assert(TRACES_MAX_STACKS <= STHREAD_NOT_KEPT(SAMPLER_EVENTS - 1),
                "the not-kept ids are past every stack id");
 static void put(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                 uint64_t when) {
   for (int i = 0; i < n; i++)
-    if (loop.fbuf[i] == TRACES_NO_ID) loop.fbuf[i] = loop.id_name_full;
+    if (rounds.fbuf[i] == TRACES_NO_ID) rounds.fbuf[i] = rounds.id_name_full;
   uint32_t stack = TIMELINE_NO_STACK;
-  if (traces_add_kind(loop.fbuf, n, kind, units, cpu_ns, &stack) != 0) {
-    loop.st.store_failed++;
-    loop.not_kept[kind].samples++;
-    loop.not_kept[kind].units += units;
-    loop.not_kept[kind].cpu_ns += cpu_ns;
-    stack = RECORD_NOT_KEPT(kind);
+  if (traces_add_kind(rounds.fbuf, n, kind, units, cpu_ns, &stack) != 0) {
+    rounds.st.store_failed++;
+    rounds.not_kept[kind].samples++;
+    rounds.not_kept[kind].units += units;
+    rounds.not_kept[kind].cpu_ns += cpu_ns;
+    stack = STHREAD_NOT_KEPT(kind);
   }
   int64_t th = s ? timeline_thread(s->tid, s->java_id, s->name, sizeof s->name)
-                 : timeline_thread((int32_t)loop.self, 0, "sampler", 7);
-  if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) loop.st.time_lost++;
+                 : timeline_thread((int32_t)rounds.self, 0, "sampler", 7);
+  if (th < 0 || timeline_add(when, stack, (uint32_t)th, units, cpu_ns) != 0) rounds.st.time_lost++;
 }
 
 /* The kind of the samples the rounds take: cpu, or wall. */
-static int clock_kind(void) { return loop.cfg.wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU; }
+static int clock_kind(void) { return rounds.cfg.wall ? SAMPLER_EVENT_WALL : SAMPLER_EVENT_CPU; }
 
 /* put(), counted as CPU samples (the counters `samples` and `cpu_ms`). */
 static void store(const struct thread_slot *s, int n, uint64_t units, uint64_t cpu_ns,
                   uint64_t when) {
   put(s, n, clock_kind(), units, cpu_ns, when);
-  loop.st.units += units;
-  loop.st.cpu_ns += cpu_ns;
+  rounds.st.units += units;
+  rounds.st.cpu_ns += cpu_ns;
 }
 
 /* Stores thread s's last captured stack again, with these weights. */
 static void store_last(const struct thread_slot *s, const struct thread_book *b, uint64_t units,
                        uint64_t cpu_ns) {
-  memcpy(loop.fbuf, b->last, (size_t)b->nlast * sizeof *loop.fbuf);
-  store(s, b->nlast, units, cpu_ns, loop.round_ns);
+  memcpy(rounds.fbuf, b->last, (size_t)b->nlast * sizeof *rounds.fbuf);
+  store(s, b->nlast, units, cpu_ns, rounds.round_ns);
 }
 
 /* Stores the thread's root (when enabled) and one marker frame (id) under it: CPU that has no
@@ -195,8 +195,8 @@ static void store_last(const struct thread_slot *s, const struct thread_book *b,
 static void store_marker(const struct thread_slot *s, struct thread_book *b, uint32_t id,
                          uint64_t units, uint64_t cpu_ns) {
   int n = begin_stack(s, b);
-  loop.fbuf[n++] = id;
-  store(s, n, units, cpu_ns, loop.round_ns);
+  rounds.fbuf[n++] = id;
+  store(s, n, units, cpu_ns, rounds.round_ns);
 }
 
 uint32_t record_method_frame(jmethodID m, jint bci) {
@@ -213,25 +213,25 @@ void record_store(const struct thread_slot *s, int n, int kind, uint64_t units, 
 void record_self(uint64_t sampler_cpu_ns) {
   /* an allocation or lock profile weighs bytes or ns blocked: the sampler thread's CPU has no
    * place in it (beside a cpu or wall profile it goes into that one) */
-  if (sampler_cpu_ns <= loop.self_cpu_recorded || loop.cfg.hasrun == SAMPLER_HASRUN_REGS ||
-      !sthread_clock(&loop.cfg))
+  if (sampler_cpu_ns <= rounds.self_cpu_recorded || rounds.cfg.hasrun == SAMPLER_HASRUN_REGS ||
+      !sthread_clock(&rounds.cfg))
     return;
-  uint64_t units = sampler_cpu_ns / loop.cfg.interval_ns - loop.self_units_given;
+  uint64_t units = sampler_cpu_ns / rounds.cfg.interval_ns - rounds.self_units_given;
   if (!units) return; /* less than an interval's worth so far: it waits, like any thread's */
   int n = 0;
-  if (loop.cfg.thread_roots) { /* like every thread's: "[sampler tid=N]" */
+  if (rounds.cfg.thread_roots) { /* like every thread's: "[sampler tid=N]" */
     char root[48];
-    int len = snprintf(root, sizeof root, "[sampler tid=%d]", (int)loop.self);
-    loop.fbuf[n++] = intern_string(root, (size_t)len);
+    int len = snprintf(root, sizeof root, "[sampler tid=%d]", (int)rounds.self);
+    rounds.fbuf[n++] = intern_string(root, (size_t)len);
   }
-  loop.fbuf[n++] = loop.id_self;
-  uint64_t cpu = sampler_cpu_ns - loop.self_cpu_recorded;
-  store(NULL, n, units, cpu, loop.round_ns);
-  loop.self_units_given += units;
-  loop.self_cpu_recorded = sampler_cpu_ns;
+  rounds.fbuf[n++] = rounds.id_self;
+  uint64_t cpu = sampler_cpu_ns - rounds.self_cpu_recorded;
+  store(NULL, n, units, cpu, rounds.round_ns);
+  rounds.self_units_given += units;
+  rounds.self_cpu_recorded = sampler_cpu_ns;
 }
 
-/* Wall clock: keeps the stack just stored (loop.fbuf[0..n)) as the thread's last. */
+/* Wall clock: keeps the stack just stored (rounds.fbuf[0..n)) as the thread's last. */
 static void keep_last(struct thread_book *b, int n) {
   if (n > b->cap_last) {
     uint32_t *p = realloc(b->last, (size_t)n * 2 * sizeof *p);
@@ -242,13 +242,13 @@ static void keep_last(struct thread_book *b, int n) {
     b->last = p;
     b->cap_last = n * 2;
   }
-  memcpy(b->last, loop.fbuf, (size_t)n * sizeof *loop.fbuf);
+  memcpy(b->last, rounds.fbuf, (size_t)n * sizeof *rounds.fbuf);
   b->nlast = n;
 }
 
 void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t units) {
   store_last(s, b, units, 0);
-  loop.st.wall_reused += units;
+  rounds.st.wall_reused += units;
 }
 
 /* A thread that registers with less CPU than this is new (see record_ended). */
@@ -266,17 +266,17 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
  * no sample ever; pooled, every such CPU is in the profile. */
 static void record_unsampled(const struct thread_slot *s, struct thread_book *b, uint64_t cpu,
                              uint64_t owed) {
-  loop.st.unsampled_threads++;
-  loop.unsampled.cpu += cpu;
-  if (!b) loop.unsampled.unphased += cpu;
-  uint64_t crossed = (loop.unsampled.unphased + loop.unsampled.phase) / loop.cfg.interval_ns -
-                     loop.unsampled.given;
+  rounds.st.unsampled_threads++;
+  rounds.unsampled.cpu += cpu;
+  if (!b) rounds.unsampled.unphased += cpu;
+  uint64_t crossed = (rounds.unsampled.unphased + rounds.unsampled.phase) / rounds.cfg.interval_ns -
+                     rounds.unsampled.given;
   if (!owed && !crossed) return; /* its CPU waits in the pool for the next sample */
-  store_marker(s, b, loop.id_unsampled, owed + crossed,
-               loop.unsampled.cpu - loop.unsampled.captured);
-  loop.unsampled.given += crossed;
-  loop.unsampled.captured = loop.unsampled.cpu;
-  loop.st.unsampled_units += owed + crossed;
+  store_marker(s, b, rounds.id_unsampled, owed + crossed,
+               rounds.unsampled.cpu - rounds.unsampled.captured);
+  rounds.unsampled.given += crossed;
+  rounds.unsampled.captured = rounds.unsampled.cpu;
+  rounds.st.unsampled_units += owed + crossed;
 }
 
 void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t end_cpu) {
@@ -284,7 +284,7 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
    * first look is this profile's too. A new thread reaches its ThreadStart with ~40 us of CPU
    * (the JVM setting it up): counted from 0. A thread attached again (the main thread as
    * DestroyJavaVM) carries its earlier life's CPU, already sampled: counted from then. */
-  int born = s->born_ns && s->born_ns >= loop.base_wall;
+  int born = s->born_ns && s->born_ns >= rounds.base_wall;
   uint64_t from = s->born_cpu < FRESH_THREAD_CPU_NS ? 0 : s->born_cpu;
   if (b->gen != s->gen) { /* ended before our first look */
     if (born && end_cpu > from) record_unsampled(s, NULL, end_cpu - from, 0);
@@ -300,7 +300,7 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
                         ? b->first_base - from
                         : 0; /* from its start to our first look */
   b->defer_since = 0;
-  uint64_t due = (b->cum + before + b->phase) / loop.cfg.interval_ns - b->units_given;
+  uint64_t due = (b->cum + before + b->phase) / rounds.cfg.interval_ns - b->units_given;
   b->units_given += due;
   if (b->nlast <= 0) { /* never caught */
     uint64_t cpu = b->cum + before - b->cum_captured;
@@ -311,16 +311,16 @@ void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t e
   if (!due) return;
   store_last(s, b, due, b->cum - b->cum_captured + before);
   b->cum_captured = b->cum;
-  loop.st.ended_units += due;
+  rounds.st.ended_units += due;
 }
 
 void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
   if (b->nlast > 0) {
     store_last(s, b, b->req_units, b->req_cpu);
-    loop.st.ended_units += b->req_units;
+    rounds.st.ended_units += b->req_units;
   } else { /* its first capture was still to come */
-    store_marker(s, b, loop.id_unsampled, b->req_units, b->req_cpu);
-    loop.st.unsampled_units += b->req_units;
+    store_marker(s, b, rounds.id_unsampled, b->req_units, b->req_cpu);
+    rounds.st.unsampled_units += b->req_units;
   }
   b->req_units = b->req_cpu = 0;
   b->via_timer = 0;
@@ -328,46 +328,46 @@ void record_timer_ended(const struct thread_slot *s, struct thread_book *b) {
 
 void record_lost(const struct thread_slot *s, struct thread_book *b) {
   if (!b->req_units && !b->req_cpu) return;
-  store_marker(s, b, loop.id_lost, b->req_units, b->req_cpu);
-  loop.st.lost_units += b->req_units;
-  loop.st.lost_cpu_ns += b->req_cpu;
+  store_marker(s, b, rounds.id_lost, b->req_units, b->req_cpu);
+  rounds.st.lost_units += b->req_units;
+  rounds.st.lost_cpu_ns += b->req_cpu;
   b->req_units = b->req_cpu = 0;
 }
 
 void record_withheld(const struct thread_slot *s, struct thread_book *b) {
-  loop.st.sig_withheld++;
+  rounds.st.sig_withheld++;
   b->ambiguous += b->req_ambiguous; /* not judged: it waits for a capture */
   b->req_ambiguous = 0;
   if (!b->req_units && !b->req_cpu) return;
-  store_marker(s, b, loop.id_sig_blocked, b->req_units, b->req_cpu);
-  loop.st.sig_blocked_units += b->req_units;
-  loop.st.sig_blocked_cpu_ns += b->req_cpu;
+  store_marker(s, b, rounds.id_sig_blocked, b->req_units, b->req_cpu);
+  rounds.st.sig_blocked_units += b->req_units;
+  rounds.st.sig_blocked_cpu_ns += b->req_cpu;
   b->req_units = b->req_cpu = 0;
 }
 
 /* The frames of a walked stack (or of a failed walk's recovery) after the root; returns the
  * frame count. */
 static int walked_frames(const struct sample_record *r, int n, int code) {
-  struct sampler_counters *st = &loop.st;
+  struct sampler_counters *st = &rounds.st;
   if (r->num_frames > 0) {
-    if (loop.cfg.ann) codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, loop.kinds);
+    if (rounds.cfg.ann) codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, rounds.kinds);
     for (int i = r->num_frames - 1; i >= 0; i--)
-      loop.fbuf[n++] = method_frame(r->walk->frames[i].method_id, r->walk->frames[i].lineno,
-                                    loop.cfg.ann ? loop.kinds[i] : 0);
+      rounds.fbuf[n++] = method_frame(r->walk->frames[i].method_id, r->walk->frames[i].lineno,
+                                      rounds.cfg.ann ? rounds.kinds[i] : 0);
     if (r->recovered ==
         RECOVERY_STUB_CALLER) { /* walked from the stub's caller: the stub is where the CPU was */
       st->recovered_stub++;
-      loop.fbuf[n++] = r->walk->hit.name_id;
+      rounds.fbuf[n++] = r->walk->hit.name_id;
     } else if (r->recovered ==
                RECOVERY_ANCHOR) { /* VM code called from Java (a stub, the interpreter) */
       st->recovered_anchor++;
       if (r->walk->hit.kind == CODEMAP_STUB &&
           !r->walk->hit.interpreter) /* its frame is the _[0] one */
-        loop.fbuf[n++] = r->walk->hit.name_id;
-      if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm; /* else the native frames say where */
-    } else if (r->recovered == RECOVERY_SAME_CALL) {     /* still in the call it was walked in */
+        rounds.fbuf[n++] = r->walk->hit.name_id;
+      if (r->nnative <= 0) rounds.fbuf[n++] = rounds.id_jvm; /* else the native frames say where */
+    } else if (r->recovered == RECOVERY_SAME_CALL) { /* still in the call it was walked in */
       st->recovered_same_call++;
-      if (r->nnative <= 0) loop.fbuf[n++] = loop.id_jvm;
+      if (r->nnative <= 0) rounds.fbuf[n++] = rounds.id_jvm;
     } else if (r->recovered == RECOVERY_NATIVE_CALLER) { /* the native frames follow */
       if (r->fail_code > 0)
         st->rewalked_native++;
@@ -377,26 +377,26 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
   } else if (r->walk->hit.kind == CODEMAP_NMETHOD) {
     /* in compiled code it could not walk: the method, with the inline chain at the PC */
     st->attributed_code++;
-    loop.fbuf[n++] = loop.id_truncated; /* the callers are missing below it, not above */
+    rounds.fbuf[n++] = rounds.id_truncated; /* the callers are missing below it, not above */
     if (r->walk->hit.ninline == 0)
-      loop.fbuf[n++] = method_frame(r->walk->hit.method, -1, CODEMAP_FRAME_JIT);
+      rounds.fbuf[n++] = method_frame(r->walk->hit.method, -1, CODEMAP_FRAME_JIT);
     for (int i = r->walk->hit.ninline - 1; i >= 0; i--) { /* the outermost owns the code */
       int owner =
           i == r->walk->hit.ninline - 1 && r->walk->hit.inl_method[i] == r->walk->hit.method;
-      loop.fbuf[n++] = method_frame(r->walk->hit.inl_method[i], r->walk->hit.inl_bci[i],
-                                    owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
+      rounds.fbuf[n++] = method_frame(r->walk->hit.inl_method[i], r->walk->hit.inl_bci[i],
+                                      owner ? CODEMAP_FRAME_JIT : CODEMAP_FRAME_INLINED);
     }
   } else if (code == ASGCT_NOT_JAVA_THREAD && r->nnative > 0) {
     /* a thread with no Java frames (the JVM's own): its native frames are its stack */
   } else {
     const char *f = asgct_code_frame(code);
-    loop.fbuf[n++] = intern_string(f, strlen(f));
+    rounds.fbuf[n++] = intern_string(f, strlen(f));
     if (r->walk->hit.kind == CODEMAP_STUB) { /* at least which stub */
       st->named_stub++;
-      loop.fbuf[n++] = r->walk->hit.name_id;
+      rounds.fbuf[n++] = r->walk->hit.name_id;
     }
   }
-  return native_frames(r, n, loop.cfg.depth * 2 + 8);
+  return native_frames(r, n, rounds.cfg.depth * 2 + 8);
 }
 
 static int waiting(int state) {
@@ -411,8 +411,8 @@ static int waiting(int state) {
 static int answer_state(const struct thread_slot *s, const struct thread_book *b,
                         const struct sample_record *r) {
   int state = b->req_state;
-  if (waiting(state) == !!r->in_syscall || !s->handle || !loop.state_fn) return state;
-  int now = loop.state_fn(loop.state_ctx, s->handle);
+  if (waiting(state) == !!r->in_syscall || !s->handle || !rounds.state_fn) return state;
+  int now = rounds.state_fn(rounds.state_ctx, s->handle);
   return waiting(now) == !!r->in_syscall ? now : state;
 }
 
@@ -425,7 +425,7 @@ static int answer_state(const struct thread_slot *s, const struct thread_book *b
  * signal waking it. */
 static void answer_cpu(struct thread_book *b, const struct sample_record *r) {
   uint64_t walk = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
-  if (!loop.cfg.wall && r->cpu_exit && !r->in_syscall && !r->dropped && b->have_base &&
+  if (!rounds.cfg.wall && r->cpu_exit && !r->in_syscall && !r->dropped && b->have_base &&
       r->cpu_exit > b->cpu_base + walk)
     b->credit += r->cpu_exit - walk - b->cpu_base;
   if (r->cpu_exit > b->cpu_base) b->cpu_base = r->cpu_exit;
@@ -433,14 +433,14 @@ static void answer_cpu(struct thread_book *b, const struct sample_record *r) {
 
 void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   const struct sample_record *r = s->record;
-  struct sampler_counters *st = &loop.st;
-  hist_add(&loop.cost, r->end_ns - r->start_ns);
+  struct sampler_counters *st = &rounds.st;
+  hist_add(&rounds.cost, r->end_ns - r->start_ns);
   if (r->end_ns > r->start_ns) st->handler_ns += r->end_ns - r->start_ns;
   if (r->by_timer) /* its latency is the tick's, not a signal's */
     st->timer_samples++;
   else if (r->start_ns >= b->sent_ns)
-    hist_add(&loop.latency, r->start_ns - b->sent_ns);
-  if (b->req_tick + 1 < loop.round) st->late++; /* not answered by the round after it */
+    hist_add(&rounds.latency, r->start_ns - b->sent_ns);
+  if (b->req_tick + 1 < rounds.round) st->late++; /* not answered by the round after it */
 
   answer_cpu(b, r);
 
@@ -460,21 +460,22 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
       plat_mapping_of(r->sp, &s->stack_lo, &s->stack_hi);
     }
     int n = walked_frames(r, begin_stack(s, b), code);
-    if (loop.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
+    if (rounds.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
       int state = answer_state(s, b, r);
       if (!waiting(state))
-        loop.fbuf[n++] = r->in_syscall ? loop.id_syscall : loop.id_state[SAMPLER_STATE_RUNNABLE];
+        rounds.fbuf[n++] =
+            r->in_syscall ? rounds.id_syscall : rounds.id_state[SAMPLER_STATE_RUNNABLE];
       else
-        loop.fbuf[n++] = loop.id_state[state];
+        rounds.fbuf[n++] = rounds.id_state[state];
       st->blocked += r->in_syscall;
     } else if (r->in_syscall) {
-      loop.fbuf[n++] = loop.id_blocked;
+      rounds.fbuf[n++] = rounds.id_blocked;
       st->blocked++;
     }
     if (r->num_frames <= 0 && r->walk->hit.kind != CODEMAP_NMETHOD && r->nnative <= 0)
       st->unwalked_cpu_ns += b->req_cpu; /* its CPU is in the profile, but nowhere in particular */
-    uint64_t units = loop.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
-    store(s, n, units, b->req_cpu, r->start_ns ? r->start_ns : loop.round_ns);
+    uint64_t units = rounds.cfg.hasrun == SAMPLER_HASRUN_REGS ? 1 : b->req_units;
+    store(s, n, units, b->req_cpu, r->start_ns ? r->start_ns : rounds.round_ns);
     st->samples++;
     keep_last(b, n); /* wall clock: given again; cpu: the stack a thread that ends keeps */
   }

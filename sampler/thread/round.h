@@ -1,10 +1,11 @@
 /*
- * round.h — the sampler thread's own state, the round state (defined in round.c), written by
- * this folder's files only: round.c (set-up, configuration: sthread.h), loop.c (the rounds),
+ * round.h — the sampler thread's own state, the round state `rounds` (defined in round.c; not
+ * the user's `loop=`, which cuts a run into periodic profiles in agent/chunks.c), written by
+ * this folder's files only: round.c (set-up, configuration: sthread.h), run.c (the rounds),
  * schedule.c (which threads to ask, from the ThreadHasRun evidence) and record.c (turning
  * answers into stacks). Everything here is touched by the sampler thread only, except the
- * statistics, which a dump reads under traces_lock() — the front door's report reads them
- * here (sampler.c), and writes nothing.
+ * statistics, which a dump reads under traces_lock() — through sthread.h (sthread_report,
+ * sthread_not_kept): outside this folder only its unit tests include this header.
  */
 #ifndef SAMPLER_ROUND_H
 #define SAMPLER_ROUND_H
@@ -38,13 +39,13 @@ struct thread_book {
   uint32_t root_seq;     /* the slot's name_seq root_id was made with */
   uint64_t defer_since;  /* tick + 1 since which a due sample waits for the thread to run */
   uint32_t idle_streak;  /* consecutive looks that found no CPU used */
-  uint64_t read_round;   /* loop.round of the last read of its CPU clock */
+  uint64_t read_round;   /* rounds.round of the last read of its CPU clock */
   uint64_t quiet_until;  /* before this round, at its last read's rate of CPU, no sample is due:
                             while the JVM says it waits, its clock need not be read */
   uint64_t credit;       /* its CPU from the last look to a capture's handler entry (ns), which
                             the next look counts */
   /* wall clock */
-  uint64_t wall_slot; /* intervals (loop.slots) before this one have their wall samples */
+  uint64_t wall_slot; /* intervals (rounds.slots) before this one have their wall samples */
   uint32_t *last;     /* the last stack recorded (its state leaf included), to give again */
   int nlast, cap_last;
   int req_state;      /* enum sampler_thread_state when the request was sent */
@@ -61,7 +62,7 @@ struct thread_book {
   int has_timer; /* it has a CPU-time timer (plat_cpu_timer_*): `timer` */
   int timer;
   int timer_failed; /* its timer could not be made: signals only */
-  /* the sampling signal on this thread (loop.c, from its /proc status) */
+  /* the sampling signal on this thread (run.c, from its /proc status) */
   int sig_known;           /* its status was read: a thread of no JNIEnv is read before its first
                               signal (libraries start workers with every signal blocked) */
   int sig_muted;           /* it blocks the signal or has one pending: not signalled */
@@ -71,14 +72,14 @@ struct thread_book {
 
 #define NAMEBUF_LEN 4096 /* a method name with its class, line and kind */
 
-struct loop_state {
+struct round_state {
   struct sampler_config cfg;
   sampler_method_name_fn name_fn;
   void *name_ctx;
   sampler_method_alive_fn alive_fn;
   sampler_thread_state_fn state_fn;
   void *state_ctx;
-  sampler_code_events_fn code_fn; /* the code map's events (loop.c follow_code) */
+  sampler_code_events_fn code_fn; /* the code map's events (run.c follow_code) */
   void *code_ctx;
   int code_on; /* they are on for this run */
   struct sampler_counters st;
@@ -145,19 +146,19 @@ struct loop_state {
   int timers;
 };
 
-extern struct loop_state loop;
+extern struct round_state rounds;
 
 /* Deletes b's CPU-time timer, if it has one. */
-void loop_timer_drop(struct thread_book *b);
+void round_timer_drop(struct thread_book *b);
 
 /* Sizes the per-slot arrays for `limit` slots. Returns 0 or -ENOMEM (then the old size stays). */
-int loop_reserve(int limit);
+int round_reserve(int limit);
 
 /* Starts the time axis again (timeline.h) at mono_ns: a new profile. traces_lock held. */
-void loop_time_begin(uint64_t mono_ns);
+void round_time_begin(uint64_t mono_ns);
 
 /* The bookkeeping of slot i, reset when the slot has a new owner. Slot lock held. */
-struct thread_book *loop_book(int i, const struct thread_slot *s);
+struct thread_book *round_book(int i, const struct thread_slot *s);
 
 /* Decides whether thread s (book b) should be asked for a sample this round; returns 1 and the
  * mode when it should (b then holds the request's units), 0 when not. Slot lock held. */
@@ -178,7 +179,7 @@ void record_again(const struct thread_slot *s, struct thread_book *b, uint64_t u
 void record_ended(const struct thread_slot *s, struct thread_book *b, uint64_t end_cpu);
 
 /* A random phase in [0, interval): where in an interval a thread's CPU starts counting. */
-uint64_t loop_phase(void);
+uint64_t round_phase(void);
 
 /* A thread that ended with a request open for its CPU-time timer: the request's units go to the
  * last stack it was caught in, or, if none, under [thread ended before it was sampled].
@@ -195,7 +196,7 @@ void record_withheld(const struct thread_slot *s, struct thread_book *b);
 
 /* Notes that the thread of slot i (generation gen) has ended: its registration is dropped
  * after the round. */
-void loop_note_gone(int i, uint32_t gen);
+void round_note_gone(int i, uint32_t gen);
 
 /* Puts the sampler thread's own CPU since the last call into the profile, as a stack of its
  * own ([sampler thread (this profiler)]). traces_lock held. */
@@ -207,7 +208,7 @@ void record_sweep_keys(void);
 
 /* For records that come from elsewhere than the signal handler (alloc.c): the frame of method
  * m at bytecode index bci (its kind unknown: plain); the root frame of thread s (with
- * `threads`) into loop.fbuf, returning the frame count; and the store of loop.fbuf[0..n) as a
+ * `threads`) into rounds.fbuf, returning the frame count; and the store of rounds.fbuf[0..n) as a
  * stack of event kind `kind` (enum sampler_event) with its weights at time `when` (s NULL: the
  * sampler thread's), as every capture is stored — the
  * caller counts them (not as CPU samples). traces_lock held. */
@@ -215,10 +216,6 @@ uint32_t record_method_frame(jmethodID m, jint bci);
 int record_begin_stack(const struct thread_slot *s);
 void record_store(const struct thread_slot *s, int n, int kind, uint64_t units, uint64_t cpu_ns,
                   uint64_t when);
-
-/* The time axis's stack id of the captures of event kind `kind` the stack table could not
- * keep (past every id it gives; the snapshot maps it to that kind's not-kept stack). */
-#define RECORD_NOT_KEPT(kind) (TIMELINE_MAX_STACK /* timeline.h */ - (uint32_t)(kind))
 
 /* Interns the frames the recorder uses itself. Returns 0 or -ENOMEM. */
 int record_init(void);

@@ -1,12 +1,13 @@
 /*
  * sthread.h — the sampler thread's API: what the front door (sampler.c) calls to set the
  * sampler thread up, configure it, run it, stop it and start its next profile. The round state
- * behind it (round.h) is written only by this folder's files (round.c, loop.c, schedule.c,
+ * behind it (round.h) is written only by this folder's files (round.c, run.c, schedule.c,
  * record.c). Not signal-safe; each function says which thread may call it.
  */
 #ifndef SAMPLER_STHREAD_H
 #define SAMPLER_STHREAD_H
 
+#include "timeline.h"
 #include "types.h"
 
 struct hotspot_layout;
@@ -53,7 +54,21 @@ int sthread_run(void);
 void sthread_stop(void);
 
 /* Brings the report's wall and process CPU times up to now. traces_lock held. */
-void loop_measure_process(void);
+void sthread_measure_process(void);
+
+/* Fills the sampler thread's part of report r — what it measured since its profile began: its
+ * counters (r->n), the quantiles of its costs (handler, latency, round, native walk) and
+ * handler_replaced — and leaves the rest as it is. traces_lock held. */
+void sthread_report(struct sampler_report *r);
+
+/* The captures of event kind `kind` (enum sampler_event) the stack table could not keep: their
+ * count, units and CPU into *samples, *units, *cpu_ns; returns the one frame they stand under
+ * ([stack not kept: table full]). traces_lock held. */
+uint32_t sthread_not_kept(int kind, uint64_t *samples, uint64_t *units, uint64_t *cpu_ns);
+
+/* The time axis's stack id of the captures of event kind `kind` the stack table could not
+ * keep (past every id it gives; the snapshot maps it to that kind's not-kept stack). */
+#define STHREAD_NOT_KEPT(kind) (TIMELINE_MAX_STACK - (uint32_t)(kind))
 
 /* Starts the next profile's statistics from zero (counters, histograms, the stack the table
  * could not keep), the times measured from now on; the threads' bookkeeping goes on.

@@ -731,7 +731,7 @@ static double now_ns(void) {
 }
 
 Test(codemap, costs, .timeout = 120) {
-  if (!getenv("CODEMAP_BENCH")) return;
+  if (!getenv("CODEMAP_BENCH")) cr_skip_test("CODEMAP_BENCH not set");
   size_t sizes[] = {1000, 50000};
   for (size_t si = 0; si < 2; si++) {
     codemap_fini();

@@ -1,6 +1,6 @@
 /*
  * Tests of the sampling signal handler (sampler/signal/handler_sig.c) on its own: real threads,
- * real signals, the handshake driven by hand (as loop.c drives it), the fake JVM's
+ * real signals, the handshake driven by hand (as thread/run.c drives it), the fake JVM's
  * AsyncGetCallTrace. What the handler answers for a capture, for "only if it moved", for a
  * thread with no JNIEnv, for signals that are not ours or not expected, that a failed walk
  * is recovered through the code map, that faults are contained only when they are the sample's

@@ -1,5 +1,5 @@
 /*
- * loop.c — the sampler thread's rounds (see types.h for the ThreadHasRun evidence; sthread.h for what the front door calls).
+ * run.c — the sampler thread's rounds (see types.h for the ThreadHasRun evidence; sthread.h for what the front door calls).
  *
  * One round ("tick") is one pass over the registry. For each thread:
  *  1. record its answer to the previous request, if it has answered (record.c);
@@ -51,40 +51,40 @@
  * thread's time. Returns 1 when armed, 0 when the request must be signalled. */
 static int arm_timer(int i, const struct thread_slot *s, struct thread_book *b) {
   if (!b->has_timer) {
-    if (b->timer_failed || loop.timers >= MAX_TIMERS ||
-        plat_cpu_timer_create(s->tid, loop.cfg.sig, i, &b->timer) != 0) {
-      if (!b->timer_failed) loop.st.timers_refused++;
+    if (b->timer_failed || rounds.timers >= MAX_TIMERS ||
+        plat_cpu_timer_create(s->tid, rounds.cfg.sig, i, &b->timer) != 0) {
+      if (!b->timer_failed) rounds.st.timers_refused++;
       b->timer_failed = 1;
       return 0;
     }
     b->has_timer = 1;
-    loop.timers++;
+    rounds.timers++;
   }
   if (plat_cpu_timer_arm(b->timer, 1) != 0) { /* its thread has ended */
-    loop_timer_drop(b);
+    round_timer_drop(b);
     b->timer_failed = 1;
     return 0;
   }
   b->via_timer = 1;
-  loop.st.timer_requests++;
+  rounds.st.timer_requests++;
   return 1;
 }
 
 /* Asks thread s (slot i) for a sample in `mode`. Slot lock held. */
 static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_t w, int mode) {
   s->mode = mode;
-  b->req_tick = loop.round;
+  b->req_tick = rounds.round;
   b->sent_ns = plat_mono_ns();
   uint32_t seq = handshake_seq(w) + 1;
   atomic_store_explicit(&s->handshake, handshake_word(seq, SAMPLE_PENDING), memory_order_release);
   b->via_timer = 0;
-  if (b->busy && loop.timer_wait_ns && arm_timer(i, s, b)) return;
-  if (plat_signal_thread(s->tid, loop.cfg.sig, i) != 0) {
-    loop.st.lost_send++;
+  if (b->busy && rounds.timer_wait_ns && arm_timer(i, s, b)) return;
+  if (plat_signal_thread(s->tid, rounds.cfg.sig, i) != 0) {
+    rounds.st.lost_send++;
     atomic_store(&s->handshake, handshake_word(seq, SAMPLE_IDLE));
     record_lost(s, b);
   } else {
-    loop.st.requests++;
+    rounds.st.requests++;
   }
 }
 
@@ -92,14 +92,14 @@ static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_
  * blocks the signal or has one pending. Returns b->sig_muted. */
 static int sig_check(const struct thread_slot *s, struct thread_book *b) {
   uint64_t t0 = plat_mono_ns();
-  int state = plat_thread_signal_state(s->tid, loop.cfg.sig);
+  int state = plat_thread_signal_state(s->tid, rounds.cfg.sig);
   uint64_t t1 = plat_mono_ns();
-  loop.st.sig_checks++;
-  loop.st.sig_check_ns += t1 - t0;
+  rounds.st.sig_checks++;
+  rounds.st.sig_check_ns += t1 - t0;
   b->sig_known = 1;
   int muted = state > 0; /* unreadable (gone, no /proc): signalled as before */
   if (muted && !b->sig_muted) {
-    loop.st.sig_blocked_threads++;
+    rounds.st.sig_blocked_threads++;
     b->sig_backoff_ns = SIG_RECHECK_MIN_NS;
   } else if (muted && b->sig_backoff_ns < SIG_RECHECK_MAX_NS) {
     b->sig_backoff_ns *= 2;
@@ -142,7 +142,7 @@ static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
       !atomic_compare_exchange_strong(&s->handshake, &w,
                                       handshake_word(handshake_seq(w), SAMPLE_IDLE)))
     return 0;
-  loop.st.unanswered++; /* a late signal now finds nothing to do */
+  rounds.st.unanswered++; /* a late signal now finds nothing to do */
   record_lost(s, b);
   return 1;
 }
@@ -156,7 +156,7 @@ static void withdraw_ended(struct thread_slot *s, struct thread_book *b, uint32_
   if (b->via_timer && handshake_state(w) == SAMPLE_PENDING &&
       atomic_compare_exchange_strong(&s->handshake, &w,
                                      handshake_word(handshake_seq(w), SAMPLE_IDLE))) {
-    loop.st.timer_ended++;
+    rounds.st.timer_ended++;
     record_timer_ended(s, b);
     return;
   }
@@ -168,10 +168,10 @@ static void withdraw_ended(struct thread_slot *s, struct thread_book *b, uint32_
 static void timer_fallback(int i, struct thread_slot *s, struct thread_book *b, uint32_t w) {
   b->via_timer = 0;
   plat_cpu_timer_arm(b->timer, 0); /* the signal answers it; the timer need not too */
-  loop.st.timer_fallbacks++;
+  rounds.st.timer_fallbacks++;
   b->sent_ns = plat_mono_ns();
-  if (plat_signal_thread(s->tid, loop.cfg.sig, i) == 0) return;
-  if (withdraw(s, b, w)) loop.st.lost_send++;
+  if (plat_signal_thread(s->tid, rounds.cfg.sig, i) == 0) return;
+  if (withdraw(s, b, w)) rounds.st.lost_send++;
 }
 
 /* The end of the thread of the free slot s (book b, possibly an earlier owner's): the units
@@ -182,7 +182,7 @@ static void account_end(struct thread_slot *s, struct thread_book *b) {
     return;                     /* nothing to account: most free slots, every round */
   pthread_mutex_lock(&s->lock); /* its name and birth stay while we read them */
   uint64_t end = atomic_load(&s->end_cpu);
-  if (atomic_load(&s->state) != SLOT_LIVE && !loop.cfg.wall) record_ended(s, b, end);
+  if (atomic_load(&s->state) != SLOT_LIVE && !rounds.cfg.wall) record_ended(s, b, end);
   if (end) atomic_store(&s->end_cpu, 0);
   pthread_mutex_unlock(&s->lock);
 }
@@ -195,22 +195,22 @@ static void account_end(struct thread_slot *s, struct thread_book *b) {
  * sleep/wake-up (~20 us of CPU per round on this 2-vCPU VM) for no gain in accuracy. */
 static void tick(void) {
   int limit = registry_limit();
-  int regs = loop.cfg.hasrun == SAMPLER_HASRUN_REGS;
-  if (loop_reserve(limit) != 0) limit = loop.cap; /* the rest waits for memory */
+  int regs = rounds.cfg.hasrun == SAMPLER_HASRUN_REGS;
+  if (round_reserve(limit) != 0) limit = rounds.cap; /* the rest waits for memory */
   /* Idle threads in back-off are skipped from a compact array, without touching their slots,
    * so that a round costs the threads that run, not the ones that sleep — unless a slot got a
    * new owner since the last round: then every slot is visited. */
-  int any_new = registry_registered() != loop.seen_registered;
-  loop.seen_registered = registry_registered();
+  int any_new = registry_registered() != rounds.seen_registered;
+  rounds.seen_registered = registry_registered();
   int compact = !regs && !any_new;
   traces_lock();
   for (int i = 0; i < limit; i++) {
-    if (compact && loop.round < loop.look[i]) {
-      loop.st.skipped_idle++;
+    if (compact && rounds.round < rounds.look[i]) {
+      rounds.st.skipped_idle++;
       continue;
     }
     struct thread_slot *s = registry_slot(i);
-    struct thread_book *b = &loop.books[i];
+    struct thread_book *b = &rounds.books[i];
     if (!s) break; /* cannot happen below registry_limit() */
     uint32_t w = atomic_load_explicit(&s->handshake, memory_order_acquire);
     int live = atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_LIVE;
@@ -223,7 +223,7 @@ static void tick(void) {
           if (b->gen == s->gen) withdraw_ended(s, b, atomic_load(&s->handshake));
           pthread_mutex_unlock(&s->lock);
         }
-        loop_timer_drop(b);
+        round_timer_drop(b);
       }
       if (handshake_state(w) != SAMPLE_DONE) {
         account_end(s, b);
@@ -232,13 +232,13 @@ static void tick(void) {
     }
     /* backed-off idle thread: nothing to do, not even the lock */
     if (!regs && handshake_state(w) == SAMPLE_IDLE && b->gen == s->gen &&
-        loop.round < b->next_look) {
-      loop.st.skipped_idle++;
+        rounds.round < b->next_look) {
+      rounds.st.skipped_idle++;
       continue;
     }
     pthread_mutex_lock(&s->lock);
     w = atomic_load_explicit(&s->handshake, memory_order_acquire);
-    b = loop_book(i, s);
+    b = round_book(i, s);
     if (handshake_state(w) == SAMPLE_DONE) {
       record_answer(s, b, w);
       w = atomic_load_explicit(&s->handshake, memory_order_relaxed);
@@ -247,27 +247,27 @@ static void tick(void) {
     if (atomic_load(&s->state) != SLOT_LIVE) {
       /* left: nothing to send */
     } else if (handshake_open(w)) {
-      loop.st.outstanding++;
+      rounds.st.outstanding++;
       uint64_t age = plat_mono_ns() - b->sent_ns;
       if (b->via_timer) {
-        if (age > loop.timer_wait_ns) timer_fallback(i, s, b, w);
+        if (age > rounds.timer_wait_ns) timer_fallback(i, s, b, w);
       } else if (age > REQUEST_TIMEOUT_NS && withdraw(s, b, w)) {
-        loop.st.timed_out++; /* the signal was lost, or stays blocked: ask again later */
+        rounds.st.timed_out++; /* the signal was lost, or stays blocked: ask again later */
         if (!handler_installed())
-          loop.handler_replaced = 1;
+          rounds.handler_replaced = 1;
         else
           sig_check(s, b); /* still pending, blocked: no more signals until it takes them */
       }
-    } else if (loop.handler_replaced) {
+    } else if (rounds.handler_replaced) {
       /* the sampling signal goes to someone else's handler now: send no more */
     } else if (schedule_decide(i, s, b, &mode)) {
       ask(i, s, b, w, mode);
     }
     /* only a thread waiting for nothing but its next look is skipped */
-    loop.look[i] = atomic_load(&s->state) == SLOT_LIVE &&
-                           handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE
-                       ? b->next_look
-                       : 0;
+    rounds.look[i] = atomic_load(&s->state) == SLOT_LIVE &&
+                             handshake_state(atomic_load(&s->handshake)) == SAMPLE_IDLE
+                         ? b->next_look
+                         : 0;
     pthread_mutex_unlock(&s->lock);
   }
   traces_unlock();
@@ -300,7 +300,7 @@ static int known_fill(void) {
  * binary search a thread, not a scan of the registry (with 1,000 threads the scans were ~20 us
  * of every round). */
 static int discover_one(void *ctx, pid_t tid) {
-  if (tid == loop.self) return 0;
+  if (tid == rounds.self) return 0;
   if (ctx ? bsearch(&tid, known.tid, (size_t)known.n, sizeof tid, registry_tid_cmp) != NULL
           : registry_has(tid))
     return 0;
@@ -308,9 +308,9 @@ static int discover_one(void *ctx, pid_t tid) {
   if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
   struct sampler_thread t = {.tid = tid, .name = name};
   if (registry_add(&t) >= 0)
-    loop.st.threads_found++;
+    rounds.st.threads_found++;
   else
-    loop.st.threads_refused++; /* the registry is full (or out of memory): not sampled */
+    rounds.st.threads_refused++; /* the registry is full (or out of memory): not sampled */
   return 0;
 }
 
@@ -323,59 +323,61 @@ static int discover_one(void *ctx, pid_t tid) {
  * is let go: it has its own, and compiling a new object's unwind tables — libjvm.so's at the
  * first round, ~13 ms — would hold up a report or a chunk's write meanwhile). */
 static int housekeeping(void) {
-  for (int k = 0; k < loop.ngone; k++) {
-    registry_remove_slot(loop.gone[k].slot, loop.gone[k].gen);
-    loop.st.threads_gone++;
+  for (int k = 0; k < rounds.ngone; k++) {
+    registry_remove_slot(rounds.gone[k].slot, rounds.gone[k].gen);
+    rounds.st.threads_gone++;
   }
-  loop.ngone = 0;
-  if (loop.round >= loop.next_trim) {
+  rounds.ngone = 0;
+  if (rounds.round >= rounds.next_trim) {
     /* every minute, the memory malloc holds free goes back to the system (~0.5 ms): tables
      * that were emptied or regrown, names looked up and dropped; glibc keeps it otherwise */
-    loop.next_trim = loop.round + 60000000000ull / loop.cfg.interval_ns;
-    if (loop.round) plat_release_free_memory();
+    rounds.next_trim = rounds.round + 60000000000ull / rounds.cfg.interval_ns;
+    if (rounds.round) plat_release_free_memory();
   }
   /* the frame keys of unloaded classes' methods go whenever the cache has doubled since the
    * last look (a program that loads classes again and again brings new jmethodIDs for the same
    * methods: the cache would fill with dead ones); a JVMTI call per key, ~1 for each key added */
   size_t keys = traces_keys();
-  if (keys < loop.swept_keys) loop.swept_keys = keys; /* emptied (full) since: count from here */
-  if (keys >= SWEEP_KEYS_MIN && keys >= 2 * loop.swept_keys) {
+  if (keys < rounds.swept_keys)
+    rounds.swept_keys = keys; /* emptied (full) since: count from here */
+  if (keys >= SWEEP_KEYS_MIN && keys >= 2 * rounds.swept_keys) {
     record_sweep_keys();
-    loop.swept_keys = traces_keys();
+    rounds.swept_keys = traces_keys();
   }
-  if (loop.round < loop.next_discovery && !loop.refresh_objects) return 0;
+  if (rounds.round < rounds.next_discovery && !rounds.refresh_objects) return 0;
   /* every ~50 ms, or every 0.5 ms per live thread when there are more than 100: reading
    * /proc/self/task costs ~1.4 us a thread here, and with 1,000 threads a read every 50 ms
    * took ~30% of the sampler thread's CPU (Java threads register themselves at ThreadStart;
    * this finds the JVM's own, which seldom come and go) */
-  uint64_t every = (uint64_t)registry_live() * 500000u / loop.cfg.interval_ns;
-  if (every < (uint64_t)loop.discovery_rounds) every = (uint64_t)loop.discovery_rounds;
-  loop.next_discovery = loop.round + every;
+  uint64_t every = (uint64_t)registry_live() * 500000u / rounds.cfg.interval_ns;
+  if (every < (uint64_t)rounds.discovery_rounds) every = (uint64_t)rounds.discovery_rounds;
+  rounds.next_discovery = rounds.round + every;
   /* the list only when the process has threads the registry has not (all but this one are
    * registered when the counts agree: a thread that ended unnoticed and a new one at once
    * would hide the new one until the end is noticed, a round or a few later; with threads the
    * full registry refused, the counts never agree and every look lists, as before) */
-  if (loop.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
-    loop.st.thread_listings++;
+  if (rounds.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
+    rounds.st.thread_listings++;
     plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
   }
-  loop.refresh_objects = 0;
-  return loop.cfg.native_frames;
+  rounds.refresh_objects = 0;
+  return rounds.cfg.native_frames;
 }
 
 /* After the last round, the samples still waiting to catch their thread running are asked
  * for now, wherever the thread is: the CPU they stand for is not dropped (with hundreds of
  * briefly waking threads, ~7% of theirs). */
 static void flush_deferred(void) {
-  if (loop.cfg.wall || loop.cfg.hasrun == SAMPLER_HASRUN_REGS || loop.handler_replaced) return;
+  if (rounds.cfg.wall || rounds.cfg.hasrun == SAMPLER_HASRUN_REGS || rounds.handler_replaced)
+    return;
   int limit = registry_limit();
-  if (limit > loop.cap) limit = loop.cap;
+  if (limit > rounds.cap) limit = rounds.cap;
   traces_lock();
-  loop.flushing = 1;
-  loop.round_ns = plat_mono_ns();
+  rounds.flushing = 1;
+  rounds.round_ns = plat_mono_ns();
   for (int i = 0; i < limit; i++) {
     struct thread_slot *s = registry_slot(i);
-    struct thread_book *b = &loop.books[i];
+    struct thread_book *b = &rounds.books[i];
     if (!s) break; /* cannot happen below registry_limit() */
     if (b->gen != s->gen || !b->defer_since) continue;
     pthread_mutex_lock(&s->lock);
@@ -386,7 +388,7 @@ static void flush_deferred(void) {
       ask(i, s, b, w, mode);
     pthread_mutex_unlock(&s->lock);
   }
-  loop.flushing = 0;
+  rounds.flushing = 0;
   traces_unlock();
 }
 
@@ -399,10 +401,10 @@ static void flush_deferred(void) {
 static void wall_tails(int limit) {
   for (int i = 0; i < limit; i++) {
     struct thread_slot *s = registry_slot(i);
-    struct thread_book *b = &loop.books[i];
+    struct thread_book *b = &rounds.books[i];
     if (!s || b->gen != s->gen || atomic_load(&s->state) != SLOT_LIVE || b->nlast <= 0) continue;
-    if (loop.slots > b->wall_slot) record_again(s, b, loop.slots - b->wall_slot);
-    b->wall_slot = loop.slots;
+    if (rounds.slots > b->wall_slot) record_again(s, b, rounds.slots - b->wall_slot);
+    b->wall_slot = rounds.slots;
   }
 }
 
@@ -411,11 +413,11 @@ static void drain(void) {
   uint64_t deadline = plat_mono_ns() + 20000000;
   for (;;) {
     int open = 0, limit = registry_limit();
-    if (limit > loop.cap) limit = loop.cap; /* slots never looked at have nothing open */
+    if (limit > rounds.cap) limit = rounds.cap; /* slots never looked at have nothing open */
     traces_lock();
     for (int i = 0; i < limit; i++) {
       struct thread_slot *s = registry_slot(i);
-      struct thread_book *b = &loop.books[i];
+      struct thread_book *b = &rounds.books[i];
       if (!s) break; /* cannot happen below registry_limit() */
       pthread_mutex_lock(&s->lock);
       uint32_t w = atomic_load_explicit(&s->handshake, memory_order_acquire);
@@ -435,7 +437,7 @@ static void drain(void) {
       pthread_mutex_unlock(&s->lock);
       if (answered) account_end(s, b); /* a thread that ended: what it did since our last look */
     }
-    if (!open && loop.cfg.wall) wall_tails(limit);
+    if (!open && rounds.cfg.wall) wall_tails(limit);
     traces_unlock();
     if (!open) return;
     struct timespec ts = {0, 1000000};
@@ -449,7 +451,7 @@ static void drain_alloc(void) {
   uint64_t deadline = plat_mono_ns() + 20000000;
   for (;;) {
     traces_lock();
-    loop.round_ns = plat_mono_ns();
+    rounds.round_ns = plat_mono_ns();
     alloc_drain();
     int more = alloc_pending();
     traces_unlock();
@@ -475,8 +477,8 @@ static uint64_t jitter(uint64_t span) {
  * rounds are put mid-way between two ticks instead (CLOCK_MONOTONIC_COARSE says where the ticks
  * fall): a timer armed in one fires half a tick later, half a tick before the next round. */
 static uint64_t round_time(uint64_t next, uint64_t span) {
-  uint64_t t = loop.tick_ns, when = next;
-  if (loop.timer_wait_ns && loop.cfg.interval_ns < t + t / 2) {
+  uint64_t t = rounds.tick_ns, when = next;
+  if (rounds.timer_wait_ns && rounds.cfg.interval_ns < t + t / 2) {
     uint64_t last = plat_last_tick_ns();
     if (last && next > last) { /* to the nearest half-way point: at most half a tick away */
       uint64_t phase = (next - last) % t;
@@ -486,18 +488,18 @@ static uint64_t round_time(uint64_t next, uint64_t span) {
   return when - span / 2 + jitter(span); /* the jitter (a sixteenth) stays inside the half tick */
 }
 
-/* The sampler thread's CPU since the profile began (loop.base_cpu; a cut moves it), its clock
+/* The sampler thread's CPU since the profile began (rounds.base_cpu; a cut moves it), its clock
  * reading self_cpu now; it goes into the profile. traces_lock held. */
-static void loop_measure_self(uint64_t self_cpu) {
-  loop.st.sampler_cpu_ns = self_cpu - loop.base_cpu;
-  record_self(loop.st.sampler_cpu_ns);
+static void measure_self(uint64_t self_cpu) {
+  rounds.st.sampler_cpu_ns = self_cpu - rounds.base_cpu;
+  record_self(rounds.st.sampler_cpu_ns);
 }
 
 /* The process's CPU clock sums the clocks of all its threads (the kernel walks them), so
  * the rounds never read it: a report reads it when it is made, and the end of a run. */
-void loop_measure_process(void) {
-  loop.st.wall_ns = plat_mono_ns() - loop.base_wall;
-  loop.st.process_cpu_ns = plat_process_cpu_ns() - loop.base_process;
+void sthread_measure_process(void) {
+  rounds.st.wall_ns = plat_mono_ns() - rounds.base_wall;
+  rounds.st.process_cpu_ns = plat_process_cpu_ns() - rounds.base_process;
 }
 
 /* The code map's events follow the runs that signal threads (sampler_jvm.code_events): on
@@ -507,84 +509,117 @@ void loop_measure_process(void) {
  * lock waits, has the JIT post nothing: HotSpot hands each compilation's event to its service
  * thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md). */
 static void follow_code(int on) {
-  if (!loop.cfg.codemap || !loop.code_fn || on == loop.code_on) return;
+  if (!rounds.cfg.codemap || !rounds.code_fn || on == rounds.code_on) return;
   if (on) {
     uint64_t before = codemap_generation(), t0 = plat_mono_ns();
-    loop.code_on = loop.code_fn(loop.code_ctx, 1) == 0;
-    int swept = loop.code_on ? codemap_sweep(before) : 0;
-    loop.st.code_replays += (uint64_t)loop.code_on;
-    loop.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
-    loop.st.code_replay_ns += plat_mono_ns() - t0;
+    rounds.code_on = rounds.code_fn(rounds.code_ctx, 1) == 0;
+    int swept = rounds.code_on ? codemap_sweep(before) : 0;
+    rounds.st.code_replays += (uint64_t)rounds.code_on;
+    rounds.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
+    rounds.st.code_replay_ns += plat_mono_ns() - t0;
   } else {
-    loop.code_fn(loop.code_ctx, 0);
-    loop.code_on = 0;
+    rounds.code_fn(rounds.code_ctx, 0);
+    rounds.code_on = 0;
   }
 }
 
-int sthread_run(void) {
-  atomic_store(&loop.running, 1);
-  loop.self = plat_gettid();
-  loop.self_mask = guard_mask_now(); /* this thread's guards run with it (schedule.c) */
+/* A run's start, on the sampler thread: who it is, the books and the threads' ends forgotten
+ * (a new run measures from now), CPU-time timers when they fit the interval, the profile's
+ * times based here, and the JVM's callbacks and the handler turned on for what the run records
+ * (clock: cpu or wall samples). Returns the run's start (CLOCK_MONOTONIC). */
+static uint64_t run_begin(int clock) {
+  rounds.self = plat_gettid();
+  rounds.self_mask = guard_mask_now(); /* this thread's guards run with it (schedule.c) */
   /* threads and objects are looked for every ~50 ms: a directory read of /proc/self/task
    * (~1 us a thread) and one step of dl_iterate_phdr */
-  loop.discovery_rounds = (int)(50000000 / loop.cfg.interval_ns);
-  if (loop.discovery_rounds < 1) loop.discovery_rounds = 1;
+  rounds.discovery_rounds = (int)(50000000 / rounds.cfg.interval_ns);
+  if (rounds.discovery_rounds < 1) rounds.discovery_rounds = 1;
   plat_set_timer_slack_ns(1); /* our wake-ups exact: no coalescing with the application's timers */
   jitter_state ^= plat_mono_ns();
   /* a new run measures from now: what threads did while nobody sampled is not theirs to
    * carry (their bookkeeping starts again at first sight) */
-  for (int i = 0; i < loop.cap; i++) loop.books[i].gen = UINT32_MAX;
-  for (int i = 0; i < loop.cap; i++) loop.look[i] = 0;
+  for (int i = 0; i < rounds.cap; i++) rounds.books[i].gen = UINT32_MAX;
+  for (int i = 0; i < rounds.cap; i++) rounds.look[i] = 0;
   /* threads that end while this run samples in CPU mode leave their last CPU reading for it
    * (account_end); ends left from before it are not its own */
   for (int i = 0, n = registry_limit(); i < n; i++) atomic_store(&registry_slot(i)->end_cpu, 0);
-  /* event=alloc or lock: the queue's rounds; signals only with cpu or wall beside them */
-  int alloc = sthread_queued(&loop.cfg), clock = sthread_clock(&loop.cfg);
-  registry_keep_ended(clock && !loop.cfg.wall && loop.cfg.hasrun != SAMPLER_HASRUN_REGS);
-  memset(&loop.unsampled, 0, sizeof loop.unsampled);
-  loop.unsampled.phase = loop_phase();
+  registry_keep_ended(clock && !rounds.cfg.wall && rounds.cfg.hasrun != SAMPLER_HASRUN_REGS);
+  memset(&rounds.unsampled, 0, sizeof rounds.unsampled);
+  rounds.unsampled.phase = round_phase();
   /* busy threads' samples by CPU-time timers, when the interval is at least the tick that
    * fires them (a shorter one would get a sample a tick, not an interval) */
-  loop.tick_ns = plat_tick_ns();
-  loop.timer_wait_ns = loop.cfg.cpu_timers && !loop.cfg.wall && clock &&
-                               loop.cfg.hasrun != SAMPLER_HASRUN_REGS && loop.tick_ns &&
-                               loop.cfg.interval_ns >= loop.tick_ns
-                           ? 2 * loop.tick_ns
-                           : 0;
+  rounds.tick_ns = plat_tick_ns();
+  rounds.timer_wait_ns = rounds.cfg.cpu_timers && !rounds.cfg.wall && clock &&
+                                 rounds.cfg.hasrun != SAMPLER_HASRUN_REGS && rounds.tick_ns &&
+                                 rounds.cfg.interval_ns >= rounds.tick_ns
+                             ? 2 * rounds.tick_ns
+                             : 0;
   traces_lock();
   uint64_t start = plat_mono_ns();
-  loop.base_wall = start;
-  loop.round_ns = start;
-  loop_time_begin(start);
-  loop.base_cpu = plat_self_cpu_ns();
-  loop.base_process = plat_process_cpu_ns();
-  loop.self_cpu_recorded = loop.self_units_given = 0;
-  loop.next_discovery = 0;
+  rounds.base_wall = start;
+  rounds.round_ns = start;
+  round_time_begin(start);
+  rounds.base_cpu = plat_self_cpu_ns();
+  rounds.base_process = plat_process_cpu_ns();
+  rounds.self_cpu_recorded = rounds.self_units_given = 0;
+  rounds.next_discovery = 0;
   traces_unlock();
-  if (loop.cfg.lock) /* its queue was made by sampler_configure */
-    lock_set_threshold(1, loop.cfg.lock_threshold_ns);
-  if (loop.cfg.alloc_interval) alloc_set_interval(loop.cfg.alloc_interval);
+  if (rounds.cfg.lock) /* its queue was made by sampler_configure */
+    lock_set_threshold(1, rounds.cfg.lock_threshold_ns);
+  if (rounds.cfg.alloc_interval) alloc_set_interval(rounds.cfg.alloc_interval);
   if (clock) handler_set_active(1);
-  uint64_t interval = loop.cfg.interval_ns, next = start + interval;
+  return start;
+}
+
+/* A run's end, on the sampler thread: the queued events recorded (alloc: a run with queued
+ * events), the answers still to come collected (clock), everything the run turned on turned
+ * off, and its last CPU and times measured. */
+static void run_end(int alloc, int clock) {
+  if (alloc) {
+    alloc_set_interval(0); /* no more records; those queued are recorded now */
+    lock_set_threshold(0, 0);
+    drain_alloc();
+  }
+  if (clock) drain();
+  follow_code(0);
+  for (int i = 0; i < rounds.cap; i++) round_timer_drop(&rounds.books[i]); /* none left armed */
+  registry_keep_ended(0);
+  plat_thread_running_release(); /* no descriptors kept between runs */
+  free(known.tid);
+  known.tid = NULL;
+  known.n = known.cap = 0;
+  handler_set_active(0);
+  traces_lock();
+  measure_self(plat_self_cpu_ns());
+  sthread_measure_process();
+  traces_unlock();
+}
+
+int sthread_run(void) {
+  atomic_store(&rounds.running, 1);
+  /* event=alloc or lock: the queue's rounds; signals only with cpu or wall beside them */
+  int alloc = sthread_queued(&rounds.cfg), clock = sthread_clock(&rounds.cfg);
+  uint64_t start = run_begin(clock);
+  uint64_t interval = rounds.cfg.interval_ns, next = start + interval;
   /* Rounds are jittered by +-interval/16 around their absolute deadlines (no drift): a sampler
    * in lock-step with a periodic program would see it always at the same phase. More jitter
    * makes rounds that carry two intervals of CPU, i.e. fewer stacks per CPU-second: measured
    * with Scenarios spin at 1 ms, +-1/4 gave 915 stacks per CPU-second, +-1/16 982, none 990. */
   uint64_t span = interval / 8;
   uint64_t when = round_time(next, span);
-  uint64_t c0 = loop.base_cpu;
+  uint64_t c0 = rounds.base_cpu;
   int expired = 0;
-  while (!atomic_load(&loop.stop)) {
+  while (!atomic_load(&rounds.stop)) {
     uint64_t now = plat_mono_ns();
     if (now < when) {
-      plat_futex_wait((const uint32_t *)&loop.stop, 0, when - now);
+      plat_futex_wait((const uint32_t *)&rounds.stop, 0, when - now);
       continue; /* re-check stop and the time */
     }
-    if (loop.cfg.duration_ns && now - start >= loop.cfg.duration_ns) {
+    if (rounds.cfg.duration_ns && now - start >= rounds.cfg.duration_ns) {
       expired = 1;
       break;
     }
-    loop.round_ns = now;
+    rounds.round_ns = now;
     if (clock) follow_code(1); /* its replay's CPU counts in this round's */
     if (clock) tick();
     traces_lock();
@@ -593,51 +628,34 @@ int sthread_run(void) {
     /* a round costs from the end of the last one: its wake-up included, and one clock read
      * (a system call) a round instead of two */
     uint64_t c1 = plat_self_cpu_ns();
-    loop.st.ticks++;
-    loop.round++;
-    loop.slots++;
-    hist_add(&loop.tick_cost, c1 - c0);
+    rounds.st.ticks++;
+    rounds.round++;
+    rounds.slots++;
+    hist_add(&rounds.tick_cost, c1 - c0);
     c0 = c1;
-    loop_measure_self(c1);
+    measure_self(c1);
     traces_unlock();
     if (refresh) objects_refresh(); /* its CPU counts in the next round's */
     next += interval;
     now = plat_mono_ns();
     if (now >= next) { /* overran: skip the rounds we missed, keep the phase */
       uint64_t missed = (now - next) / interval + 1;
-      loop.st.overruns += missed;
-      loop.slots += missed;
+      rounds.st.overruns += missed;
+      rounds.slots += missed;
       next += missed * interval;
     }
     when = round_time(next, span);
   }
-  if (alloc) {
-    alloc_set_interval(0); /* no more records; those queued are recorded now */
-    lock_set_threshold(0, 0);
-    drain_alloc();
-  }
-  if (clock) drain();
-  follow_code(0);
-  for (int i = 0; i < loop.cap; i++) loop_timer_drop(&loop.books[i]); /* none left armed */
-  registry_keep_ended(0);
-  plat_thread_running_release(); /* no descriptors kept between runs */
-  free(known.tid);
-  known.tid = NULL;
-  known.n = known.cap = 0;
-  handler_set_active(0);
-  traces_lock();
-  loop_measure_self(plat_self_cpu_ns());
-  loop_measure_process();
-  traces_unlock();
-  atomic_store(&loop.running, 0);
-  plat_futex_wake((const uint32_t *)&loop.running, 1);
+  run_end(alloc, clock);
+  atomic_store(&rounds.running, 0);
+  plat_futex_wake((const uint32_t *)&rounds.running, 1);
   return expired;
 }
 
 void sthread_stop(void) {
-  atomic_store(&loop.stop, 1);
-  plat_futex_wake((const uint32_t *)&loop.stop, 1);
+  atomic_store(&rounds.stop, 1);
+  plat_futex_wake((const uint32_t *)&rounds.stop, 1);
   uint64_t deadline = plat_mono_ns() + 1000000000ull;
-  while (atomic_load(&loop.running) && plat_mono_ns() < deadline)
-    plat_futex_wait((const uint32_t *)&loop.running, 1, 10000000);
+  while (atomic_load(&rounds.running) && plat_mono_ns() < deadline)
+    plat_futex_wait((const uint32_t *)&rounds.running, 1, 10000000);
 }
