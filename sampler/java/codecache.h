@@ -36,8 +36,7 @@
 /* A read that cannot fault: len bytes at src into dst on thread tid with signal mask `mask`;
  * 0, -EFAULT (not readable), or -ENOSYS/-ENOSPC (not done: the caller reads otherwise). As
  * guard_read (signal/guard.h). Signal-safe. */
-typedef int (*codecache_read_fn)(void *dst, const void *src, size_t len, pid_t tid,
-                                 uint64_t mask);
+typedef int (*codecache_read_fn)(void *dst, const void *src, size_t len, pid_t tid, uint64_t mask);
 
 /* Where the fields are, from the tables (codecache_init). */
 struct codecache_layout {

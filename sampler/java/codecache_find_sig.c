@@ -101,7 +101,8 @@ static long in_heap(const struct codecache_layout *l, uintptr_t heap, uintptr_t 
   unsigned char m[MAP_WINDOW];
   for (int reads = 0;; reads++) {
     long base = idx >= MAP_WINDOW - 1 ? idx - (MAP_WINDOW - 1) : 0, n = idx - base + 1;
-    if (reads == 4096 || codecache_peek(l, map + (uintptr_t)base, m, (size_t)n) != 0) return -EFAULT;
+    if (reads == 4096 || codecache_peek(l, map + (uintptr_t)base, m, (size_t)n) != 0)
+      return -EFAULT;
     long start = codecache_segmap_start(m, n, base, &idx);
     if (start == -EAGAIN) continue;
     if (start < 0) return start;
@@ -149,7 +150,8 @@ void *codecache_method_id(const struct codecache_layout *l, uintptr_t m) {
   size_t want = (size_t)idnum + 2, n = want <= 32 ? want : 1;
   if (codecache_peek(l, ids, slots, sizeof slots[0] * n) != 0 || idnum >= slots[0]) return NULL;
   if (n == want) return (void *)slots[idnum + 1];
-  if (codecache_peek(l, ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), slots, sizeof slots[0]) != 0)
+  if (codecache_peek(l, ids + sizeof(uintptr_t) * (1 + (uintptr_t)idnum), slots, sizeof slots[0]) !=
+      0)
     return NULL;
   return (void *)slots[0];
 }

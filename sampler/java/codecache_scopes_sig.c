@@ -206,7 +206,8 @@ int codecache_each_scope(const struct codecache_layout *layout, const struct cod
   for (long i = 0; i < r.n_pcs; i++) {
     if (i % per == 0) {
       long n = r.n_pcs - i < per ? r.n_pcs - i : per;
-      if (codecache_peek(l, r.pcs + (uintptr_t)(i * l->pcd_size), w, (size_t)(n * l->pcd_size)) != 0)
+      if (codecache_peek(l, r.pcs + (uintptr_t)(i * l->pcd_size), w, (size_t)(n * l->pcd_size)) !=
+          0)
         return -EFAULT;
     }
     int32_t off = hotspot_i32_at(w, (i % per) * l->pcd_size + l->pcd_pc),

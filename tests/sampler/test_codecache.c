@@ -241,8 +241,8 @@ static unsigned char *readable, *none, *unmapped; /* a page each: read, PROT_NON
 
 static void pages(void) {
   page = sysconf(_SC_PAGESIZE);
-  unsigned char *p = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char *p =
+      mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(p, MAP_FAILED);
   readable = p, none = p + page, unmapped = p + 2 * page;
   memset(readable, 0x5A, (size_t)page);
@@ -299,8 +299,8 @@ Test(guard_read, from_another_thread) {
   pthread_t t;
   cr_assert_eq(pthread_create(&t, NULL, on_thread, rc), 0);
   pthread_join(t, NULL);
-  cr_expect(rc[0] == 0 && rc[1] == -EFAULT && rc[2] == -EFAULT && rc[3] == -EFAULT,
-            "%d %d %d %d", rc[0], rc[1], rc[2], rc[3]);
+  cr_expect(rc[0] == 0 && rc[1] == -EFAULT && rc[2] == -EFAULT && rc[3] == -EFAULT, "%d %d %d %d",
+            rc[0], rc[1], rc[2], rc[3]);
   guard_uninstall();
 }
 

@@ -370,17 +370,19 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni) {
           "live_walked=%ld walked_unreported=%ld late=%ld\n",
           rc, walked, walk_skipped, walk_ns / 1000, (int)replay, n_replayed, replayed_walked,
           walked_unreplayed, walked_other_id, live, live_walked, walked_unreported, late);
-  fprintf(stderr,
-          "codecheck: reads=%s guard_faults=%lu early_lookups=%ld ns_per_bind=%ld nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
-          "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
-          "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
-          "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
-          "between_agree=%ld\n",
-          layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), early_lookups, binds ? bind_ns / binds : 0, nmethods, agree,
-          stubs, stubs_found, outside, outside_found, levels[0], levels[1],
-          levels[2], levels[3], levels[4], levels[5], lookups, lookups ? lookup_ns / lookups : 0,
-          chains, chains_agree, chain_frames, chain_deepest, chains ? chain_ns / chains : 0, tables,
-          tables_agree, table_pcs, tables ? table_ns / tables : 0, between_chains, between_agree);
+  fprintf(
+      stderr,
+      "codecheck: reads=%s guard_faults=%lu early_lookups=%ld ns_per_bind=%ld nmethods=%ld agree=%ld stubs=%ld stubs_found=%ld outside=%ld "
+      "outside_found=%ld levels=%ld,%ld,%ld,%ld,%ld,%ld lookups=%ld ns_per_lookup=%ld "
+      "chains=%ld chains_agree=%ld chain_frames=%ld chain_deepest=%ld ns_per_chain=%ld "
+      "tables=%ld tables_agree=%ld table_pcs=%ld ns_per_table=%ld between=%ld "
+      "between_agree=%ld\n",
+      layout.read ? "guarded" : "syscall", (unsigned long)guard_faults(), early_lookups,
+      binds ? bind_ns / binds : 0, nmethods, agree, stubs, stubs_found, outside, outside_found,
+      levels[0], levels[1], levels[2], levels[3], levels[4], levels[5], lookups,
+      lookups ? lookup_ns / lookups : 0, chains, chains_agree, chain_frames, chain_deepest,
+      chains ? chain_ns / chains : 0, tables, tables_agree, table_pcs,
+      tables ? table_ns / tables : 0, between_chains, between_agree);
   pthread_mutex_unlock(&lock);
 }
 
@@ -389,8 +391,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   if (!options || !*options || strcmp(options, "reads=guarded") == 0) {
     guarded = 1;
   } else if (strcmp(options, "reads=syscall") != 0) {
-    fprintf(stderr, "codecheck: unknown option '%s': accepted reads=guarded (the default) or "
-                    "reads=syscall\n", options);
+    fprintf(stderr,
+            "codecheck: unknown option '%s': accepted reads=guarded (the default) or "
+            "reads=syscall\n",
+            options);
     return JNI_ERR;
   }
   const char *why = NULL;
