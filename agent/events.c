@@ -324,7 +324,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   (void)jni, (void)t, (void)obj;
   int depth = atomic_load(&alloc_depth);
   if (!depth || atomic_load(&agent.dead)) return;
-  uint64_t began = plat_mono_ns();
+  uint64_t cost = sampler_cost_begin(0);
   char *sig = NULL;
   if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
@@ -332,7 +332,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
     n = 0; /* the sample stays, under its class alone */
   const char *c = sig ? sig : "?";
-  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, began);
+  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, cost);
   free(frames);
   if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 }
@@ -384,9 +384,10 @@ static struct {
 } early[EARLY_BINDS];
 static _Atomic int early_n;
 
-/* Records a wait of wait_ns that ended at ended_ns on the calling thread, for a lock of class
- * cls (NULL: a park without a blocker): the stack from JVMTI, queued. */
-static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t ended_ns) {
+/* Records a wait of wait_ns that just ended on the calling thread, for a lock of class cls
+ * (NULL: a park without a blocker): the stack from JVMTI, queued; cost: sampler_cost_begin(1)
+ * once the wait ended. */
+static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t cost) {
   int depth = atomic_load(&lock_depth);
   if (!depth) return;
   char *sig = NULL;
@@ -396,7 +397,7 @@ static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t 
   if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
     n = 0; /* the wait stays, under its class alone */
   const char *c = sig ? sig : cls ? "?" : "";
-  sampler_lock_wait(c, strlen(c), wait_ns, frames, n, ended_ns);
+  sampler_lock_wait(c, strlen(c), wait_ns, frames, n, cost);
   free(frames);
   if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 }
@@ -417,8 +418,9 @@ static void JNICALL on_monitor_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
   if (!began || monitor_run != atomic_load(&lock_run) || atomic_load(&agent.dead)) return;
   uint64_t now = plat_mono_ns();
   if (!sampler_lock_take(now - began)) return;
+  uint64_t cost = sampler_cost_begin(1);
   jclass cls = (*jni)->GetObjectClass(jni, obj);
-  record_wait(jvmti, cls, now - began, now);
+  record_wait(jvmti, cls, now - began, cost);
   if (cls) (*jni)->DeleteLocalRef(jni, cls);
 }
 
@@ -436,6 +438,7 @@ static void JNICALL park_wrapper(JNIEnv *jni, jobject unsafe, jboolean absolute,
   uint64_t now = plat_mono_ns();
   if (!sampler_lock_take(now - began) || atomic_load(&agent.dead) || (*jni)->ExceptionCheck(jni))
     return;
+  uint64_t cost = sampler_cost_begin(1);
   jvmtiEnv *jvmti = agent.jvmti;
   jthread self = NULL;
   jobject blocker = NULL;
@@ -443,7 +446,7 @@ static void JNICALL park_wrapper(JNIEnv *jni, jobject unsafe, jboolean absolute,
   if (park_blocker && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
     blocker = (*jni)->GetObjectField(jni, self, park_blocker);
   if (blocker) cls = (*jni)->GetObjectClass(jni, blocker);
-  record_wait(jvmti, cls, now - began, now);
+  record_wait(jvmti, cls, now - began, cost);
   if (cls) (*jni)->DeleteLocalRef(jni, cls);
   if (blocker) (*jni)->DeleteLocalRef(jni, blocker);
   if (self) (*jni)->DeleteLocalRef(jni, self);

@@ -436,13 +436,15 @@ _Static_assert(sizeof(struct alloc_frame) == sizeof(jvmtiFrameInfo) &&
                "GetStackTrace's frames are queued as they are");
 
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
-                         const jvmtiFrameInfo *frames, int n, uint64_t began_ns) {
-  return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n, began_ns);
+                         const jvmtiFrameInfo *frames, int n, uint64_t cost_began) {
+  return alloc_push(sig, sig_len, size, (const struct alloc_frame *)frames, n, cost_began);
 }
+
+uint64_t sampler_cost_begin(int lock) { return alloc_cost_begin(lock); }
 
 int sampler_lock_take(uint64_t wait_ns) { return lock_take(wait_ns); }
 
 int sampler_lock_wait(const char *sig, size_t sig_len, uint64_t wait_ns,
-                      const jvmtiFrameInfo *frames, int n, uint64_t began_ns) {
-  return lock_push(sig, sig_len, wait_ns, (const struct alloc_frame *)frames, n, began_ns);
+                      const jvmtiFrameInfo *frames, int n, uint64_t cost_began) {
+  return lock_push(sig, sig_len, wait_ns, (const struct alloc_frame *)frames, n, cost_began);
 }

@@ -96,11 +96,18 @@ void sampler_code_generated(const char *name, const void *code, jint size);
  * root, the frames and the class as the leaf ("byte[]_[a]"), weighted as the bytes and
  * allocations it stands for. Returns 0, -EAGAIN (no allocation run going on), -ENOSPC (the
  * queue was full) or -ESRCH (the thread is not registered) — those two are counted as lost,
- * with their estimated bytes, and kept under [sample lost]. began_ns: CLOCK_MONOTONIC as the
- * callback began (its time to here is the agent's cost: alloc_cost_ns). Any thread; never waits
- * for the sampler thread; not signal-safe. */
+ * with their estimated bytes, and kept under [sample lost]. cost_began: sampler_cost_begin() as
+ * the callback began (its CPU to here is the agent's cost: alloc_cost_ns). Any thread; never
+ * waits for the sampler thread; not signal-safe. */
 int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
-                         const jvmtiFrameInfo *frames, int n, uint64_t began_ns);
+                         const jvmtiFrameInfo *frames, int n, uint64_t cost_began);
+
+/* Where a JVMTI callback's cost begins (lock 0: an allocation's, for sampler_alloc_sample; 1: a
+ * lock wait's, for sampler_lock_wait): its CPU is measured on one callback of the kind in 8 of
+ * each thread and counted 8 times (the clock read
+ * is a system call; wall time would count preemption and safepoint waits as the agent's). Any
+ * thread. */
+uint64_t sampler_cost_begin(int lock);
 
 /* ---- lock waits (event=lock: cfg.lock, cfg.lock_threshold_ns) ---- */
 
@@ -116,10 +123,10 @@ int sampler_lock_take(uint64_t wait_ns);
  * first). Queued like an allocation sample; recorded under the thread's root, the frames and
  * the class as the leaf ("java.lang.Object_[l]"), weighed as the ns and waits it stands for.
  * Returns 0, -EAGAIN (no lock run), -ENOSPC or -ESRCH (counted lost, under [sample lost]).
- * began_ns: when the wait ended (the time from then is lock_cost_ns). Any thread; never waits
+ * cost_began: sampler_cost_begin() once the wait ended (the CPU from then is lock_cost_ns). Any thread; never waits
  * for the sampler thread; not signal-safe. */
 int sampler_lock_wait(const char *sig, size_t sig_len, uint64_t wait_ns,
-                      const jvmtiFrameInfo *frames, int n, uint64_t began_ns);
+                      const jvmtiFrameInfo *frames, int n, uint64_t cost_began);
 
 /* ---- what was recorded ---- */
 

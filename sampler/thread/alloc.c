@@ -39,7 +39,7 @@ struct alloc_rec {
 
 static _Atomic uint64_t interval;                               /* 0: no run takes samples */
 static _Atomic uint64_t lost_samples, lost_bytes, lost_objects; /* since the last drain */
-static _Atomic uint64_t cost_ns;             /* the callbacks' time since the last drain */
+static _Atomic uint64_t cost_ns;             /* the callbacks' CPU since the last drain */
 static uint64_t rnd = 0x2545f4914f6cdd1dull; /* the drain's rounding (sampler thread) */
 /* event=lock: on, its threshold, and its counts since the last drain */
 static _Atomic int lock_on;
@@ -76,19 +76,32 @@ static void count_lost(uint64_t size, uint64_t i) {
   atomic_fetch_add(&lost_objects, (uint64_t)llround(objects));
 }
 
-/* Counts the callback's time, from began_ns to now. */
-static void count_cost(uint64_t began_ns) {
-  uint64_t now = plat_mono_ns();
-  if (began_ns && now > began_ns) atomic_fetch_add(&cost_ns, now - began_ns);
+uint64_t alloc_cost_begin(int lock) {
+  static __thread unsigned turn[2]; /* this thread's callbacks of each kind, counted */
+  if (turn[!!lock]++ % ALLOC_COST_EVERY) return 0;
+  return plat_self_cpu_ns() + 1; /* never 0: 0 is "not measured" */
+}
+
+/* Adds the CPU the calling thread spent since began (alloc_cost_begin; 0: not measured), for
+ * ALLOC_COST_EVERY callbacks, to *sum. */
+static void count_cost(_Atomic uint64_t *sum, uint64_t began) {
+  if (!began) return;
+  uint64_t now = plat_self_cpu_ns() + 1;
+  if (now > began) atomic_fetch_add(sum, (now - began) * ALLOC_COST_EVERY);
+}
+
+void alloc_take_costs(uint64_t *alloc_ns, uint64_t *lock_ns) {
+  *alloc_ns = atomic_exchange(&cost_ns, 0);
+  *lock_ns = atomic_exchange(&lock_cost, 0);
 }
 
 int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-               int n, uint64_t began_ns) {
+               int n, uint64_t cost_began) {
   uint64_t i = atomic_load(&interval);
   if (!i) return -EAGAIN;
   int rc = push(REC_ALLOC, sig, sig_len, size, frames, n);
   if (rc) count_lost(size, i);
-  count_cost(began_ns);
+  count_cost(&cost_ns, cost_began);
   return rc;
 }
 
@@ -214,8 +227,10 @@ static void record_one(void *ctx, const void *rec, size_t len) {
 
 void alloc_drain(void) {
   evq_drain(record_one, NULL);
-  rounds.st.alloc_cost_ns += atomic_exchange(&cost_ns, 0);
-  rounds.st.lock_cost_ns += atomic_exchange(&lock_cost, 0);
+  uint64_t alloc_ns, lock_ns;
+  alloc_take_costs(&alloc_ns, &lock_ns);
+  rounds.st.alloc_cost_ns += alloc_ns;
+  rounds.st.lock_cost_ns += lock_ns;
   rounds.st.lock_waits += atomic_exchange(&lock_seen, 0);
   uint64_t ln = atomic_exchange(&lock_lost_n, 0);
   if (ln) {
@@ -272,7 +287,7 @@ int lock_take(uint64_t wait_ns) {
 }
 
 int lock_push(const char *sig, size_t sig_len, uint64_t wait_ns, const struct alloc_frame *frames,
-              int n, uint64_t began_ns) {
+              int n, uint64_t cost_began) {
   if (!atomic_load(&lock_on)) return -EAGAIN;
   int rc = push(REC_LOCK, sig, sig_len, wait_ns, frames, n);
   if (rc) {
@@ -280,7 +295,6 @@ int lock_push(const char *sig, size_t sig_len, uint64_t wait_ns, const struct al
     atomic_fetch_add(&lock_lost_n, 1);
     atomic_fetch_add(&lock_lost_ns, (uint64_t)llround(ns));
   }
-  uint64_t now = plat_mono_ns();
-  if (began_ns && now > began_ns) atomic_fetch_add(&lock_cost, now - began_ns);
+  count_cost(&lock_cost, cost_began);
   return rc;
 }

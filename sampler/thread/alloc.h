@@ -26,15 +26,30 @@ struct alloc_frame {
  * Returns 0 or -ENOMEM (the queue could not be made). Between runs, or at their start. */
 int alloc_set_interval(uint64_t interval);
 
+/* The agent's cost in its JVMTI callbacks is their CPU time, measured on one callback in
+ * ALLOC_COST_EVERY of each thread (two reads of the thread's CPU clock: system calls) and
+ * counted ALLOC_COST_EVERY times — an unbiased estimate. Not wall time: a callback preempted,
+ * or held at a safepoint inside JVMTI, would count time it did not spend. */
+#define ALLOC_COST_EVERY 8
+
+/* Where a callback's cost begins: the calling thread's CPU clock (+1) on one call in
+ * ALLOC_COST_EVERY of this thread's allocation (lock 0) or lock (lock 1) callbacks, else 0 (not
+ * measured). Pass it to alloc_push / lock_push. Any thread. */
+uint64_t alloc_cost_begin(int lock);
+
+/* The callbacks' estimated CPU time (ns) for allocations and for lock waits since the last
+ * call, taken (the sums restart at 0). Any thread. */
+void alloc_take_costs(uint64_t *alloc_ns, uint64_t *lock_ns);
+
 /* A sampled allocation of `size` bytes of the class whose JVMTI signature is sig[sig_len]
  * ("[B", "Ljava/lang/String;"), allocated at frames[0..n) (the top frame first), on the calling
- * thread; began_ns: CLOCK_MONOTONIC as the host's callback began (the time from then to the end
- * of the push is counted as the agent's cost). Returns 0, -EAGAIN (no run is taking samples:
+ * thread; cost_began: alloc_cost_begin() as the host's callback began (the CPU from then to the
+ * end of the push is the agent's cost). Returns 0, -EAGAIN (no run is taking samples:
  * not counted), -ENOSPC (the queue was full: counted lost), -ESRCH (the thread is not
  * registered: counted lost). Any thread; lock-free but for the thread registry's lookup of the
  * caller's name; never waits for the sampler thread. */
 int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct alloc_frame *frames,
-               int n, uint64_t began_ns);
+               int n, uint64_t cost_began);
 
 /* The estimated weight of one sample of an allocation of size bytes at mean interval I:
  * HotSpot samples the byte stream at exponentially distributed distances (mean I), so the
@@ -66,11 +81,11 @@ int lock_take(uint64_t wait_ns);
 
 /* A wait of wait_ns that lock_take chose, for the lock whose class's JVMTI signature is
  * sig[sig_len] (sig_len 0: a park without a blocker), at frames[0..n) (the top first), on the
- * calling thread; began_ns: CLOCK_MONOTONIC when the wait ended (the time from then is the
+ * calling thread; cost_began: alloc_cost_begin() once the wait ended (the CPU from then is the
  * agent's cost). Returns 0, -EAGAIN (no lock run), -ENOSPC or -ESRCH (counted lost with its
  * estimated ns, kept under [sample lost]). Any thread; never waits for the sampler thread. */
 int lock_push(const char *sig, size_t sig_len, uint64_t wait_ns, const struct alloc_frame *frames,
-              int n, uint64_t began_ns);
+              int n, uint64_t cost_began);
 
 /* The estimated weight of one recorded wait of wait_ns at threshold_ns: itself when at least
  * the threshold (always recorded); else the threshold, standing for threshold / wait_ns waits

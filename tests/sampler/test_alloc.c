@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "evq.h"
+#include "platform.h"
 
 /* ---- the queue ---- */
 
@@ -217,4 +218,47 @@ Test(alloc, class_names_in_java_form) {
   char small[8];
   alloc_class_name("Ljava/lang/String;", 18, small, sizeof small);
   cr_expect_str_eq(small, "java.la", "cut to fit");
+}
+
+/* Burns about ms of this thread's CPU. */
+static void burn_cpu_ms(uint64_t ms) {
+  uint64_t end = plat_self_cpu_ns() + ms * 1000000u;
+  volatile uint64_t x = 0;
+  while (plat_self_cpu_ns() < end) x++;
+}
+
+/* The callbacks' cost is their CPU, not their wall time: a callback that waits (preempted, or
+ * held at a safepoint inside JVMTI) counts nothing for the wait; one that computes counts what
+ * it computed, estimated from one callback in ALLOC_COST_EVERY. */
+Test(alloc, the_cost_is_the_callbacks_cpu_not_their_wall_time) {
+  cr_assert_eq(alloc_set_interval(512 * 1024), 0);
+  cr_assert_eq(lock_set_threshold(1, 1000000), 0);
+  uint64_t a, l;
+  alloc_take_costs(&a, &l);
+  const struct timespec wait = {0, 20 * 1000000}; /* 20 ms asleep in every callback */
+  for (int i = 0; i < ALLOC_COST_EVERY * 2; i++) {
+    uint64_t cost = alloc_cost_begin(0);
+    nanosleep(&wait, NULL);
+    alloc_push("[B", 2, 100, NULL, 0, cost); /* an unregistered thread: lost, still costed */
+    cost = alloc_cost_begin(1);
+    nanosleep(&wait, NULL);
+    lock_push("", 0, 2000000, NULL, 0, cost);
+  }
+  alloc_take_costs(&a, &l);
+  cr_log_info("asleep: alloc %lu ns, lock %lu ns", (unsigned long)a, (unsigned long)l);
+  cr_expect_lt(a, 20000000u, "16 callbacks asleep 20 ms each counted %lu ns", (unsigned long)a);
+  cr_expect_lt(l, 20000000u, "16 waits' callbacks asleep 20 ms each counted %lu ns",
+               (unsigned long)l);
+  for (int i = 0; i < ALLOC_COST_EVERY; i++) {
+    uint64_t cost = alloc_cost_begin(0);
+    burn_cpu_ms(4);
+    alloc_push("[B", 2, 100, NULL, 0, cost);
+  }
+  alloc_take_costs(&a, &l);
+  cr_log_info("computing: alloc %lu ns", (unsigned long)a);
+  /* 8 callbacks of 4 ms of CPU: one of them read, counted 8 times */
+  cr_expect_geq(a, 28000000u, "8 callbacks of 4 ms CPU counted %lu ns", (unsigned long)a);
+  cr_expect_leq(a, 60000000u, "8 callbacks of 4 ms CPU counted %lu ns", (unsigned long)a);
+  alloc_set_interval(0);
+  lock_set_threshold(0, 0);
 }
