@@ -3187,7 +3187,11 @@ def events_run(opts, mb):
     check(p.returncode == 0, f"java exited {p.returncode}: {p.stderr[-2000:]}")
     s = summary(p.stderr)
     check(s["event"] == "cpu,alloc,lock", f"stats say event {s['event']!r}")
-    check(int(s["lock_lost"]) == 0, f"the queue lost {s['lock_lost']} waits")  # as case_lock_truth
+    # the queue is shared with alloctruth's samples here: on a host busy enough that the sampler
+    # thread drains late, a wait may find it full — counted and kept under [sample lost] with its
+    # estimated ns (as the allocations' bytes below), so up to 1% of the recorded waits is allowed
+    lost_waits = int(s["lock_lost"])
+    check(lost_waits * 100 <= int(s["lock_samples"]), f"the queue lost {lost_waits} waits (over 1%)")
     lost, whole = int(s["alloc_lost_bytes"]), sum(b for b, _ in alloc_truth(p.stdout).values())
     check(lost * 100 < whole, f"the queue lost {lost} bytes' samples (over 1%, as case_alloc_truth)")
     return p, s
