@@ -23,12 +23,15 @@ struct frame_text {
   struct jfr_frame *frames;
   char *text; /* the frames' strings, each NUL-terminated */
   size_t cap_frames, cap_text;
+  int kinds; /* jfr_profile_info's */
 };
 
-/* The JFR frame type of a kind (fg_frame_kind's names); *java: a Java method's name. */
-static enum jfr_frame_type frame_type(const char *kind, int *java) {
+/* The JFR frame type of a kind (fg_frame_kind's names); *java: a Java method's name. kinds: the
+ * profile's Java frames carry their kinds (a plain Java frame is then a native method). */
+static enum jfr_frame_type frame_type(const char *kind, int kinds, int *java) {
   *java = 1;
-  if (!strcmp(kind, "jit") || !strcmp(kind, "java")) return JFR_FRAME_JIT;
+  if (!strcmp(kind, "java")) return kinds ? JFR_FRAME_NATIVE : JFR_FRAME_JIT;
+  if (!strcmp(kind, "jit")) return JFR_FRAME_JIT;
   if (!strcmp(kind, "inlined")) return JFR_FRAME_INLINED;
   if (!strcmp(kind, "interpreted")) return JFR_FRAME_INTERPRETED;
   *java = 0;
@@ -81,7 +84,7 @@ static int stack_of(struct jfr_writer *w, struct frame_text *ft, const struct sa
     int64_t line = 0;
     size_t cut = names_split_line(name, shown, &line); /* "Cls.m:12": the rule sees "Cls.m" */
     if (cut != shown && !kind_recorded(kind)) kind = fg_frame_kind(name, cut, &bare);
-    enum jfr_frame_type type = frame_type(kind, &java);
+    enum jfr_frame_type type = frame_type(kind, ft->kinds, &java);
     if (java)
       shown = cut;
     else
@@ -272,7 +275,7 @@ int jfr_profile_write(FILE *f, const struct jfr_profile_info *info,
   if (rc) return rc;
   uint32_t *stack_ids = malloc((s->n ? s->n : 1) * sizeof *stack_ids);
   uint32_t *thread_ids = malloc((tm->nthreads ? tm->nthreads : 1) * sizeof *thread_ids);
-  struct frame_text ft = {0};
+  struct frame_text ft = {.kinds = info->kinds};
   if (!stack_ids || !thread_ids) rc = -ENOMEM;
   for (size_t i = 0; !rc && i < s->n; i++) stack_ids[i] = UINT32_MAX; /* written when used */
   for (size_t i = 0; !rc && i < tm->nthreads; i++)

@@ -20,6 +20,9 @@ struct jfr_profile_info {
   const char *lock_threshold; /* its lock= ("10us") */
   int clock; /* with alloc_bytes or lock: cpu (or wall) samples beside them, each stack's events
                 those of its kind (struct sampler_stack) */
+  int kinds; /* the Java frames carry how they ran (ann=on): one without a kind is a native
+                method; without kinds every Java frame is written "JIT compiled" (JFR has no
+                "unknown") */
 };
 
 /* Writes snapshot s to f (seekable, at its start) as one JFR chunk:
@@ -27,7 +30,7 @@ struct jfr_profile_info {
  *   as many as the folded profile counts), at the time it was taken, to within the
  *   time axis's cell (20 ms, coarser in long runs; a cell's samples are spread evenly over it),
  *   in the thread it was taken in (OS tid, Java id, name), with its stack leaf first and frame types
- *   from the frames' kinds (interpreted, JIT compiled, inlined; native for the rest); a thread
+ *   from the frames' kinds (interpreted, JIT compiled, inlined; native for the rest; see kinds); a thread
  *   root frame [NAME tid=N] is not a frame there, and a ":<line>" becomes the frame's line;
  * - one sampler.CPUSample per stack, thread and cell with the CPU time it stands for;
  * - event=alloc instead: one jdk.ObjectAllocationSample per sample, with the stack's allocated

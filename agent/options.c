@@ -597,7 +597,7 @@ static const struct opt_spec OPTIONS[] = {
     {"lines", NULL, SWITCH(lines), "off", NULL,
      "frames carry their source line, `java/lang/String.hashCode:152` (bytecode index → line "
      "through `GetLineNumberTable`)"},
-    {"ann", NULL, SWITCH(ann), NULL, "on for `svg` and `html`, off for `folded` and `text`",
+    {"ann", NULL, SWITCH(ann), NULL, "on for `svg`, `html` and `jfr`, off for the others",
      "Java frames carry how they ran — `_[j]` JIT-compiled, `_[i]` inlined into its caller, `_[0]` "
      "interpreted; native methods stay plain; needs `codemap`"},
     {"codemap", NULL, SWITCH(codemap), "on", NULL,
@@ -773,7 +773,9 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     if (expand_pattern(pattern, 0, time(NULL), o->stats, sizeof o->stats))
       return fail(err, errlen, "stats=%s: path too long", pattern);
   }
-  if (o->ann < 0) o->ann = o->codemap && (o->format == FORMAT_SVG || o->format == FORMAT_HTML);
+  if (o->ann < 0) /* the formats that show how a frame ran (JFR: its frames' types) */
+    o->ann = o->codemap &&
+             (o->format == FORMAT_SVG || o->format == FORMAT_HTML || o->format == FORMAT_JFR);
   if (o->ann && !o->codemap)
     return fail(err, errlen, "ann: needs codemap=on (frame kinds come from the compiled-code map)");
   if (o->jvmthreads < 0) o->jvmthreads = o->cstack;

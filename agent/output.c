@@ -618,7 +618,8 @@ static int write_one(const struct agent_options *o, const char *path,
                                     o->alloc ? o->alloc_bytes : 0,
                                     o->lock,
                                     o->lock_ns ? thr : "0",
-                                    o->clock};
+                                    o->clock,
+                                    o->ann};
     rc = jfr_profile_write(f, &info, s);
   } else if (o->format == FORMAT_FOLDED) {
     rc = write_folded(f, s, o->weight);

@@ -1751,7 +1751,14 @@ def case_jfr():
     hot = [f for f in tops if f["method"]["name"] == "spinOnFlag" and f["method"]["type"]["name"] == "Scenarios"]
     check(len(hot) > len(tops) // 2, f"Scenarios.spinOnFlag on top of {len(hot)} of the spinner's {len(tops)}")
     check(sum(f["lineNumber"] > 0 for f in hot) > len(hot) // 2, "lines= gave no line numbers")
-    check(any(f["type"] in ("JIT compiled", "Interpreted", "Inlined") for f in hot), "no Java frame type")
+    # frame types from the frames' kinds (ann, on for JFR): the spinning loop compiled (OSR), its
+    # caller, entered once, interpreted — one type for every Java frame before the kinds were on
+    check(sum(f["type"] == "JIT compiled" for f in hot) > len(hot) // 2,
+          f"Scenarios.spinOnFlag's types: {collections.Counter(f['type'] for f in hot)}")
+    callers = [v["stackTrace"]["frames"][1] for v in spinner if v["stackTrace"] and len(v["stackTrace"]["frames"]) > 1
+               and v["stackTrace"]["frames"][0]["method"]["name"] == "spinOnFlag"]
+    check(sum(f["type"] == "Interpreted" for f in callers) > len(callers) // 2,
+          f"spinOnFlag's callers' types: {collections.Counter(f['type'] for f in callers)}")
 
     def when(v):
         t = v["startTime"]  # 2026-11-27T23:39:38.176719068Z
