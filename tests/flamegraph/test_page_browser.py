@@ -218,6 +218,10 @@ THREADS = ("[main tid=1];a/Main.main_[0];a/Main.work_[j] 30\n"
 SELECT = r"""
   var sel = document.getElementById("thread"), out = {};
   function look(tag) {
+    /* the table rebuilt may bring or take the page's scroll bar: the graph is drawn again for
+       its new width when the ResizeObserver reports it, a frame later; a resize now does the
+       same at once, so the widths below compare what the settled page shows */
+    window.dispatchEvent(new Event("resize"));
     var work = rows().filter(function (r) { return r.name === "a/Main.work"; })[0];
     out[tag] = { total: fgView.total(), scope: document.getElementById("scope").textContent,
                  rows: rows().map(function (r) { return r.name; }).sort(),
