@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "asgct.h"
 #include "options.h"
 #include "sampler.h"
 
@@ -39,6 +40,7 @@ enum agent_state { NOT_STARTED = 0, RUNNING, STOPPED };
 struct agent {
   jvmtiEnv *jvmti;
   JavaVM *vm;
+  asgct_fn asgct;           /* HotSpot's AsyncGetCallTrace (set at load, before any event) */
   struct agent_options opt; /* of the current or last run */
   jobject sampler_thread;   /* global ref */
   JNIEnv *sampler_jni;

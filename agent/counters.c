@@ -135,6 +135,10 @@ static const struct counter_spec COUNTERS[] = {
      "thread not registered): kept under `[sample lost]`"},
     {"lock_lost_ns", SEC_SAMPLING, U64(n.lock_lost_ns), COUNT, "ns", 0,
      "`event=lock`: the ns they stood for, estimated (in the profile, under `[sample lost]`)"},
+    {"lock_walks_jvmti", SEC_SAMPLING, U64(n.lock_walks_jvmti), COUNT, "waits", 0,
+     "`event=lock`: recorded waits whose stack AsyncGetCallTrace could not walk from the thread's "
+     "last Java frame (a runtime stub's: a monitor entered from compiled code), taken by JVMTI's "
+     "`GetStackTrace` instead (slower, the same frames)"},
     {"process_cpu_ms", SEC_SAMPLING, U64(n.process_cpu_ns), NS_AS(1e6, 1), "ms", 0,
      "the whole process's CPU time while sampling (every thread)"},
     {"coverage", SEC_SAMPLING, GET(get_coverage), 1.0, 1, "%", 0,

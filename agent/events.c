@@ -312,6 +312,41 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
   pthread_mutex_unlock(&agent.ctl);
 }
 
+/* ---- the stacks of the events that JVMTI calls back for ---- */
+
+/* The calling thread's Java stack into frames[0..depth), leaf first; returns how many (0: none).
+ * Not signal-safe; any Java thread, in a JVMTI callback or a native method of its own. */
+static int jvmti_stack(jvmtiEnv *jvmti, jvmtiFrameInfo *frames, int depth) {
+  jint got = 0;
+  if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &got) != JVMTI_ERROR_NONE) got = 0;
+  return got;
+}
+
+/* The same, for a thread whose last Java frame is walkable from its frame anchor, as in a
+ * native method (our park wrapper) or a JVMTI callback posted from the interpreter: there
+ * AsyncGetCallTrace walks from that frame, without entering the VM, and reads no ucontext
+ * (forte.cpp, a thread outside Java code); GetStackTrace enters the VM (a state transition,
+ * handles, a vframe object per frame). Where the last frame is a runtime stub (a contended
+ * monitor entered from compiled code; an allocation's slow path from compiled code, which is
+ * why event=alloc does not try it) it cannot walk (-4): GetStackTrace answers, counted
+ * (lock_walks_jvmti). Not signal-safe (the fallback). */
+static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int depth) {
+  _Static_assert(sizeof(asgct_frame) == sizeof(jvmtiFrameInfo), "converted in place");
+  asgct_frame *raw = (asgct_frame *)(void *)frames;
+  asgct_trace trace = {.env_id = jni, .num_frames = 0, .frames = raw};
+  agent.asgct(&trace, depth, NULL);
+  int n = trace.num_frames;
+  if (n > 0) {
+    for (int i = 0; i < n; i++) { /* the same bytes: each frame read whole, then written */
+      asgct_frame f = raw[i];
+      frames[i] = (jvmtiFrameInfo){.method = f.method_id, .location = f.lineno < 0 ? -1 : f.lineno};
+    }
+    return n;
+  }
+  sampler_lock_walk_fallback();
+  return jvmti_stack(jvmti, frames, depth);
+}
+
 /* ---- allocations (event=alloc) ---- */
 
 static _Atomic int alloc_depth; /* frames taken per sample while an allocation run is on */
@@ -328,9 +363,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   char *sig = NULL;
   if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
-  jint n = 0;
-  if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
-    n = 0; /* the sample stays, under its class alone */
+  int n = frames ? jvmti_stack(jvmti, frames, depth) : 0; /* 0: under its class alone */
   const char *c = sig ? sig : "?";
   sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, cost);
   free(frames);
@@ -387,15 +420,13 @@ static _Atomic int early_n;
 /* Records a wait of wait_ns that just ended on the calling thread, for a lock of class cls
  * (NULL: a park without a blocker): the stack from JVMTI, queued; cost: sampler_cost_begin(1)
  * once the wait ended. */
-static void record_wait(jvmtiEnv *jvmti, jclass cls, uint64_t wait_ns, uint64_t cost) {
+static void record_wait(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, uint64_t wait_ns, uint64_t cost) {
   int depth = atomic_load(&lock_depth);
   if (!depth) return;
   char *sig = NULL;
   if (cls && (*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
-  jint n = 0;
-  if (!frames || (*jvmti)->GetStackTrace(jvmti, NULL, 0, depth, frames, &n) != JVMTI_ERROR_NONE)
-    n = 0; /* the wait stays, under its class alone */
+  int n = frames ? java_stack(jvmti, jni, frames, depth) : 0; /* 0: under its class alone */
   const char *c = sig ? sig : cls ? "?" : "";
   sampler_lock_wait(c, strlen(c), wait_ns, frames, n, cost);
   free(frames);
@@ -420,7 +451,7 @@ static void JNICALL on_monitor_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
   if (!sampler_lock_take(now - began)) return;
   uint64_t cost = sampler_cost_begin(1);
   jclass cls = (*jni)->GetObjectClass(jni, obj);
-  record_wait(jvmti, cls, now - began, cost);
+  record_wait(jvmti, jni, cls, now - began, cost);
   if (cls) (*jni)->DeleteLocalRef(jni, cls);
 }
 
@@ -446,7 +477,7 @@ static void JNICALL park_wrapper(JNIEnv *jni, jobject unsafe, jboolean absolute,
   if (park_blocker && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
     blocker = (*jni)->GetObjectField(jni, self, park_blocker);
   if (blocker) cls = (*jni)->GetObjectClass(jni, blocker);
-  record_wait(jvmti, cls, now - began, cost);
+  record_wait(jvmti, jni, cls, now - began, cost);
   if (cls) (*jni)->DeleteLocalRef(jni, cls);
   if (blocker) (*jni)->DeleteLocalRef(jni, blocker);
   if (self) (*jni)->DeleteLocalRef(jni, self);

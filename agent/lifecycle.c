@@ -234,6 +234,7 @@ static int setup(JavaVM *vm, const char *options) {
     say("%s", "AsyncGetCallTrace not found: sampler needs a HotSpot JVM");
     return -EINVAL;
   }
+  agent.asgct = asgct;
   jvmtiEnv *jvmti = agent.jvmti;
   jvmtiCapabilities caps;
   memset(&caps, 0, sizeof caps);

@@ -442,6 +442,8 @@ int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
 
 uint64_t sampler_cost_begin(int lock) { return alloc_cost_begin(lock); }
 
+void sampler_lock_walk_fallback(void) { lock_count_jvmti_walk(); }
+
 int sampler_lock_take(uint64_t wait_ns) { return lock_take(wait_ns); }
 
 int sampler_lock_wait(const char *sig, size_t sig_len, uint64_t wait_ns,

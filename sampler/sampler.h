@@ -109,6 +109,10 @@ int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
  * thread. */
 uint64_t sampler_cost_begin(int lock);
 
+/* Counts a recorded wait whose stack AsyncGetCallTrace could not walk, taken by JVMTI's
+ * GetStackTrace instead (lock_walks_jvmti). Any thread; lock-free. */
+void sampler_lock_walk_fallback(void);
+
 /* ---- lock waits (event=lock: cfg.lock, cfg.lock_threshold_ns) ---- */
 
 /* A wait of wait_ns for a lock (a contended monitor entered, a park returned) just ended on

@@ -37,6 +37,10 @@ int alloc_set_interval(uint64_t interval);
  * measured). Pass it to alloc_push / lock_push. Any thread. */
 uint64_t alloc_cost_begin(int lock);
 
+/* Counts a recorded wait's stack that AsyncGetCallTrace could not walk and JVMTI's
+ * GetStackTrace took (lock_walks_jvmti). Any thread; lock-free. */
+void lock_count_jvmti_walk(void);
+
 /* The callbacks' estimated CPU time (ns) for allocations and for lock waits since the last
  * call, taken (the sums restart at 0). Any thread. */
 void alloc_take_costs(uint64_t *alloc_ns, uint64_t *lock_ns);
