@@ -201,8 +201,10 @@ int registry_identity(pid_t tid, int *hint, char *name, size_t len, int64_t *jav
   }
   pthread_mutex_lock(&s->lock); /* a rename writes the name under it */
   int rc = atomic_load(&s->state) == SLOT_LIVE && s->tid == tid ? 0 : -ESRCH;
-  if (!rc) {
-    snprintf(name, len, "%s", s->name);
+  if (!rc) { /* a copy, not snprintf: this runs once per recorded allocation and wait */
+    size_t n = len ? strnlen(s->name, len - 1) : 0;
+    memcpy(name, s->name, n);
+    if (len) name[n] = '\0';
     *java_id = s->java_id;
   }
   pthread_mutex_unlock(&s->lock);

@@ -113,9 +113,10 @@ int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct allo
 static int push(int kind, const char *sig, size_t sig_len, uint64_t size,
                 const struct alloc_frame *frames, int n) {
   static __thread int hint = -1; /* this thread's registry slot, found once */
+  static __thread pid_t tid;     /* its kernel id, asked once (a system call: ~1 µs here) */
   char name[REG_NAME_MAX];
   int64_t java_id = 0;
-  pid_t tid = plat_gettid();
+  if (!tid) tid = plat_gettid();
   if (registry_identity(tid, &hint, name, sizeof name, &java_id) != 0) return -ESRCH;
   if (n < 0) n = 0;
   if (sig_len > CLASS_MAX) sig_len = CLASS_MAX;
