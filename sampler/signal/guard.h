@@ -11,7 +11,8 @@
  *   - at the same signal depth: the fault's saved signal mask equals the guard's. A handler of
  *     another signal that runs nested inside the guarded code (and blocks its own signal, or
  *     more, as every handler does unless SA_NODEFER with an empty sa_mask) faults with a
- *     different mask: its fault goes on to the JVM;
+ *     different mask: its fault goes on to the JVM; of several guards of the thread at that
+ *     depth (a guard_read inside a sample's guard), the innermost — the lowest on the stack;
  *   - not one the JVM handles itself: while g->vm_first is set (the sample is inside
  *     AsyncGetCallTrace) the JVM's handler is asked first (its JVM_handle_linux_signal, told
  *     not to abort): HotSpot's SafeFetch probes fault on purpose and continue where HotSpot

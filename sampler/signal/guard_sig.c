@@ -110,15 +110,19 @@ static void chain(int sig, siginfo_t *si, void *uc) {
 }
 
 /* The guard of the calling thread registered for signal mask `mask` (the same signal depth),
- * or NULL. Reads only the table, then the thread's own guards. */
+ * or NULL. Reads only the table, then the thread's own guards. Of several (a guard_read inside
+ * a sample's guard: same thread, same mask), the innermost: the one lowest on the thread's
+ * stack (it grows down on x86-64 and aarch64), taken last and left first — a fault in the inner
+ * code is the inner guard's, whatever slots the two took. */
 static struct guard *own_guard(uint64_t mask) {
   pid_t tid = plat_gettid();
+  struct guard *inner = NULL;
   for (int i = 0; i < GUARD_SLOTS; i++) {
     if (atomic_load_explicit(&guards.slot[i].tid, memory_order_acquire) != tid) continue;
     struct guard *g = atomic_load_explicit(&guards.slot[i].g, memory_order_relaxed);
-    if (g && g->mask == mask) return g;
+    if (g && g->mask == mask && (!inner || (uintptr_t)g < (uintptr_t)inner)) inner = g;
   }
-  return NULL;
+  return inner;
 }
 
 static void on_fault(int sig, siginfo_t *si, void *ucv) {

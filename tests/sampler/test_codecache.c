@@ -7,7 +7,8 @@
  * used — vectors from the encoding's definition, a round trip through its writer, bytes that
  * are no value, and ScopeDesc heads read out of real JVMs. Its reads: the fault guard's
  * guard_read of readable, PROT_NONE and unmapped memory from a thread and a signal handler, and
- * codecache_find reading through it or through the kernel, bound to its thread or not. The reader itself is proven against
+ * codecache_find reading through it or through the kernel, bound to its thread or not; a
+ * guard_read inside another guard of the same thread and mask (the handler's sample). The reader itself is proven against
  * a JVM's events in jvm_codecache (tests/integration).
  */
 #include <criterion/criterion.h>
@@ -284,6 +285,45 @@ Test(guard_read, faults_come_back_as_efault) {
   cr_expect_eq(guard_faults(), faults + 3, "each fault contained and counted");
   /* more faults than the table has slots: each guard leaves its slot */
   for (int i = 0; i < 1000; i++) cr_assert_eq(guard_read(got, none, 8, plat_gettid(), 0), -EFAULT);
+  guard_uninstall();
+}
+
+/* How many guards the table takes now (each taken, then left). */
+static int free_slots(pid_t tid, uint64_t mask) {
+  static struct guard all[1024];
+  volatile int n = 0; /* inlined beside a sigsetjmp */
+  while (n < 1024 && guard_register(&all[n], tid, mask) == 0) n++;
+  for (int k = 0; k < n; k++) guard_leave(&all[k]);
+  return n;
+}
+
+/* The reader called from code that holds a guard already — the signal handler's sample, same
+ * thread and mask: the fault is the inner guard's (the newest, lowest on the stack), an
+ * -EFAULT for the read, not a jump back into the outer guard's code with the inner guard's
+ * slot left taken. */
+Test(guard_read, inside_another_guard_of_the_same_thread_and_mask) {
+  pages();
+  cr_assert_eq(guard_install(), 0);
+  pid_t tid = plat_gettid();
+  uint64_t mask = guard_mask_now(), faults = guard_faults();
+  unsigned char got[8];
+  volatile int reads = 0, rc = 1;
+  int before = free_slots(tid, mask);
+  struct guard g;
+  int f = guard_enter(&g, tid, mask);
+  cr_assert_neq(f, GUARD_FULL);
+  if (f == 0) {
+    for (; reads < 8; reads++) { /* from several places in the table */
+      rc = guard_read(got, none, 8, tid, mask);
+      if (rc != -EFAULT) break;
+    }
+  }
+  guard_leave(&g);
+  cr_expect_eq(f, 0, "the outer guard took the inner read's fault (after %d reads)", reads);
+  cr_expect_eq(rc, -EFAULT);
+  cr_expect_eq(guard_faults(), faults + 8);
+  int after = free_slots(tid, mask);
+  cr_expect(before > 1 && after == before, "slots free: %d before, %d after", before, after);
   guard_uninstall();
 }
 
