@@ -24,6 +24,7 @@
 #include "fg_jfr.h"
 #include "fg_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -715,7 +716,23 @@ static int symbol(struct chunk *c, uint64_t key, struct jstr *out) {
   return plain(c, out);
 }
 
-/* "pkg/Cls.method" (or the method's name alone when it has no class) of a method key. */
+/* The length of a class's name without a hidden class's suffix. The JDK's recorder names a
+ * hidden class in its Java form with its address ("java.util.Foo$$Lambda/0x0000000082045420",
+ * JDK 21 and 25) and, on 17, with the address after '+' and its mirror's hash
+ * ("java.util.regex.CharPredicates$$Lambda$17+0x800000025/674483268"); the agent names one by
+ * its name alone (agent/names.c). n when s[0, n) has no such suffix. */
+static size_t hidden_len(const char *s, size_t n) {
+  size_t m = n, e = n, h;
+  while (e && s[e - 1] >= '0' && s[e - 1] <= '9') e--;
+  if (e && e < n && s[e - 1] == '/') m = e - 1; /* 17's "/<hash>" */
+  for (h = m; h && isxdigit((unsigned char)s[h - 1]); h--) {}
+  if (h > 3 && h < m && s[h - 1] == 'x' && s[h - 2] == '0' && (s[h - 3] == '/' || s[h - 3] == '+'))
+    return h - 3;
+  return n;
+}
+
+/* "pkg/Cls.method" (or the method's name alone when it has no class) of a method key. A hidden
+ * class's name as the agent writes it: "pkg/Cls$$Lambda" (hidden_len). */
 static int method_name(struct chunk *c, uint64_t key, const char **s, uint32_t *len) {
   int oom = 0;
   struct map_slot *e = map_at(&c->methods, 0, key, 0, 1, &oom); /* naming it adds no method */
@@ -736,14 +753,16 @@ static int method_name(struct chunk *c, uint64_t key, const char **s, uint32_t *
   if (symbol(c, v[1].num, &name)) return c->j->rc;
   if (!name.p || !name.len)
     return fail(c->j, -EINVAL, "jfr: method %llu has no name", (unsigned long long)key);
-  size_t n = (cls.len ? cls.len + 1 : 0) + name.len;
+  size_t cl = cls.len ? hidden_len(cls.p, cls.len) : 0;
+  size_t n = (cl ? cl + 1 : 0) + name.len;
   char *o = arena_alloc(&c->a, n + 1);
   if (!o) return fail(c->j, -ENOMEM, "out of memory");
   size_t k = 0;
-  if (cls.len) {
-    memcpy(o, cls.p, cls.len);
-    o[cls.len] = '.';
-    k = cls.len + 1;
+  if (cl) {
+    for (size_t i = 0; i < cl; i++) /* a hidden class's Java form made internal */
+      o[i] = cl < cls.len && cls.p[i] == '.' ? '/' : cls.p[i];
+    o[cl] = '.';
+    k = cl + 1;
   }
   memcpy(o + k, name.p, name.len);
   o[n] = '\0';
@@ -819,6 +838,7 @@ static size_t java_class_name(const char *s, size_t n, char *out, size_t cap) {
   const char *e = s + dims;
   size_t el = n - dims;
   if (dims && el >= 2 && e[0] == 'L' && e[el - 1] == ';') e++, el -= 2;
+  el = hidden_len(e, el);
   const char *word = dims && el == 1 ? strchr(prim, e[0]) : NULL;
   if (word && e[0] >= 'B' && e[0] <= 'Z') { /* the letter, then its name up to the next letter */
     for (word++; *word >= 'a' && o + 1 < cap; word++) out[o++] = *word;

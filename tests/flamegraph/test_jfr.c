@@ -462,14 +462,15 @@ static void sample(jb *ev, uint64_t t, uint64_t stack, uint64_t thread) {
   event(ev, &b);
 }
 
-/* The pools of a one-stack recording: Main.main (JIT) calling Hot.run (inlined, line 5). */
-static void pools(jb *ev) {
+/* The pools of a one-stack recording: main_cls.main (JIT) calling hot_cls.run (inlined, line
+ * 5). */
+static void pools_named(jb *ev, const char *main_cls, const char *hot_cls) {
   static jb b;
   b.n = 0;
   checkpoint(&b, 6);
   var(&b, 107);
   var(&b, 4);
-  const char *sym[] = {"Main", "main", "Hot", "run"};
+  const char *sym[] = {main_cls, "main", hot_cls, "run"};
   for (int i = 0; i < 4; i++) {
     var(&b, (uint64_t)i + 1);
     str(&b, sym[i]);
@@ -498,6 +499,9 @@ static void pools(jb *ev) {
   u8(&b, 0); /* truncated */
   event(ev, &b);
 }
+
+/* Main.main (JIT) calling Hot.run (inlined, line 5). */
+static void pools(jb *ev) { pools_named(ev, "Main", "Hot"); }
 
 /* A chunk of nsamples samples of stack (a key) in thread 9, 100 ns apart, then pools(). */
 static void one_stack_chunk(jb *out, uint64_t stack, int nsamples) {
@@ -533,6 +537,33 @@ Test(jfr, a_thread_not_in_the_pools_is_an_unknown_thread) {
   cr_assert_str_eq(s, "[unknown thread];Main.main_[j];Hot.run:5_[i] 1\n"
                       "[w tid=4242];Main.main_[j];Hot.run:5_[i] 1\n");
   free(s);
+}
+
+/* The JDK's recorder names a hidden class in its Java form with its address (21, 25), on 17
+ * with '+', the address and its mirror's hash: a JDK 17 recording of a suite run had a sample in
+ * "java.util.regex.CharPredicates$$Lambda$17+0x800000025/674483268". Read as the agent names
+ * one: internal form, the address and hash dropped; other names as they are. */
+Test(jfr, a_hidden_class_is_named_as_the_agent_names_it) {
+  static const char *const names[][3] = {
+      {"java.util.regex.CharPredicates$$Lambda$17+0x800000025/674483268",
+       "p.Foo$$Lambda/0x00000000820656f0",
+       "[w tid=4242];java/util/regex/CharPredicates$$Lambda$17.main;p/Foo$$Lambda.run 1\n"},
+      {"p/v2/Main0x12", "p/Hot+0xzz/12", "[w tid=4242];p/v2/Main0x12.main;p/Hot+0xzz/12.run 1\n"},
+      {"/0x12", "p/Hot/0x", "[w tid=4242];/0x12.main;p/Hot/0x.run 1\n"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    static jb ev, out;
+    ev.n = out.n = 0;
+    sample(&ev, 100, 3, 9);
+    pools_named(&ev, names[i][0], names[i][1]);
+    chunk(&out, &ev, k_meta, sizeof k_meta / sizeof *k_meta);
+    fg_jfr_options o;
+    fg_jfr_options_init(&o);
+    o.threads = 1;
+    char *s = folded_of(out.b, out.n, &o);
+    cr_assert_str_eq(s, names[i][2]);
+    free(s);
+  }
 }
 
 Test(jfr, a_stack_not_in_the_pools_is_an_error) {
