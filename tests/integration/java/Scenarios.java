@@ -289,17 +289,56 @@ public class Scenarios {
         }
     }
 
+    // The same for the ReentrantLock, and out[2] += the part of each wait the thread slept: the
+    // wait less its CPU time and its time runnable but not running (the kernel's schedstat,
+    // read around it). A park is timed from its call to its return, so what it records of a
+    // wait lies between the two: a waiter that lost the lock to a barging holder ran (or, on a
+    // busy host, waited for a CPU) between its parks. Without schedstat out[2] stays -1.
     static void lockTruthReentrant(long deadline, long[] out) throws InterruptedException {
+        java.io.RandomAccessFile sched = null;
+        try {
+            sched = new java.io.RandomAccessFile("/proc/thread-self/schedstat", "r");
+        } catch (java.io.IOException e) {
+            out[2] = -1;
+        }
+        long[] before = new long[2], after = new long[2];
+        byte[] buf = new byte[128];
         while (System.nanoTime() < deadline) {
+            boolean timed = schedstat(sched, buf, before);
             long t0 = System.nanoTime();
             lockTruthLock.lock();
             try {
-                out[0] += System.nanoTime() - t0;
+                long waited = System.nanoTime() - t0;
+                out[0] += waited;
                 out[1]++;
+                if (timed && out[2] >= 0 && schedstat(sched, buf, after))
+                    out[2] += Math.max(0, waited - (after[0] - before[0]) - (after[1] - before[1]));
+                else
+                    out[2] = -1;
             } finally {
                 lockTruthLock.unlock();
             }
             Thread.sleep(0, 200_000);
+        }
+        if (sched != null) try { sched.close(); } catch (java.io.IOException e) { }
+    }
+
+    // The calling thread's ns on a CPU and ns runnable waiting for one (the first two fields of
+    // /proc/thread-self/schedstat) into v; false when it cannot be read.
+    static boolean schedstat(java.io.RandomAccessFile f, byte[] buf, long[] v) {
+        if (f == null) return false;
+        try {
+            f.seek(0);
+            int n = f.read(buf), field = 0;
+            v[0] = v[1] = 0;
+            for (int i = 0; i < n && field < 2; i++) {
+                if (buf[i] == ' ') field++;
+                else if (buf[i] >= '0' && buf[i] <= '9') v[field] = v[field] * 10 + (buf[i] - '0');
+                else return false;
+            }
+            return field == 2;
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 
@@ -314,7 +353,7 @@ public class Scenarios {
         java.util.List<Thread> all = new java.util.ArrayList<>();
         all.add(new Thread(() -> lockTruthHoldMonitor(monitorHoldUs * 1000, deadline), "lock-holder-mon"));
         all.add(new Thread(() -> lockTruthHoldReentrant(reentrantHoldUs * 1000, deadline), "lock-holder-rl"));
-        long[][] mon = new long[waiters][2], rl = new long[waiters][2];
+        long[][] mon = new long[waiters][3], rl = new long[waiters][3];
         for (int i = 0; i < waiters; i++) {
             long[] m = mon[i], r = rl[i];
             all.add(new Thread(() -> { try { lockTruthMonitor(deadline, m); } catch (InterruptedException e) { } }, "lock-mon-" + i));
@@ -322,13 +361,14 @@ public class Scenarios {
         }
         for (Thread t : all) t.start();
         for (Thread t : all) t.join();
-        long[] m = new long[2], r = new long[2];
+        long[] m = new long[2], r = new long[3];
         for (int i = 0; i < waiters; i++) {
             m[0] += mon[i][0]; m[1] += mon[i][1];
             r[0] += rl[i][0]; r[1] += rl[i][1];
+            r[2] = r[2] < 0 || rl[i][2] < 0 ? -1 : r[2] + rl[i][2];
         }
         System.out.println("locktruth lockTruthMonitor " + m[0] + " " + m[1]);
-        System.out.println("locktruth lockTruthReentrant " + r[0] + " " + r[1]);
+        System.out.println("locktruth lockTruthReentrant " + r[0] + " " + r[1] + " " + r[2]);
     }
 
     // ---- eventstogether: CPU, allocations and lock waits side by side ----
