@@ -38,6 +38,48 @@ static inline int handshake_open(uint32_t w) {
   return handshake_state(w) == SAMPLE_PENDING || handshake_state(w) == SAMPLE_BUSY;
 }
 
+/* The transitions, each where its memory order is stated once (both sides call these, and
+ * tests/tsan/tsan_handshake.c drives them from two threads under ThreadSanitizer).
+ * The sampler asks: IDLE w -> PENDING with the next sequence, which it returns. Release: what
+ * it wrote for the request before (the slot's mode) is seen by the handler that claims it. */
+static inline uint32_t handshake_ask(_Atomic uint32_t *word, uint32_t w) {
+  uint32_t seq = handshake_seq(w) + 1;
+  atomic_store_explicit(word, handshake_word(seq, SAMPLE_PENDING), memory_order_release);
+  return seq;
+}
+
+/* The handler claims the request w: PENDING -> BUSY, one claimant (compare-and-swap, acquire:
+ * the mode, and the sampler's reads of the record's last answer, happen before the handler's
+ * writes). 1 when claimed; 0 when w is not PENDING or the word changed meanwhile. */
+static inline int handshake_claim(_Atomic uint32_t *word, uint32_t w) {
+  return handshake_state(w) == SAMPLE_PENDING &&
+         atomic_compare_exchange_strong_explicit(word, &w,
+                                                 handshake_word(handshake_seq(w), SAMPLE_BUSY),
+                                                 memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* The handler has filled the record of the request it claimed (w: the word it claimed):
+ * BUSY -> DONE. Release: the record's contents are visible to the sampler that loads DONE with
+ * acquire. */
+static inline void handshake_answer(_Atomic uint32_t *word, uint32_t w) {
+  atomic_store_explicit(word, handshake_word(handshake_seq(w), SAMPLE_DONE), memory_order_release);
+}
+
+/* The sampler has read the answer w (DONE, loaded with acquire): DONE -> IDLE. Release: its
+ * reads of the record happen before the handler's next writes (after its next claim). */
+static inline void handshake_collected(_Atomic uint32_t *word, uint32_t w) {
+  atomic_store_explicit(word, handshake_word(handshake_seq(w), SAMPLE_IDLE), memory_order_release);
+}
+
+/* The sampler withdraws the request w that nobody claimed: PENDING -> IDLE (compare-and-swap).
+ * 1 when withdrawn; 0 when w is not PENDING or the handler claimed it first. */
+static inline int handshake_withdraw(_Atomic uint32_t *word, uint32_t w) {
+  return handshake_state(w) == SAMPLE_PENDING &&
+         atomic_compare_exchange_strong_explicit(word, &w,
+                                                 handshake_word(handshake_seq(w), SAMPLE_IDLE),
+                                                 memory_order_acq_rel, memory_order_relaxed);
+}
+
 /* What the handler is asked to do. */
 enum sample_mode {
   SAMPLE_CAPTURE = 0, /* walk the stack: the sampler already knows the thread ran */

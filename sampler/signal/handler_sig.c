@@ -404,9 +404,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   }
   uint32_t w = s ? atomic_load_explicit(&s->handshake, memory_order_acquire) : 0;
   if (!s || !atomic_load_explicit(&handler.active, memory_order_relaxed) ||
-      handshake_state(w) != SAMPLE_PENDING ||
-      !atomic_compare_exchange_strong(&s->handshake, &w,
-                                      handshake_word(handshake_seq(w), SAMPLE_BUSY))) {
+      !handshake_claim(&s->handshake, w)) {
     atomic_fetch_add_explicit(&handler.counters.stray, 1, memory_order_relaxed);
     goto out;
   }
@@ -432,8 +430,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   /* the thread's CPU clock at exit (a system call): only a capture's accounting needs it */
   r->cpu_exit = s->mode == SAMPLE_CAPTURE ? plat_self_cpu_ns() : 0;
   r->end_ns = plat_mono_ns();
-  atomic_store_explicit(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_DONE),
-                        memory_order_release);
+  handshake_answer(&s->handshake, w);
   atomic_fetch_add_explicit(&handler.counters.acks, 1, memory_order_relaxed);
 out:
   errno = saved_errno;

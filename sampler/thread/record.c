@@ -492,5 +492,5 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   b->last_blocked = r->in_syscall;
   b->woken = r->in_syscall;
   b->req_units = b->req_cpu = 0;
-  atomic_store(&s->handshake, handshake_word(handshake_seq(w), SAMPLE_IDLE));
+  handshake_collected(&s->handshake, w);
 }

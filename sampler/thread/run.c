@@ -75,16 +75,19 @@ static void request(int i, struct thread_slot *s, struct thread_book *b, uint32_
   s->mode = mode;
   b->req_tick = rounds.round;
   b->sent_ns = plat_mono_ns();
-  uint32_t seq = handshake_seq(w) + 1;
-  atomic_store_explicit(&s->handshake, handshake_word(seq, SAMPLE_PENDING), memory_order_release);
+  uint32_t seq = handshake_ask(&s->handshake, w);
   b->via_timer = 0;
   if (b->busy && rounds.timer_wait_ns && arm_timer(i, s, b)) return;
-  if (plat_signal_thread(s->tid, rounds.cfg.sig, i) != 0) {
-    rounds.st.lost_send++;
-    atomic_store(&s->handshake, handshake_word(seq, SAMPLE_IDLE));
-    record_lost(s, b);
-  } else {
+  /* a send that failed withdraws the request, it does not store IDLE over it: a late signal of
+   * an earlier request (one withdrawn while its signal was queued) may have claimed it
+   * meanwhile, and its handler would then write the record while the slot read IDLE and store
+   * DONE over a later request. Claimed: it is answered like any other. */
+  if (plat_signal_thread(s->tid, rounds.cfg.sig, i) == 0 ||
+      !handshake_withdraw(&s->handshake, handshake_word(seq, SAMPLE_PENDING))) {
     rounds.st.requests++;
+  } else {
+    rounds.st.lost_send++;
+    record_lost(s, b);
   }
 }
 
@@ -138,10 +141,7 @@ static void ask(int i, struct thread_slot *s, struct thread_book *b, uint32_t w,
 /* Withdraws the PENDING request w of slot s (its thread will never answer it); the units it
  * carried are kept as lost. Returns 1 when withdrawn, 0 when the handler claimed it first. */
 static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
-  if (handshake_state(w) != SAMPLE_PENDING ||
-      !atomic_compare_exchange_strong(&s->handshake, &w,
-                                      handshake_word(handshake_seq(w), SAMPLE_IDLE)))
-    return 0;
+  if (!handshake_withdraw(&s->handshake, w)) return 0;
   rounds.st.unanswered++; /* a late signal now finds nothing to do */
   record_lost(s, b);
   return 1;
@@ -153,9 +153,7 @@ static int withdraw(struct thread_slot *s, struct thread_book *b, uint32_t w) {
  * (record_ended), or under [thread ended before it was sampled]. Others are kept as lost
  * (withdraw). */
 static void withdraw_ended(struct thread_slot *s, struct thread_book *b, uint32_t w) {
-  if (b->via_timer && handshake_state(w) == SAMPLE_PENDING &&
-      atomic_compare_exchange_strong(&s->handshake, &w,
-                                     handshake_word(handshake_seq(w), SAMPLE_IDLE))) {
+  if (b->via_timer && handshake_withdraw(&s->handshake, w)) {
     rounds.st.timer_ended++;
     record_timer_ended(s, b);
     return;
