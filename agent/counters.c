@@ -232,7 +232,7 @@ static const struct counter_spec COUNTERS[] = {
     {"requests", SEC_SIGNALS, U64(n.requests), COUNT, "signals", 0, "signals sent"},
     {"timer_requests", SEC_SIGNALS, U64(n.timer_requests), COUNT, "requests", 0,
      "requests of busy threads left to their CPU-time timers (`cputimers`: no signal sent)"},
-    {"timer_samples", SEC_SIGNALS, U64(n.timer_samples), COUNT, "captures", 0,
+    {"timer_captures", SEC_SIGNALS, U64(n.timer_captures), COUNT, "captures", 0,
      "the captures those timers delivered at a tick"},
     {"timer_fallbacks", SEC_SIGNALS, U64(n.timer_fallbacks), COUNT, "requests", 0,
      "timer requests signalled after two ticks without an answer"},

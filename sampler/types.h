@@ -152,7 +152,7 @@ struct sampler_counters {
   uint64_t running_jvm;     /* of those, answered by its JavaThread's state (no /proc read) */
   uint64_t requests;        /* signals sent */
   uint64_t timer_requests;  /* requests left to the thread's CPU-time timer instead */
-  uint64_t timer_samples;   /* answers the timer delivered */
+  uint64_t timer_captures;  /* answers the timer delivered */
   uint64_t timer_fallbacks; /* timer requests signalled after two ticks without an answer */
   uint64_t timer_ended;     /* timer requests whose thread ended first (units to its last stack) */
   uint64_t timers_refused;  /* threads whose timer could not be made (signals for them) */

@@ -437,7 +437,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
   hist_add(&rounds.cost, r->end_ns - r->start_ns);
   if (r->end_ns > r->start_ns) st->handler_ns += r->end_ns - r->start_ns;
   if (r->by_timer) /* its latency is the tick's, not a signal's */
-    st->timer_samples++;
+    st->timer_captures++;
   else if (r->start_ns >= b->sent_ns)
     hist_add(&rounds.latency, r->start_ns - b->sent_ns);
   if (b->req_tick + 1 < rounds.round) st->late++; /* not answered by the round after it */

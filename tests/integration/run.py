@@ -341,7 +341,7 @@ def check_timer_share(what, s, given, want=0.8, threads_end=False):
     ended (timer_ended: its units go to the thread's last stack) — unless threads_end, at most a
     few: the case's two workers end with the run, each with at most one request open (the JVM
     may end a compiler thread or two as well)."""
-    timer, captures = int(s["timer_samples"]), int(s["captures"])
+    timer, captures = int(s["timer_captures"]), int(s["captures"])
     requests, fallbacks = int(s["timer_requests"]), int(s["timer_fallbacks"])
     ended = int(s["timer_ended"])
     print(f"{what}: captures {captures}, left to CPU-time timers {requests}, answered by them {timer}, "
@@ -1383,7 +1383,7 @@ def case_torture_lifetimes():
     started = int(re.search(r"^threads (\d+)$", p.stdout, re.M).group(1))
     lifetimes = sum(n for k, n in stacks.items() if k.startswith("[lifetime ") and "computeFor" in k)
     print(f"{started} threads; {s['samples']} samples, {lifetimes} in computeFor; timer requests "
-          f"{s.get('timer_requests')}, by timer {s.get('timer_samples')}, fallbacks {s.get('timer_fallbacks')}, "
+          f"{s.get('timer_requests')}, by timer {s.get('timer_captures')}, fallbacks {s.get('timer_fallbacks')}, "
           f"refused {s.get('timers_refused')}; lost {s.get('lost_samples')}, coverage {s.get('coverage')}%")
     # each thread computes 2-30 ms of wall time; starting one takes the spawner's CPU, which a
     # machine at load 40 hardly gives (51 threads in 5 s): enough to make and delete timers

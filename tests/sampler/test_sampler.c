@@ -191,7 +191,7 @@ Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signal
               "samples %lu fallbacks %lu; signals %lu",
               (unsigned long)(c.interval_ns / 1000), (unsigned long)t.units[0],
               (unsigned long)t.samples[0], (unsigned long)t.units[2],
-              (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
+              (unsigned long)st.timer_requests, (unsigned long)st.timer_captures,
               (unsigned long)st.timer_fallbacks, (unsigned long)st.requests);
   /* the busy thread's CPU is in its samples, and no more than its CPU: one unit per interval
    * of the CPU it got up to the sampler's last round (which a starved sampler takes tens of ms
@@ -206,11 +206,11 @@ Test(sampler, busy_threads_are_sampled_by_their_cpu_timers_bursty_ones_by_signal
    * always; on one that gives it half a CPU the timer is seldom even asked (a thread that used
    * less than half the time since the last look is signalled) — judged when it got 90% */
   if (role_cpu_ns[0] >= (uint64_t)ms * 900000u)
-    cr_expect_geq(st.timer_samples, t.samples[0] * 8 / 10,
+    cr_expect_geq(st.timer_captures, t.samples[0] * 8 / 10,
                   "most of the busy thread's samples came from its timer (%lu of %lu)",
-                  (unsigned long)st.timer_samples, (unsigned long)t.samples[0]);
+                  (unsigned long)st.timer_captures, (unsigned long)t.samples[0]);
   cr_expect_geq(
-      st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
+      st.timer_captures + st.timer_fallbacks + st.timer_ended, st.timer_requests,
       "every timer request was answered by its timer, signalled, or ended with its thread");
   cr_expect_gt(t.units[2], 0u, "the bursty threads are sampled too");
   cr_expect_gt(st.requests, 0u, "... by signals: a tick seldom finds them running");
@@ -272,7 +272,7 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
   sampler_report(&r);
   struct sampler_counters st = r.n;
   cr_log_info("timer requests %lu samples %lu fallbacks %lu; signals %lu; captures %lu late %lu",
-              (unsigned long)st.timer_requests, (unsigned long)st.timer_samples,
+              (unsigned long)st.timer_requests, (unsigned long)st.timer_captures,
               (unsigned long)st.timer_fallbacks, (unsigned long)st.requests,
               (unsigned long)st.samples, (unsigned long)st.late);
   /* the requests left to the timers are those of threads busy since the last look: on a machine
@@ -282,12 +282,12 @@ Test(sampler, a_timer_request_whose_thread_blocks_is_signalled_after_two_ticks) 
   cr_log_info("the lumpy threads got %lu of the %lu ms they computed for",
               (unsigned long)(role_cpu_ns[0] / 1000000u), (unsigned long)(asked / 1000000u));
   if (role_cpu_ns[0] >= asked / 10 * 9) {
-    cr_expect_gt(st.timer_samples, 0u);
+    cr_expect_gt(st.timer_captures, 0u);
     cr_expect_geq(st.timer_fallbacks, 1u, "some requests outlived the thread's run");
   }
   cr_expect_leq(st.timer_fallbacks, st.timer_requests);
   cr_expect_geq(
-      st.timer_samples + st.timer_fallbacks + st.timer_ended, st.timer_requests,
+      st.timer_captures + st.timer_fallbacks + st.timer_ended, st.timer_requests,
       "every timer request was answered by its timer, signalled, or ended with its thread");
   cr_expect_eq(st.timed_out, 0u, "no request lost during the run");
   cr_expect_leq(st.unanswered, 2u, "only requests still open at the end are withdrawn");
