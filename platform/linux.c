@@ -464,3 +464,12 @@ int plat_read_memory(uintptr_t addr, void *buf, size_t len) {
   errno = e;
   return rc;
 }
+
+int plat_write_memory(uintptr_t addr, const void *buf, size_t len) {
+  struct iovec local = {(void *)(uintptr_t)buf, len}, remote = {(void *)addr, len};
+  int e = errno;
+  ssize_t n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+  int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+  errno = e;
+  return rc;
+}

@@ -201,4 +201,10 @@ int plat_self_exe_name(char *buf, size_t len);
  * readable. Not signal-safe in spirit (a system call per read); use at set-up. */
 int plat_read_memory(uintptr_t addr, void *buf, size_t len);
 
+/* Copies buf[0..len) over len bytes at addr of this process without faulting (process_vm_writev:
+ * the kernel refuses a page that is not writable, it does not force the write). Returns 0, or
+ * -EFAULT (or another -errno) when any byte is not writable; some bytes may have been written
+ * then. No ordering or atomicity promised for concurrent readers. Not signal-safe. */
+int plat_write_memory(uintptr_t addr, const void *buf, size_t len);
+
 #endif

@@ -42,9 +42,12 @@ static const char *str_at(const char *entry, uint64_t off) {
 struct structs {
   struct table t;
   uint64_t type, field, is_static, offset;
+  uint64_t type_string; /* where an entry keeps its C type's name; UINT64_MAX: not stated */
 };
 
 static int read_structs(hotspot_sym_fn sym, void *ctx, struct structs *v) {
+  if (read_u64(sym, ctx, "gHotSpotVMStructEntryTypeStringOffset", &v->type_string) != 0)
+    v->type_string = UINT64_MAX;
   return read_table(sym, ctx, "gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &v->t) !=
                      0 ||
                  read_u64(sym, ctx, "gHotSpotVMStructEntryTypeNameOffset", &v->type) != 0 ||
@@ -83,8 +86,9 @@ static const char *super_of(const struct types *v, const char *type) {
  * tables name the class that declares a field, and fields move up (JDK 21 lists
  * JavaThread::_osthread, JDK 25 Thread::_osthread — at its place in a JavaThread all the same).
  * Up to 8 levels (a broken table's cycle ends). -1 when none has it. */
-static long field(const struct structs *v, const struct types *ty, const char *type,
-                  const char *name) {
+static long field_typed(const struct structs *v, const struct types *ty, const char *type,
+                        const char *name, const char **c_type) {
+  if (c_type) *c_type = NULL;
   for (int depth = 0; type && depth < 8; depth++, type = super_of(ty, type)) {
     for (const char *e = v->t.base;; e += v->t.stride) {
       const char *tname = str_at(e, v->type), *fname = str_at(e, v->field);
@@ -94,11 +98,17 @@ static long field(const struct structs *v, const struct types *ty, const char *t
       if (fname && !is_static && strcmp(tname, type) == 0 && strcmp(fname, name) == 0) {
         uint64_t off;
         memcpy(&off, e + v->offset, sizeof off);
+        if (c_type && v->type_string != UINT64_MAX) *c_type = str_at(e, v->type_string);
         return off <= 1u << 20 ? (long)off : -1; /* a field offset within a plausible object */
       }
     }
   }
   return -1;
+}
+
+static long field(const struct structs *v, const struct types *ty, const char *type,
+                  const char *name) {
+  return field_typed(v, ty, type, name, NULL);
 }
 
 static int int_constant(hotspot_sym_fn sym, void *ctx, const char *name, int *v) {
@@ -215,12 +225,23 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
   l->blob_header_size = field(&vs, &ty, "CodeBlob", "_header_size");
   l->blob_code_offset = field(&vs, &ty, "CodeBlob", "_code_offset");
   l->blob_data_offset = field(&vs, &ty, "CodeBlob", "_data_offset");
+  /* an int on JDK 17 and 21, an int16_t on JDK 25: its width from the table, any other type
+   * (or none stated) and it is not written */
+  const char *c_type;
+  l->blob_frame_complete = field_typed(&vs, &ty, "CodeBlob", "_frame_complete_offset", &c_type);
+  l->blob_frame_complete_bytes = !c_type                          ? 0
+                                 : strcmp(c_type, "int") == 0     ? 4
+                                 : strcmp(c_type, "int16_t") == 0 ? 2
+                                                                  : 0;
+  if (!l->blob_frame_complete_bytes) l->blob_frame_complete = -1;
   return 0;
 }
 
 #define BLOB_SEARCH 1024 /* bytes before the code searched for the blob's header */
 
-int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size) {
+int hotspot_blob_find(const struct hotspot_layout *l, const void *code, size_t size,
+                      uintptr_t *header) {
+  *header = 0;
   /* JDK 17 and 21: the header holds its code's bounds as addresses; JDK 25: as offsets from
    * the header (code_begin = header + _code_offset, code_end = header + _data_offset; its
    * _header_size is 16 bits there and not needed) */
@@ -266,9 +287,47 @@ int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, s
         continue;
     }
     int32_t frame = hotspot_i32_at(h, l->blob_frame_size);
-    return frame > 0 && frame <= 4096 ? frame : 0;
+    if (frame <= 0 || frame > 4096) return 0;
+    *header = c - back;
+    return frame;
   }
   return 0;
+}
+
+int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size) {
+  uintptr_t header;
+  return hotspot_blob_find(l, code, size, &header);
+}
+
+int hotspot_blob_complete_from(const struct hotspot_layout *l, uintptr_t header, uintptr_t code,
+                               size_t size, uintptr_t pc, int32_t ours) {
+  int w = l->blob_frame_complete_bytes;
+  if (l->blob_frame_complete < 0 || (w != 2 && w != 4) || !header) return -ENOTSUP;
+  uintptr_t at = header + (uintptr_t)l->blob_frame_complete;
+  if (at % (uintptr_t)w || pc <= code || pc - code >= size ||
+      pc - code > (w == 2 ? INT16_MAX : INT32_MAX))
+    return -EINVAL;
+  int32_t want = (int32_t)(pc - code), now;
+  unsigned char raw[4];
+  if (plat_read_memory(at, raw, (size_t)w) != 0) return -EFAULT;
+  if (w == 2) {
+    int16_t v;
+    memcpy(&v, raw, 2);
+    now = v;
+  } else {
+    memcpy(&now, raw, 4);
+  }
+  if (now >= 0 && now <= want) return 0;       /* complete there already */
+  if (now >= 0 && now != ours) return -EEXIST; /* HotSpot's own claim: left as it is */
+  if (now < 0 && now != -1) return -EEXIST;    /* not frame_never_safe: not understood */
+  /* writable? the same bytes written back through the kernel: a page that is not writable
+   * (a JDK that maps its code cache W^X) fails here instead of faulting below */
+  if (plat_write_memory(at, raw, (size_t)w) != 0) return -EFAULT;
+  if (w == 2)
+    __atomic_store_n((int16_t *)at, (int16_t)want, __ATOMIC_RELEASE);
+  else
+    __atomic_store_n((int32_t *)at, want, __ATOMIC_RELEASE);
+  return 1;
 }
 
 int hotspot_find_env(struct hotspot_layout *l, const void *jni_env, uintptr_t java_thread, int tid,

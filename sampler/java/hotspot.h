@@ -50,7 +50,9 @@ struct hotspot_layout {
   long blob_code_begin, blob_code_end, blob_frame_size, blob_size,
       blob_header_size;                    /* CodeBlob:: */
   long blob_code_offset, blob_data_offset; /* CodeBlob:: in JDK 25, instead of _code_begin/_end */
-  long env; /* JNIEnv address - JavaThread address; set by hotspot_find_env */
+  long blob_frame_complete;      /* CodeBlob::_frame_complete_offset, -1 when not described */
+  int blob_frame_complete_bytes; /* its width: 4 (int: JDK 17, 21), 2 (int16_t: JDK 25), 0 */
+  long env;                      /* JNIEnv address - JavaThread address; set by hotspot_find_env */
 };
 
 /* Looks up a symbol of libjvm (its address, as dlsym would return it), or NULL. */
@@ -76,6 +78,25 @@ long hotspot_vm_type_size(hotspot_sym_fn sym, void *ctx, const char *type);
  * offsets from itself (_code_offset, _data_offset: JDK 25). Not signal-safe (call from
  * DynamicCodeGenerated). */
 int hotspot_blob_frame_words(const struct hotspot_layout *l, const void *code, size_t size);
+
+/* The same, and the header's address into *header (0 when there is no such blob). Not
+ * signal-safe. */
+int hotspot_blob_find(const struct hotspot_layout *l, const void *code, size_t size,
+                      uintptr_t *header);
+
+/* Makes the frame of the blob whose header is at `header` and whose code is [code, code + size)
+ * complete, for HotSpot's stack walkers (CodeBlob::is_frame_complete_at, which
+ * frame::safe_for_sender asks of runtime stubs), from pc on: its _frame_complete_offset becomes
+ * pc - code. pc must be a return address inside the code whose frame the blob has built (a
+ * runtime stub's call into the VM): the caller's claim, stubwalk.c says why it holds. Writes
+ * only over frame_never_safe (-1), or over `ours` (an offset this function set before, -1 for
+ * none) when pc is earlier; one aligned store of the field's width, after a write of the same
+ * bytes through the kernel proved the page writable. Returns 1 (written), 0 (already complete at
+ * pc), -EEXIST (HotSpot's own offset, later than pc: left alone), -ENOTSUP (this JVM does not
+ * describe the field, or with another width), -EINVAL (pc not inside, or misaligned field),
+ * -EFAULT (not readable or not writable). Not signal-safe; any thread. */
+int hotspot_blob_complete_from(const struct hotspot_layout *l, uintptr_t header, uintptr_t code,
+                               size_t size, uintptr_t pc, int32_t ours);
 
 /* Given the JNIEnv and the JavaThread address (java.lang.Thread.eetop) of one thread, sets
  * l->env and checks it: the JavaThread found from the env must name the kernel thread `tid`.

@@ -46,8 +46,9 @@ static uint64_t t_stride = sizeof(struct fake_type), t_name = offsetof(struct fa
 static uint64_t f_stride = sizeof(struct fake_field), f_type = offsetof(struct fake_field, type),
                 f_name = offsetof(struct fake_field, field),
                 f_static = offsetof(struct fake_field, is_static),
-                f_off = offsetof(struct fake_field, offset), i_stride = sizeof(struct fake_int),
-                i_name = offsetof(struct fake_int, name),
+                f_off = offsetof(struct fake_field, offset),
+                f_tstr = offsetof(struct fake_field, type_string),
+                i_stride = sizeof(struct fake_int), i_name = offsetof(struct fake_int, name),
                 i_value = offsetof(struct fake_int, value);
 static int no_tables, no_types;
 
@@ -65,6 +66,7 @@ static void *fake_sym(const char *name, void *ctx) {
       {"gHotSpotVMStructEntryFieldNameOffset", &f_name},
       {"gHotSpotVMStructEntryIsStaticOffset", &f_static},
       {"gHotSpotVMStructEntryOffsetOffset", &f_off},
+      {"gHotSpotVMStructEntryTypeStringOffset", &f_tstr},
       {"gHotSpotVMIntConstants", &ints_ptr},
       {"gHotSpotVMIntConstantEntryArrayStride", &i_stride},
       {"gHotSpotVMIntConstantEntryNameOffset", &i_name},
@@ -83,6 +85,11 @@ static int nfields;
 static void add_field(const char *type, const char *field, uint64_t off, int is_static) {
   fields[nfields++] =
       (struct fake_field){.type = type, .field = field, .offset = off, .is_static = is_static};
+}
+
+static void add_typed(const char *type, const char *field, uint64_t off, const char *c_type) {
+  add_field(type, field, off, 0);
+  fields[nfields - 1].type_string = c_type;
 }
 
 static void full_table(void) {
@@ -111,6 +118,7 @@ static void full_table(void) {
   add_field("CodeBlob", "_frame_size", 28, 0);
   add_field("CodeBlob", "_code_begin", 32, 0);
   add_field("CodeBlob", "_code_end", 40, 0);
+  add_typed("CodeBlob", "_frame_complete_offset", 20, "int");
   ints[0] = (struct fake_int){4, "_thread_in_native"};
   ints[1] = (struct fake_int){6, "_thread_in_vm"};
   ints[2] = (struct fake_int){8, "_thread_in_Java"};
@@ -383,4 +391,78 @@ Test(hotspot, another_threads_ids_from_its_java_thread) {
   cr_assert_eq(hotspot_thread_ids(&l, (uintptr_t)gone, &tid, &env), -EFAULT,
                "unreadable JavaThread");
   munmap(gone, (size_t)page);
+}
+
+/* The frame-complete offset: written over frame_never_safe at the return address's offset, in
+ * the width the table states (int on 17/21, int16_t on 25), never over HotSpot's own claim,
+ * lowered only from our own, refused where the page cannot be written. */
+Test(hotspot, a_stub_frame_is_made_complete_from_a_return_address) {
+  full_table();
+  struct hotspot_layout l;
+  const char *why = NULL;
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  cr_assert_eq(l.blob_frame_complete, 20);
+  cr_assert_eq(l.blob_frame_complete_bytes, 4);
+  long page = sysconf(_SC_PAGESIZE);
+  unsigned char *m =
+      mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(m, MAP_FAILED);
+  memset(m, 0xab, (size_t)page);
+  uintptr_t header = (uintptr_t)m, code = header + 112;
+  put_blob(m, code, 96, 104, 208, 2);
+  int32_t never = -1, v;
+  memcpy(m + 20, &never, 4);
+  uintptr_t h = 0;
+  cr_assert_eq(hotspot_blob_find(&l, (void *)code, 96, &h), 2);
+  cr_assert_eq(h, header, "the header's address");
+  unsigned char before[8], after[8];
+  memcpy(before, m + 16, 4);
+  memcpy(before + 4, m + 24, 4);
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 40, -1), 1);
+  memcpy(&v, m + 20, 4);
+  cr_assert_eq(v, 40, "complete from the return address on: %d", v);
+  memcpy(after, m + 16, 4);
+  memcpy(after + 4, m + 24, 4);
+  cr_assert_eq(memcmp(before, after, 8), 0, "the neighbours untouched");
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 60, -1), 0,
+               "complete there already");
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 24, -1), -EEXIST,
+               "a later offset not ours: left alone");
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 24, 40), 1,
+               "our own, lowered to an earlier return address");
+  memcpy(&v, m + 20, 4);
+  cr_assert_eq(v, 24);
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 96, -1), -EINVAL,
+               "not inside the code");
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code, -1), -EINVAL);
+  memcpy(m + 20, &never, 4);
+  cr_assert_eq(mprotect(m, (size_t)page, PROT_READ), 0);
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 40, -1), -EFAULT,
+               "a page that cannot be written: refused, not faulted");
+  memcpy(&v, m + 20, 4);
+  cr_assert_eq(v, -1);
+  cr_assert_eq(mprotect(m, (size_t)page, PROT_READ | PROT_WRITE), 0);
+
+  /* JDK 25: a 16-bit field */
+  full_table();
+  for (int i = 0; i < nfields; i++)
+    if (strcmp(fields[i].field, "_frame_complete_offset") == 0) fields[i].type_string = "int16_t";
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  cr_assert_eq(l.blob_frame_complete_bytes, 2);
+  int16_t never16 = -1, v16;
+  memset(m + 18, 0xab, 8);
+  memcpy(m + 20, &never16, 2);
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 40, -1), 1);
+  memcpy(&v16, m + 20, 2);
+  cr_assert_eq(v16, 40);
+  cr_assert_eq(m[22], 0xab, "two bytes written, not four");
+
+  /* a width not understood, or none stated: never written */
+  full_table();
+  for (int i = 0; i < nfields; i++)
+    if (strcmp(fields[i].field, "_frame_complete_offset") == 0) fields[i].type_string = "short";
+  cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), 0);
+  cr_assert_eq(l.blob_frame_complete, -1);
+  cr_assert_eq(hotspot_blob_complete_from(&l, header, code, 96, code + 40, -1), -ENOTSUP);
+  munmap(m, (size_t)page);
 }
