@@ -139,6 +139,15 @@ static const struct counter_spec COUNTERS[] = {
      "`event=lock`: recorded waits whose stack AsyncGetCallTrace could not walk from the thread's "
      "last Java frame (a runtime stub's: a monitor entered from compiled code), taken by JVMTI's "
      "`GetStackTrace` instead (slower, the same frames)"},
+    {"alloc_walks_jvmti", SEC_SAMPLING, U64(n.alloc_walks_jvmti), COUNT, "samples", 0,
+     "`event=alloc`: allocation samples whose stack AsyncGetCallTrace could not walk from the "
+     "thread's last Java frame, even after its runtime stub was made walkable, taken by JVMTI's "
+     "`GetStackTrace` instead (slower, the same frames)"},
+    {"stubs_walkable", SEC_SAMPLING, U64(n.stubs_walkable), COUNT, "stubs", 0,
+     "`event=alloc`: C1/C2 runtime stubs (an allocation's slow path) found at the top of an "
+     "allocating thread's last Java frame and marked walkable from their call into the VM on, so "
+     "that AsyncGetCallTrace walks through them (HotSpot marks them never safe for profiling "
+     "walks; see \"Allocation stacks\")"},
     {"process_cpu_ms", SEC_SAMPLING, U64(n.process_cpu_ns), NS_AS(1e6, 1), "ms", 0,
      "the whole process's CPU time while sampling (every thread)"},
     {"coverage", SEC_SAMPLING, GET(get_coverage), 1.0, 1, "%", 0,

@@ -322,28 +322,40 @@ static int jvmti_stack(jvmtiEnv *jvmti, jvmtiFrameInfo *frames, int depth) {
   return got;
 }
 
-/* The same, for a thread whose last Java frame is walkable from its frame anchor, as in a
- * native method (our park wrapper) or a JVMTI callback posted from the interpreter: there
- * AsyncGetCallTrace walks from that frame, without entering the VM, and reads no ucontext
- * (forte.cpp, a thread outside Java code); GetStackTrace enters the VM (a state transition,
- * handles, a vframe object per frame). Where the last frame is a runtime stub (a contended
- * monitor entered from compiled code; an allocation's slow path from compiled code, which is
- * why event=alloc does not try it) it cannot walk (-4): GetStackTrace answers, counted
- * (lock_walks_jvmti). Not signal-safe (the fallback). */
-static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int depth) {
+/* The calling thread's Java stack from AsyncGetCallTrace, walked from its last Java frame
+ * (no ucontext: forte.cpp reads the frame anchor of a thread outside Java code), converted in
+ * place to JVMTI's frames; returns the frames, or AsyncGetCallTrace's failure code (<= 0). */
+static int asgct_stack(JNIEnv *jni, jvmtiFrameInfo *frames, int depth) {
   _Static_assert(sizeof(asgct_frame) == sizeof(jvmtiFrameInfo), "converted in place");
   asgct_frame *raw = (asgct_frame *)(void *)frames;
   asgct_trace trace = {.env_id = jni, .num_frames = 0, .frames = raw};
   agent.asgct(&trace, depth, NULL);
   int n = trace.num_frames;
-  if (n > 0) {
-    for (int i = 0; i < n; i++) { /* the same bytes: each frame read whole, then written */
-      asgct_frame f = raw[i];
-      frames[i] = (jvmtiFrameInfo){.method = f.method_id, .location = f.lineno < 0 ? -1 : f.lineno};
-    }
-    return n;
+  for (int i = 0; i < n; i++) { /* the same bytes: each frame read whole, then written */
+    asgct_frame f = raw[i];
+    frames[i] = (jvmtiFrameInfo){.method = f.method_id, .location = f.lineno < 0 ? -1 : f.lineno};
   }
-  sampler_lock_walk_fallback();
+  return n;
+}
+
+/* The same, for a thread whose last Java frame is walkable from its frame anchor, as in a
+ * native method (our park wrapper) or a JVMTI callback posted from the interpreter: there
+ * AsyncGetCallTrace walks from that frame without entering the VM; GetStackTrace enters the VM
+ * (a state transition, handles, a vframe object per frame). Where the last frame is a C1/C2
+ * runtime stub (a contended monitor entered from compiled code; an allocation's slow path from
+ * compiled code) it cannot walk (-4): for an allocation (alloc 1) the stub is made walkable
+ * from its call into the VM on, once per stub (sampler_stub_make_walkable, stubwalk.c says why
+ * that is true and safe), and walked again; where it still cannot, GetStackTrace answers,
+ * counted (lock_walks_jvmti, alloc_walks_jvmti). Not signal-safe (the fallback). */
+static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int depth, int alloc) {
+  int n = asgct_stack(jni, frames, depth);
+  if (n == ASGCT_NOT_WALKABLE_NOT_JAVA && alloc && sampler_stub_make_walkable(jni))
+    n = asgct_stack(jni, frames, depth);
+  if (n > 0) return n;
+  if (alloc)
+    sampler_alloc_walk_fallback();
+  else
+    sampler_lock_walk_fallback();
   return jvmti_stack(jvmti, frames, depth);
 }
 
@@ -352,18 +364,18 @@ static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int 
 static _Atomic int alloc_depth; /* frames taken per sample while an allocation run is on */
 
 /* A sampled allocation (SampledObjectAlloc), on the allocating thread, in Java context: its
- * stack from JVMTI (allowed here), queued for the sampler thread with the class's signature
+ * stack (java_stack: AsyncGetCallTrace, JVMTI's where it cannot), queued for the sampler thread with the class's signature
  * and the object's size. Never waits for the sampler thread. */
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject obj,
                                      jclass cls, jlong size) {
-  (void)jni, (void)t, (void)obj;
+  (void)t, (void)obj;
   int depth = atomic_load(&alloc_depth);
   if (!depth || atomic_load(&agent.dead)) return;
   uint64_t cost = sampler_cost_begin(0);
   char *sig = NULL;
   if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
-  int n = frames ? jvmti_stack(jvmti, frames, depth) : 0; /* 0: under its class alone */
+  int n = frames ? java_stack(jvmti, jni, frames, depth, 1) : 0; /* 0: under its class alone */
   const char *c = sig ? sig : "?";
   sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, cost);
   free(frames);
@@ -426,7 +438,7 @@ static void record_wait(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, uint64_t wait_
   char *sig = NULL;
   if (cls && (*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
   jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
-  int n = frames ? java_stack(jvmti, jni, frames, depth) : 0; /* 0: under its class alone */
+  int n = frames ? java_stack(jvmti, jni, frames, depth, 0) : 0; /* 0: under its class alone */
   const char *c = sig ? sig : cls ? "?" : "";
   sampler_lock_wait(c, strlen(c), wait_ns, frames, n, cost);
   free(frames);

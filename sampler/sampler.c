@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "codecache.h"
 #include "codemap.h"
 #include "evq.h"
 #include "guard.h"
@@ -23,14 +24,17 @@
 #include "platform.h"
 #include "registry.h"
 #include "sthread.h"
+#include "stubwalk.h"
 #include "timeline.h"
 #include "traces.h"
 
 static struct {
-  struct hotspot_layout hotspot; /* read at init */
-  const char *hotspot_missing;   /* why the layout could not be read, or NULL */
-  const char *anchor_walk_off;   /* NULL once the anchor walk is set up */
-  int env_known;                 /* hotspot.env is valid (sampler_setup_anchor_walk) */
+  struct hotspot_layout hotspot;     /* read at init */
+  const char *hotspot_missing;       /* why the layout could not be read, or NULL */
+  const char *anchor_walk_off;       /* NULL once the anchor walk is set up */
+  int env_known;                     /* hotspot.env is valid (sampler_setup_anchor_walk) */
+  struct codecache_layout codecache; /* the code cache's reader (stubwalk: blobs by pc) */
+  int codecache_ok;                  /* codecache is valid */
 } jvm_layout = {.anchor_walk_off = "not set up"};
 
 int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) {
@@ -52,6 +56,8 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
       hotspot_read_layout(jvm->symbol, jvm->symbol_ctx, &jvm_layout.hotspot, &why) == 0)
     why = NULL;
   jvm_layout.hotspot_missing = why;
+  jvm_layout.codecache_ok =
+      !why && codecache_init(jvm->symbol, jvm->symbol_ctx, &jvm_layout.codecache, &why) == 0;
   /* HotSpot's fault entry, asked first about faults inside AsyncGetCallTrace (guard.h): its
    * SafeFetch probes fault there on purpose */
   guard_set_vm_handler(jvm->symbol ? (guard_vm_handler_fn)(uintptr_t)jvm->symbol(
@@ -173,7 +179,7 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
  * from there. */
 static struct {
   uint64_t acks, stray, foreign, wrong_tid, anchor_refused, faults, vm_handled, guard_full,
-      native_cut, names_refused;
+      native_cut, names_refused, stubs_walkable;
   int registered;
 } since;
 
@@ -219,6 +225,7 @@ static void report_locked(struct sampler_report *r) {
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
+  r->n.stubs_walkable = stubwalk_changed() - since.stubs_walkable;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns + r->n.lock_cost_ns;
   uint64_t process = r->n.process_cpu_ns;
   if (process && sthread_config()->hasrun != SAMPLER_HASRUN_REGS) {
@@ -254,6 +261,7 @@ static void clear_locked(void) {
   since.guard_full = guard_full();
   since.vm_handled = guard_vm_handled();
   since.native_cut = native_walks_cut();
+  since.stubs_walkable = stubwalk_changed();
   since.names_refused = intern_refused();
   since.registered = registry_registered() - registry_live(); /* the live ones count again */
 }
@@ -443,6 +451,14 @@ int sampler_alloc_sample(const char *sig, size_t sig_len, uint64_t size,
 uint64_t sampler_cost_begin(int lock) { return alloc_cost_begin(lock); }
 
 void sampler_lock_walk_fallback(void) { lock_count_jvmti_walk(); }
+
+void sampler_alloc_walk_fallback(void) { alloc_count_jvmti_walk(); }
+
+int sampler_stub_make_walkable(JNIEnv *self) {
+  if (!jvm_layout.env_known || !jvm_layout.codecache_ok || !self) return 0;
+  return stubwalk_complete_top(&jvm_layout.hotspot, &jvm_layout.codecache,
+                               (const char *)self - jvm_layout.hotspot.env);
+}
 
 int sampler_lock_take(uint64_t wait_ns) { return lock_take(wait_ns); }
 

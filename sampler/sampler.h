@@ -113,6 +113,17 @@ uint64_t sampler_cost_begin(int lock);
  * GetStackTrace instead (lock_walks_jvmti). Any thread; lock-free. */
 void sampler_lock_walk_fallback(void);
 
+/* The same for an allocation sample (alloc_walks_jvmti). Any thread; lock-free. */
+void sampler_alloc_walk_fallback(void);
+
+/* On the calling Java thread, inside a JVMTI callback, after AsyncGetCallTrace (no ucontext)
+ * could not walk from its last Java frame: when that frame is a C1/C2 runtime stub that HotSpot
+ * marked never safe for profiling walks, marks it walkable from the return address of its call
+ * into the VM on (stubwalk.h; counted: stubs_walkable). Returns 1 when a stub was changed (walk
+ * again), 0 otherwise (also before sampler_setup_anchor_walk found the JNIEnv's offset, with
+ * codemap=off, or on a JVM that does not describe the field). Not signal-safe. */
+int sampler_stub_make_walkable(JNIEnv *self);
+
 /* ---- lock waits (event=lock: cfg.lock, cfg.lock_threshold_ns) ---- */
 
 /* A wait of wait_ns for a lock (a contended monitor entered, a park returned) just ended on

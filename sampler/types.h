@@ -235,14 +235,16 @@ struct sampler_counters {
   uint64_t alloc_cost_ns;    /* the allocating threads' time in our callbacks (its stack walk,
                                 the class's name, the queue) */
   /* event=lock (alloc.h: lock_*) */
-  uint64_t lock_waits;       /* waits seen (contended monitor entries and parks), any length */
-  uint64_t lock_samples;     /* of those, recorded (all >= the threshold, shorter ones sampled) */
-  uint64_t lock_ns;          /* the ns blocked they stand for (estimated) */
-  uint64_t lock_lost;        /* recorded waits the queue could not take: under [sample lost] */
-  uint64_t lock_lost_ns;     /* the ns they stood for (estimated) */
-  uint64_t lock_cost_ns;     /* the waiting threads' time in our callbacks after their waits */
-  uint64_t lock_walks_jvmti; /* recorded waits whose stack AsyncGetCallTrace could not walk
+  uint64_t lock_waits;        /* waits seen (contended monitor entries and parks), any length */
+  uint64_t lock_samples;      /* of those, recorded (all >= the threshold, shorter ones sampled) */
+  uint64_t lock_ns;           /* the ns blocked they stand for (estimated) */
+  uint64_t lock_lost;         /* recorded waits the queue could not take: under [sample lost] */
+  uint64_t lock_lost_ns;      /* the ns they stood for (estimated) */
+  uint64_t lock_cost_ns;      /* the waiting threads' time in our callbacks after their waits */
+  uint64_t lock_walks_jvmti;  /* recorded waits whose stack AsyncGetCallTrace could not walk
                                 from the thread's last Java frame: GetStackTrace's instead */
+  uint64_t alloc_walks_jvmti; /* allocation samples the same (event=alloc) */
+  uint64_t stubs_walkable;    /* runtime stubs made walkable from their VM call (stubwalk.h) */
 };
 
 /* One consistent snapshot of what the sampler did, for reports. */

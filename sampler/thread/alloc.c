@@ -45,7 +45,8 @@ static uint64_t rnd = 0x2545f4914f6cdd1dull; /* the drain's rounding (sampler th
 static _Atomic int lock_on;
 static _Atomic uint64_t lock_threshold;
 static _Atomic uint64_t lock_seen, lock_lost_n, lock_lost_ns, lock_cost;
-static _Atomic uint64_t jvmti_walks; /* waits' stacks taken by JVMTI since the last drain */
+static _Atomic uint64_t jvmti_walks;       /* waits' stacks taken by JVMTI since the last drain */
+static _Atomic uint64_t alloc_jvmti_walks; /* allocation samples' the same */
 
 int alloc_set_interval(uint64_t i) {
   if (i) {
@@ -92,6 +93,8 @@ static void count_cost(_Atomic uint64_t *sum, uint64_t began) {
 }
 
 void lock_count_jvmti_walk(void) { atomic_fetch_add(&jvmti_walks, 1); }
+
+void alloc_count_jvmti_walk(void) { atomic_fetch_add(&alloc_jvmti_walks, 1); }
 
 void alloc_take_costs(uint64_t *alloc_ns, uint64_t *lock_ns) {
   *alloc_ns = atomic_exchange(&cost_ns, 0);
@@ -236,6 +239,7 @@ void alloc_drain(void) {
   rounds.st.alloc_cost_ns += alloc_ns;
   rounds.st.lock_cost_ns += lock_ns;
   rounds.st.lock_walks_jvmti += atomic_exchange(&jvmti_walks, 0);
+  rounds.st.alloc_walks_jvmti += atomic_exchange(&alloc_jvmti_walks, 0);
   rounds.st.lock_waits += atomic_exchange(&lock_seen, 0);
   uint64_t ln = atomic_exchange(&lock_lost_n, 0);
   if (ln) {

@@ -41,6 +41,9 @@ uint64_t alloc_cost_begin(int lock);
  * GetStackTrace took (lock_walks_jvmti). Any thread; lock-free. */
 void lock_count_jvmti_walk(void);
 
+/* The same for an allocation sample's stack (alloc_walks_jvmti). Any thread; lock-free. */
+void alloc_count_jvmti_walk(void);
+
 /* The callbacks' estimated CPU time (ns) for allocations and for lock waits since the last
  * call, taken (the sums restart at 0). Any thread. */
 void alloc_take_costs(uint64_t *alloc_ns, uint64_t *lock_ns);

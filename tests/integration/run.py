@@ -2896,7 +2896,9 @@ def case_alloc_truth():
     class, its bytes measured by ThreadMXBean.getThreadAllocatedBytes around each call. The
     estimated bytes per method within 5% of the truth, the per-class shares of the two threads
     within 2 points; the run has the samples for that (computed from the interval) and lost
-    none. A bad alloc= is refused, naming the option."""
+    none; at most half the stacks taken by GetStackTrace (alloc_walks_jvmti): the others walked
+    from the last Java frame through the slow path's runtime stub (stubs_walkable). A bad alloc=
+    is refused, naming the option."""
     for opts, msg in (("event=alloc,alloc=0", "alloc=0: accepted: a size in bytes"),
                       ("event=alloc,alloc=2g", "alloc=2g: accepted: a size in bytes"),
                       ("event=alloc,alloc=12x", "alloc=12x: accepted: a size in bytes"),
@@ -2933,6 +2935,11 @@ def case_alloc_truth():
         check(err * 4 <= 0.05, f"{m}: {expected:.0f} samples expected, fewer than the {need:.0f} that 5% needs")
     lost = int(stats["alloc_lost_bytes"])
     print(f"samples {stats['alloc_samples']}, lost {stats['alloc_lost']} ({lost} bytes); threads {threads}")
+    # the stacks are walked from the last Java frame by AsyncGetCallTrace, through the runtime
+    # stub of the allocation's slow path once it is made walkable: GetStackTrace for few
+    fallback, samples = int(stats["alloc_walks_jvmti"]), int(stats["alloc_samples"])
+    print(f"stacks by GetStackTrace: {fallback} of {samples}; stubs made walkable: {stats['stubs_walkable']}")
+    check(samples and fallback <= samples // 2, f"{fallback} of {samples} samples' stacks taken by GetStackTrace")
     check(lost * 100 < sum(b for b, _ in truth.values()), f"the queue lost {lost} bytes' samples (over 1%)")
     for m, (b, _) in truth.items():
         check(abs(est[m] - b) <= 0.05 * b, f"{m}: estimated {est[m]} bytes, truth {b}: off by more than 5%")
