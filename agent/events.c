@@ -351,6 +351,7 @@ static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int 
   int n = asgct_stack(jni, frames, depth);
   if (n == ASGCT_NOT_WALKABLE_NOT_JAVA && alloc && sampler_stub_make_walkable(jni))
     n = asgct_stack(jni, frames, depth);
+  if (n > 0 && alloc) n = sampler_stub_exact(jni, frames, n, depth);
   if (n > 0) return n;
   if (alloc)
     sampler_alloc_walk_fallback();

@@ -64,6 +64,10 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
                                          "JVM_handle_linux_signal", jvm->symbol_ctx)
                                    : NULL);
   err = guard_install(); /* before the handler: no sample is ever taken unguarded */
+  if (!err) {            /* the code cache read by plain copies under the guard (codecache.h) */
+    jvm_layout.codecache.read = guard_read;
+    jvm_layout.codecache.mask = guard_mask_now;
+  }
   if (!err) err = handler_install(c->sig, jvm->asgct, c->depth);
   if (err) {
     guard_uninstall();
@@ -453,6 +457,18 @@ uint64_t sampler_cost_begin(int lock) { return alloc_cost_begin(lock); }
 void sampler_lock_walk_fallback(void) { lock_count_jvmti_walk(); }
 
 void sampler_alloc_walk_fallback(void) { alloc_count_jvmti_walk(); }
+
+_Static_assert(sizeof(struct stubwalk_frame) == sizeof(jvmtiFrameInfo) &&
+                   offsetof(struct stubwalk_frame, method) == offsetof(jvmtiFrameInfo, method) &&
+                   offsetof(struct stubwalk_frame, bci) == offsetof(jvmtiFrameInfo, location),
+               "frames corrected in place");
+
+int sampler_stub_exact(JNIEnv *self, jvmtiFrameInfo *frames, int n, int depth) {
+  if (!jvm_layout.env_known || !jvm_layout.codecache_ok || !self) return n;
+  return stubwalk_exact_top(&jvm_layout.hotspot, &jvm_layout.codecache,
+                            (const char *)self - jvm_layout.hotspot.env,
+                            (struct stubwalk_frame *)(void *)frames, n, depth);
+}
 
 int sampler_stub_make_walkable(JNIEnv *self) {
   if (!jvm_layout.env_known || !jvm_layout.codecache_ok || !self) return 0;

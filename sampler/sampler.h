@@ -124,6 +124,13 @@ void sampler_alloc_walk_fallback(void);
  * codemap=off, or on a JVM that does not describe the field). Not signal-safe. */
 int sampler_stub_make_walkable(JNIEnv *self);
 
+/* frames[0..n) (n > 0), the calling thread's stack as AsyncGetCallTrace walked it from its last
+ * Java frame: where that walk went through a stub sampler_stub_make_walkable changed, the
+ * compiled caller's frames made the call's own (AsyncGetCallTrace describes that caller by the
+ * next debug information after its return address: stubwalk.h). Returns the frames now, or -1
+ * when they cannot be made exact (take GetStackTrace's). Not signal-safe. */
+int sampler_stub_exact(JNIEnv *self, jvmtiFrameInfo *frames, int n, int depth);
+
 /* ---- lock waits (event=lock: cfg.lock, cfg.lock_threshold_ns) ---- */
 
 /* A wait of wait_ns for a lock (a contended monitor entered, a park returned) just ended on

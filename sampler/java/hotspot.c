@@ -234,6 +234,7 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
                                  : strcmp(c_type, "int16_t") == 0 ? 2
                                                                   : 0;
   if (!l->blob_frame_complete_bytes) l->blob_frame_complete = -1;
+  l->nm_compile_id = field(&vs, &ty, "nmethod", "_compile_id");
   return 0;
 }
 

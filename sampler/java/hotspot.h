@@ -52,6 +52,7 @@ struct hotspot_layout {
   long blob_code_offset, blob_data_offset; /* CodeBlob:: in JDK 25, instead of _code_begin/_end */
   long blob_frame_complete;      /* CodeBlob::_frame_complete_offset, -1 when not described */
   int blob_frame_complete_bytes; /* its width: 4 (int: JDK 17, 21), 2 (int16_t: JDK 25), 0 */
+  long nm_compile_id;            /* nmethod::_compile_id (an int), -1 when not described */
   long env;                      /* JNIEnv address - JavaThread address; set by hotspot_find_env */
 };
 

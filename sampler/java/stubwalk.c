@@ -56,26 +56,52 @@
 
 #define STUBWALK_MAX 128 /* stubs decided; allocation paths use a handful */
 
+/* Entries are written under the mutex and published by n (release): readers without the
+ * mutex (stubwalk_exact_top) see whole entries; ours changes later, atomically. */
 static struct {
   pthread_mutex_t lock;
-  int n;
+  _Atomic int n;
   struct {
     uintptr_t begin, end; /* the stub's code */
     uintptr_t header;     /* its blob, 0: not to be changed */
-    int32_t ours;         /* the offset we wrote, -1: none */
+    int frame_words;      /* its frame's size */
+    _Atomic int32_t ours; /* the offset we wrote, -1: none */
   } seen[STUBWALK_MAX];
   _Atomic uint64_t changed;
 } sw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The return address at the top of the anchor of the thread at java_thread (its
+ * _last_Java_pc, or the word below _last_Java_sp when that is 0), and the anchor's sp. 0 when
+ * there is none. Only for the calling thread's own anchor, held still while it runs a JVMTI
+ * callback: the word below its sp is in a live frame of its own stack (a plain load). */
+static uintptr_t anchor_top(const struct hotspot_layout *l, const void *java_thread,
+                            uintptr_t *sp) {
+  const char *anchor = (const char *)java_thread + l->anchor;
+  uintptr_t pc;
+  memcpy(sp, anchor + l->last_sp, sizeof *sp);
+  memcpy(&pc, anchor + l->last_pc, sizeof pc);
+  if (!pc && *sp && *sp % sizeof(uintptr_t) == 0) pc = ((const uintptr_t *)*sp)[-1];
+  return *sp ? pc : 0;
+}
+
+/* The entry whose code holds pc, or -1. Lock-free. */
+static int entry_at(uintptr_t pc) {
+  int n = atomic_load_explicit(&sw.n, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (pc >= sw.seen[i].begin && pc < sw.seen[i].end) return i;
+  return -1;
+}
 
 /* The blob of code that holds pc: a table entry, or a new one (the code cache read; a blob
  * that is not to be changed is remembered with header 0). Index, or -1 (not in a blob, the
  * table full). sw.lock held. */
 static int blob_of(const struct hotspot_layout *l, const struct codecache_layout *cc,
                    uintptr_t pc) {
-  for (int i = 0; i < sw.n; i++)
-    if (pc >= sw.seen[i].begin && pc < sw.seen[i].end) return i;
+  int i = entry_at(pc);
+  if (i >= 0) return i;
   struct codecache_blob b;
-  if (sw.n == STUBWALK_MAX || codecache_find(cc, pc, &b) != 0) return -1;
+  i = atomic_load(&sw.n);
+  if (i == STUBWALK_MAX || codecache_find(cc, pc, &b) != 0) return -1;
   /* a frame of fixed size: runtime stubs (and the VM's singleton blobs, whose completeness
    * safe_for_sender does not ask); not an nmethod, nor a buffer or adapter blob (no frame) */
   int32_t frame = 0;
@@ -83,38 +109,31 @@ static int blob_of(const struct hotspot_layout *l, const struct codecache_layout
       plat_read_memory(b.blob + (uintptr_t)l->blob_frame_size, &frame, sizeof frame) != 0 ||
       frame <= 0 || frame > 4096)
     b.blob = 0;
-  int i = sw.n++;
   sw.seen[i].begin = b.code_begin;
   sw.seen[i].end = b.code_end;
   sw.seen[i].header = b.blob;
-  sw.seen[i].ours = -1;
+  sw.seen[i].frame_words = frame;
+  atomic_store(&sw.seen[i].ours, -1);
+  atomic_store_explicit(&sw.n, i + 1, memory_order_release);
   return i;
 }
 
 int stubwalk_complete_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
                           const void *java_thread) {
   if (!java_thread || !cc || l->blob_frame_complete < 0) return 0;
-  const char *anchor = (const char *)java_thread + l->anchor;
-  uintptr_t sp, pc;
-  memcpy(&sp, anchor + l->last_sp, sizeof sp);
-  memcpy(&pc, anchor + l->last_pc, sizeof pc);
-  /* the word below the anchor's sp: this thread's own stack, its frame held still while the
-   * thread runs this callback */
-  if (!pc && sp && sp % sizeof(uintptr_t) == 0 &&
-      plat_read_memory(sp - sizeof pc, &pc, sizeof pc) != 0)
-    return 0;
+  uintptr_t sp, pc = anchor_top(l, java_thread, &sp);
   if (!pc) return 0;
   int rc = 0;
   pthread_mutex_lock(&sw.lock);
   int i = blob_of(l, cc, pc);
-  if (i < 0 || !sw.seen[i].header ||
-      (sw.seen[i].ours >= 0 && pc - sw.seen[i].begin >= (uintptr_t)sw.seen[i].ours))
+  int32_t ours = i < 0 ? -1 : atomic_load(&sw.seen[i].ours);
+  if (i < 0 || !sw.seen[i].header || (ours >= 0 && pc - sw.seen[i].begin >= (uintptr_t)ours))
     goto out;
   int r = hotspot_blob_complete_from(l, sw.seen[i].header, sw.seen[i].begin,
-                                     sw.seen[i].end - sw.seen[i].begin, pc, sw.seen[i].ours);
+                                     sw.seen[i].end - sw.seen[i].begin, pc, ours);
   if (r == 1) {
-    if (sw.seen[i].ours < 0) atomic_fetch_add(&sw.changed, 1);
-    sw.seen[i].ours = (int32_t)(pc - sw.seen[i].begin);
+    if (ours < 0) atomic_fetch_add(&sw.changed, 1);
+    atomic_store(&sw.seen[i].ours, (int32_t)(pc - sw.seen[i].begin));
     rc = 1;
   } else if (r < 0 && r != -EINVAL) {
     sw.seen[i].header = 0; /* HotSpot's own offset, or not writable: left as it is for good */
@@ -122,6 +141,94 @@ int stubwalk_complete_top(const struct hotspot_layout *l, const struct codecache
 out:
   pthread_mutex_unlock(&sw.lock);
   return rc;
+}
+
+/* The inline chains of a compiled caller at a stub call's return address ret: as
+ * AsyncGetCallTrace describes it (near: the debug information after ret) and as the call's own
+ * (exact), for the nmethod at blob of compilation compile_id. Kept per ret (the nmethod
+ * decoded once, not at every sample), checked at each use: the same nmethod (its compile id,
+ * read through the kernel) and the walk's frames equal to near. */
+struct chains {
+  uintptr_t ret, blob;
+  int32_t compile_id;
+  int nn, ne; /* nn 0: no debug information after ret */
+  struct codecache_frame near[STUBWALK_INLINE], exact[STUBWALK_INLINE];
+};
+
+#define STUBWALK_CHAINS 64 /* call sites kept, direct-mapped by ret */
+
+static struct {
+  pthread_mutex_t lock;
+  struct chains at[STUBWALK_CHAINS];
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The compile id of the nmethod whose header is at blob, or -1. */
+static int32_t compile_id(const struct hotspot_layout *l, uintptr_t blob) {
+  int32_t id;
+  if (l->nm_compile_id < 0 ||
+      plat_read_memory(blob + (uintptr_t)l->nm_compile_id, &id, sizeof id) != 0)
+    return -1;
+  return id;
+}
+
+/* Fills *c for ret from the code cache. 0; 1 when ret is not in an nmethod (nothing to
+ * correct); -1 when it cannot be read. */
+static int decode(const struct hotspot_layout *l, const struct codecache_layout *cc, uintptr_t ret,
+                  struct chains *c) {
+  struct codecache_layout own; /* bound once for the reads below (codecache_bind) */
+  codecache_bind(cc, &own);
+  struct codecache_blob b;
+  if (codecache_find(&own, ret, &b) != 0) return -1;
+  if (!b.is_nmethod) return 1; /* the interpreter: walked from its own bcp */
+  c->ret = ret;
+  c->blob = b.blob;
+  c->compile_id = compile_id(l, b.blob);
+  c->nn = codecache_scopes(&own, &b, ret + 1, c->near, STUBWALK_INLINE);
+  c->ne = codecache_scopes(&own, &b, ret, c->exact, STUBWALK_INLINE);
+  /* no debug information after ret (the call is the nmethod's last): AsyncGetCallTrace finds
+   * none near, and describes the frame by its own pc's — the call's chain, checked as such */
+  if (c->nn == -ENOENT) c->nn = 0;
+  if (c->compile_id < 0 || c->nn < 0 || c->ne <= 0) return -1;
+  for (int k = 0; k < c->ne; k++)
+    if (!c->exact[k].jmethod_id) return -1;
+  return 0;
+}
+
+int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
+                       const void *java_thread, struct stubwalk_frame *frames, int n, int depth) {
+  if (!java_thread || !cc || atomic_load_explicit(&sw.n, memory_order_acquire) == 0) return n;
+  uintptr_t sp, pc = anchor_top(l, java_thread, &sp);
+  int i = pc ? entry_at(pc) : -1;
+  if (i < 0 || atomic_load(&sw.seen[i].ours) < 0) return n; /* not through a stub of ours */
+  /* the stub's caller, as HotSpot finds it: the return address at the top of the stub's frame
+   * (the stub's live frame on this thread's own stack: a plain load) */
+  uintptr_t ret = ((const uintptr_t *)sp)[sw.seen[i].frame_words - 1];
+  struct chains c;
+  pthread_mutex_lock(&cache.lock);
+  struct chains *slot = &cache.at[(ret >> 2) % STUBWALK_CHAINS];
+  int hit = slot->ret == ret;
+  if (hit) c = *slot;
+  pthread_mutex_unlock(&cache.lock);
+  if (!hit || compile_id(l, c.blob) != c.compile_id) {
+    int rc = decode(l, cc, ret, &c);
+    if (rc) return rc > 0 ? n : -1;
+    pthread_mutex_lock(&cache.lock);
+    *slot = c;
+    pthread_mutex_unlock(&cache.lock);
+  }
+  /* the walk's top frames must be the chain AsyncGetCallTrace was to find: the near one, or
+   * the call's own when there is none */
+  int nn = c.nn ? c.nn : c.ne;
+  const struct codecache_frame *want = c.nn ? c.near : c.exact;
+  if (nn > n) return -1;
+  for (int k = 0; k < nn; k++)
+    if (frames[k].method != want[k].jmethod_id || frames[k].bci != want[k].bci) return -1;
+  /* the callers below the nmethod's chain stay; its chain becomes the call's own */
+  int ne = c.ne < depth ? c.ne : depth, rest = n - nn, keep = depth - ne < rest ? depth - ne : rest;
+  memmove(frames + ne, frames + nn, (size_t)keep * sizeof *frames);
+  for (int k = 0; k < ne; k++)
+    frames[k] = (struct stubwalk_frame){.method = c.exact[k].jmethod_id, .bci = c.exact[k].bci};
+  return ne + keep;
 }
 
 uint64_t stubwalk_changed(void) { return atomic_load(&sw.changed); }

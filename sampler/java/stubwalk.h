@@ -27,6 +27,26 @@ struct codecache_layout;
 int stubwalk_complete_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
                           const void *java_thread);
 
+/* A frame as JVMTI's GetStackTrace gives it (jvmtiFrameInfo's layout): method, bci. */
+struct stubwalk_frame {
+  void *method;
+  int64_t bci;
+};
+
+#define STUBWALK_INLINE 16 /* an inline chain's frames, at most */
+
+/* frames[0..n) (n > 0, at most depth), the stack AsyncGetCallTrace walked from the last Java
+ * frame of the calling thread (java_thread): when that frame is a stub stubwalk_complete_top
+ * made walkable, AsyncGetCallTrace took its compiled caller as interrupted at a random pc and
+ * described it by the next debug information after the return address (forte.cpp
+ * is_decipherable_compiled_frame: pc_desc_near(pc + 1)) — another bci, often another inline
+ * chain (the next call's). Replaces that chain by the call's own (the PcDesc at the return
+ * address, from the nmethod's debug information: codecache_scopes), after checking that the
+ * frames are the chain it expected. Returns the frames now (n when nothing was to change), or -1
+ * when the stack cannot be made exact (the caller takes GetStackTrace's). Not signal-safe. */
+int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
+                       const void *java_thread, struct stubwalk_frame *frames, int n, int depth);
+
 /* Stubs changed since the process began (stubwalk_complete_top's 1s, without repeats). Any
  * thread. */
 uint64_t stubwalk_changed(void);
