@@ -162,13 +162,30 @@ static struct {
   struct chains at[STUBWALK_CHAINS];
 } cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The compile id of the nmethod whose header is at blob, or -1. */
-static int32_t compile_id(const struct hotspot_layout *l, uintptr_t blob) {
+/* The calling thread's id and signal mask, asked once per thread for the code cache's guarded
+ * reads (a JVMTI callback's thread keeps its mask; a fault under another mask would go to the
+ * JVM, and none is expected: the blob read is an nmethod's header seen live before). */
+static __thread pid_t own_tid;
+static __thread uint64_t own_mask;
+
+/* The compile id of the nmethod whose header is at blob, or -1: a plain copy under the fault
+ * guard when cc has one (codecache.h), else through the kernel (a system call: several µs
+ * here, as much as the walk). */
+static int32_t compile_id(const struct hotspot_layout *l, const struct codecache_layout *cc,
+                          uintptr_t blob) {
   int32_t id;
-  if (l->nm_compile_id < 0 ||
-      plat_read_memory(blob + (uintptr_t)l->nm_compile_id, &id, sizeof id) != 0)
-    return -1;
-  return id;
+  if (l->nm_compile_id < 0) return -1;
+  const void *at = (const void *)(blob + (uintptr_t)l->nm_compile_id);
+  if (cc->read && cc->mask) {
+    if (!own_tid) {
+      own_tid = plat_gettid();
+      own_mask = cc->mask();
+    }
+    int rc = cc->read(&id, at, sizeof id, own_tid, own_mask);
+    if (rc == 0) return id;
+    if (rc == -EFAULT) return -1;
+  }
+  return plat_read_memory((uintptr_t)at, &id, sizeof id) == 0 ? id : -1;
 }
 
 /* Fills *c for ret from the code cache. 0; 1 when ret is not in an nmethod (nothing to
@@ -182,7 +199,7 @@ static int decode(const struct hotspot_layout *l, const struct codecache_layout 
   if (!b.is_nmethod) return 1; /* the interpreter: walked from its own bcp */
   c->ret = ret;
   c->blob = b.blob;
-  c->compile_id = compile_id(l, b.blob);
+  c->compile_id = compile_id(l, cc, b.blob);
   c->nn = codecache_scopes(&own, &b, ret + 1, c->near, STUBWALK_INLINE);
   c->ne = codecache_scopes(&own, &b, ret, c->exact, STUBWALK_INLINE);
   /* no debug information after ret (the call is the nmethod's last): AsyncGetCallTrace finds
@@ -209,7 +226,7 @@ int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_la
   int hit = slot->ret == ret;
   if (hit) c = *slot;
   pthread_mutex_unlock(&cache.lock);
-  if (!hit || compile_id(l, c.blob) != c.compile_id) {
+  if (!hit || compile_id(l, cc, c.blob) != c.compile_id) {
     int rc = decode(l, cc, ret, &c);
     if (rc) return rc > 0 ? n : -1;
     pthread_mutex_lock(&cache.lock);
