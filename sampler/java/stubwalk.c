@@ -31,7 +31,13 @@
  * walk is refused. The same holds for every nmethod's epilogue (its frame-complete offset has
  * no end either): a wrong stack for a sample landing there, as AsyncGetCallTrace already risks
  * for compiled code, never a fault. Before the change such samples failed (-4/-5) and were
- * attributed to the stub by the code map.
+ * attributed to the stub by the code map. And a walker that reaches the stub's compiled caller
+ * through the stub (AsyncGetCallTrace on a thread outside Java code, from its anchor) describes
+ * it by the next debug information after the return address (forte.cpp
+ * is_decipherable_compiled_frame: the frame is not the anchor's, so its pc is taken as a random
+ * one): stubwalk_exact_top corrects that for our callback; our signal handler keeps such samples
+ * not walkable, as before (stubwalk_changed_at); another AsyncGetCallTrace user gets those
+ * frames where it got -4.
  *
  * Why not move the anchor (as the signal handler's walk_from_anchor does for a thread in the
  * VM): this thread is _thread_in_native here, so a safepoint or GC proceeds beside it and walks
@@ -53,22 +59,11 @@
 #include "codecache.h"
 #include "hotspot.h"
 #include "platform.h"
+#include "stubwalk_internal.h"
 
-#define STUBWALK_MAX 128 /* stubs decided; allocation paths use a handful */
-
-/* Entries are written under the mutex and published by n (release): readers without the
- * mutex (stubwalk_exact_top) see whole entries; ours changes later, atomically. */
-static struct {
-  pthread_mutex_t lock;
-  _Atomic int n;
-  struct {
-    uintptr_t begin, end; /* the stub's code */
-    uintptr_t header;     /* its blob, 0: not to be changed */
-    int frame_words;      /* its frame's size */
-    _Atomic int32_t ours; /* the offset we wrote, -1: none */
-  } seen[STUBWALK_MAX];
-  _Atomic uint64_t changed;
-} sw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The table (stubwalk_internal.h) is written under this mutex. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t changed;
 
 /* The return address at the top of the anchor of the thread at java_thread (its
  * _last_Java_pc, or the word below _last_Java_sp when that is 0), and the anchor's sp. 0 when
@@ -84,23 +79,15 @@ static uintptr_t anchor_top(const struct hotspot_layout *l, const void *java_thr
   return *sp ? pc : 0;
 }
 
-/* The entry whose code holds pc, or -1. Lock-free. */
-static int entry_at(uintptr_t pc) {
-  int n = atomic_load_explicit(&sw.n, memory_order_acquire);
-  for (int i = 0; i < n; i++)
-    if (pc >= sw.seen[i].begin && pc < sw.seen[i].end) return i;
-  return -1;
-}
-
 /* The blob of code that holds pc: a table entry, or a new one (the code cache read; a blob
  * that is not to be changed is remembered with header 0). Index, or -1 (not in a blob, the
- * table full). sw.lock held. */
+ * table full). the mutex held. */
 static int blob_of(const struct hotspot_layout *l, const struct codecache_layout *cc,
                    uintptr_t pc) {
-  int i = entry_at(pc);
+  int i = stubwalk_entry_at(pc);
   if (i >= 0) return i;
   struct codecache_blob b;
-  i = atomic_load(&sw.n);
+  i = atomic_load(&stubwalk_table.n);
   if (i == STUBWALK_MAX || codecache_find(cc, pc, &b) != 0) return -1;
   /* a frame of fixed size: runtime stubs (and the VM's singleton blobs, whose completeness
    * safe_for_sender does not ask); not an nmethod, nor a buffer or adapter blob (no frame) */
@@ -109,12 +96,12 @@ static int blob_of(const struct hotspot_layout *l, const struct codecache_layout
       plat_read_memory(b.blob + (uintptr_t)l->blob_frame_size, &frame, sizeof frame) != 0 ||
       frame <= 0 || frame > 4096)
     b.blob = 0;
-  sw.seen[i].begin = b.code_begin;
-  sw.seen[i].end = b.code_end;
-  sw.seen[i].header = b.blob;
-  sw.seen[i].frame_words = frame;
-  atomic_store(&sw.seen[i].ours, -1);
-  atomic_store_explicit(&sw.n, i + 1, memory_order_release);
+  stubwalk_table.seen[i].begin = b.code_begin;
+  stubwalk_table.seen[i].end = b.code_end;
+  stubwalk_table.seen[i].header = b.blob;
+  stubwalk_table.seen[i].frame_words = frame;
+  atomic_store(&stubwalk_table.seen[i].ours, -1);
+  atomic_store_explicit(&stubwalk_table.n, i + 1, memory_order_release);
   return i;
 }
 
@@ -124,22 +111,25 @@ int stubwalk_complete_top(const struct hotspot_layout *l, const struct codecache
   uintptr_t sp, pc = anchor_top(l, java_thread, &sp);
   if (!pc) return 0;
   int rc = 0;
-  pthread_mutex_lock(&sw.lock);
+  pthread_mutex_lock(&lock);
   int i = blob_of(l, cc, pc);
-  int32_t ours = i < 0 ? -1 : atomic_load(&sw.seen[i].ours);
-  if (i < 0 || !sw.seen[i].header || (ours >= 0 && pc - sw.seen[i].begin >= (uintptr_t)ours))
+  int32_t ours = i < 0 ? -1 : atomic_load(&stubwalk_table.seen[i].ours);
+  if (i < 0 || !stubwalk_table.seen[i].header ||
+      (ours >= 0 && pc - stubwalk_table.seen[i].begin >= (uintptr_t)ours))
     goto out;
-  int r = hotspot_blob_complete_from(l, sw.seen[i].header, sw.seen[i].begin,
-                                     sw.seen[i].end - sw.seen[i].begin, pc, ours);
+  int r = hotspot_blob_complete_from(l, stubwalk_table.seen[i].header, stubwalk_table.seen[i].begin,
+                                     stubwalk_table.seen[i].end - stubwalk_table.seen[i].begin, pc,
+                                     ours);
   if (r == 1) {
-    if (ours < 0) atomic_fetch_add(&sw.changed, 1);
-    atomic_store(&sw.seen[i].ours, (int32_t)(pc - sw.seen[i].begin));
+    if (ours < 0) atomic_fetch_add(&changed, 1);
+    atomic_store(&stubwalk_table.seen[i].ours, (int32_t)(pc - stubwalk_table.seen[i].begin));
     rc = 1;
   } else if (r < 0 && r != -EINVAL) {
-    sw.seen[i].header = 0; /* HotSpot's own offset, or not writable: left as it is for good */
+    stubwalk_table.seen[i].header =
+        0; /* HotSpot's own offset, or not writable: left as it is for good */
   }
 out:
-  pthread_mutex_unlock(&sw.lock);
+  pthread_mutex_unlock(&lock);
   return rc;
 }
 
@@ -213,13 +203,15 @@ static int decode(const struct hotspot_layout *l, const struct codecache_layout 
 
 int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
                        const void *java_thread, struct stubwalk_frame *frames, int n, int depth) {
-  if (!java_thread || !cc || atomic_load_explicit(&sw.n, memory_order_acquire) == 0) return n;
+  if (!java_thread || !cc || atomic_load_explicit(&stubwalk_table.n, memory_order_acquire) == 0)
+    return n;
   uintptr_t sp, pc = anchor_top(l, java_thread, &sp);
-  int i = pc ? entry_at(pc) : -1;
-  if (i < 0 || atomic_load(&sw.seen[i].ours) < 0) return n; /* not through a stub of ours */
+  int i = pc ? stubwalk_entry_at(pc) : -1;
+  if (i < 0 || atomic_load(&stubwalk_table.seen[i].ours) < 0)
+    return n; /* not through a stub of ours */
   /* the stub's caller, as HotSpot finds it: the return address at the top of the stub's frame
    * (the stub's live frame on this thread's own stack: a plain load) */
-  uintptr_t ret = ((const uintptr_t *)sp)[sw.seen[i].frame_words - 1];
+  uintptr_t ret = ((const uintptr_t *)sp)[stubwalk_table.seen[i].frame_words - 1];
   struct chains c;
   pthread_mutex_lock(&cache.lock);
   struct chains *slot = &cache.at[(ret >> 2) % STUBWALK_CHAINS];
@@ -248,4 +240,4 @@ int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_la
   return ne + keep;
 }
 
-uint64_t stubwalk_changed(void) { return atomic_load(&sw.changed); }
+uint64_t stubwalk_changed(void) { return atomic_load(&changed); }

@@ -47,6 +47,10 @@ struct stubwalk_frame {
 int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
                        const void *java_thread, struct stubwalk_frame *frames, int n, int depth);
 
+/* Whether pc lies in a stub whose frame stubwalk_complete_top changed. ASYNC-SIGNAL-SAFE,
+ * lock-free (stubwalk_sig.c): the signal handler asks it. */
+int stubwalk_changed_at(uintptr_t pc);
+
 /* Stubs changed since the process began (stubwalk_complete_top's 1s, without repeats). Any
  * thread. */
 uint64_t stubwalk_changed(void);

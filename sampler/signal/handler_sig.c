@@ -25,6 +25,7 @@
 #include "registry.h"
 #include "sample.h"
 #include "sample_walk.h"
+#include "stubwalk.h"
 
 /* Set up before sampling (handler_install, handler_set_hotspot); read-only in the handler. */
 static struct {
@@ -153,6 +154,23 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   r->pc = walk_pc;
   r->recovered = RECOVERY_ANCHOR;
   return 1;
+}
+
+/* AsyncGetCallTrace walked a thread outside Java code from its frame anchor, and the anchor's
+ * last frame is a runtime stub whose frame stubwalk made walkable (for allocation samples,
+ * stubwalk.h): the walk described the stub's compiled caller by the next debug information after
+ * its return address, not by the call (forte.cpp) — another bci, often another inline chain.
+ * The allocation callback corrects that; the handler cannot (the call site's chain is decoded
+ * and kept under a lock). Returns 1 then: the sample stays what it was before the stub was
+ * changed, not walkable (-4). Reads only. */
+static int under_changed_stub(const struct thread_slot *s, const ucontext_t *uc) {
+  uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
+  size_t size;
+  const char *thread = own_java_thread(s->env, s->tid, usp, &hi, &size);
+  const struct hotspot_layout *l = &handler.hotspot;
+  if (!thread || (l->in_java >= 0 && *(const volatile int *)(thread + l->state) == l->in_java))
+    return 0;
+  return current_call(thread, usp, hi, size, &sp, &ret) && stubwalk_changed_at(ret);
 }
 
 /* AsyncGetCallTrace failed for slot s at uc: find where the PC is (the compiled-code map);
@@ -354,6 +372,8 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       g.vm_first = 1;
       handler.asgct(&trace, handler.depth, (void *)uc);
       r->num_frames = trace.num_frames;
+      if (trace.num_frames > 0 && under_changed_stub(s, uc))
+        r->num_frames = ASGCT_NOT_WALKABLE_NOT_JAVA;
       if (!same_call(r, s, uc)) {
         if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
         if (!r->recovered) walk_from_native_caller(r, s, uc, &end);
