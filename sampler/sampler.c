@@ -37,18 +37,41 @@ static struct {
   int codecache_ok;                  /* codecache is valid */
 } jvm_layout = {.anchor_walk_off = "not set up"};
 
+/* Tests only: the set-up step of sampler_init that fails (1: the first that runs, in its order),
+ * as if it had run out of memory, without running; 0: none (tests/sampler/test_sampler_init.c
+ * makes each fail in turn and checks that nothing is left behind). */
+int sampler_init_fail_step;
+
+/* 1 when the next set-up step is the one to fail (sampler_init_fail_step). */
+static int injected(int *step) { return ++*step == sampler_init_fail_step; }
+
+/* One set-up step after another, and one cleanup path that undoes them in reverse order: a
+ * failure at any step leaves nothing behind (memory, tables, signal handlers). */
 int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) {
   if (!c->interval_ns || c->depth <= 0 || !jvm->asgct || !jvm->method_name) return -EINVAL;
-  int err = registry_init(c->depth);
-  if (!err) err = traces_init();
-  if (!err) err = sthread_init(c, jvm);
-  if (!err && c->codemap) err = codemap_init();
+  int step = 0, events = c->alloc_interval || c->lock;
+  int err = injected(&step) ? -ENOMEM : registry_init(c->depth); /* sets the depth: no undo */
+  if (err) return err;
+  err = injected(&step) ? -ENOMEM : traces_init();
+  if (err) return err; /* the registry's depth: nothing to undo */
+  err = injected(&step) ? -ENOMEM : sthread_init(c, jvm);
+  if (err) goto fail_sthread;
+  if (c->codemap) {
+    err = injected(&step) ? -ENOMEM : codemap_init();
+    if (err) goto fail_codemap;
+  }
   /* the unwind tables are compiled by the sampler thread's first round, not here: the JVM's
    * start does not wait for them */
-  if (!err && c->native_frames) err = objects_init(0);
-  if (!err && c->native_frames) err = native_init();
-  if (!err && (c->alloc_interval || c->lock)) err = evq_init(); /* the JVMTI events' queue */
-  if (err) return err;
+  if (c->native_frames) {
+    err = injected(&step) ? -ENOMEM : objects_init(0);
+    if (err) goto fail_objects;
+    err = injected(&step) ? -ENOMEM : native_init();
+    if (err) goto fail_native;
+  }
+  if (events) {
+    err = injected(&step) ? -ENOMEM : evq_init(); /* the JVMTI events' queue */
+    if (err) goto fail_evq;
+  }
   timeline_set_limit(c->time_bytes ? c->time_bytes : TIMELINE_MAX_BYTES);
   /* without the layout, sampling goes on; the report says why VM code is not walked */
   const char *why = "this JVM's symbols were not given";
@@ -63,18 +86,35 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   guard_set_vm_handler(jvm->symbol ? (guard_vm_handler_fn)(uintptr_t)jvm->symbol(
                                          "JVM_handle_linux_signal", jvm->symbol_ctx)
                                    : NULL);
-  err = guard_install(); /* before the handler: no sample is ever taken unguarded */
-  if (!err) {            /* the code cache read by plain copies under the guard (codecache.h) */
-    jvm_layout.codecache.read = guard_read;
-    jvm_layout.codecache.mask = guard_mask_now;
-  }
-  if (!err) err = handler_install(c->sig, jvm->asgct, c->depth);
-  if (err) {
-    guard_uninstall();
-    return err;
-  }
+  /* before the handler: no sample is ever taken unguarded */
+  err = injected(&step) ? -ENOMEM : guard_install();
+  if (err) goto fail_guard;
+  /* the code cache read by plain copies under the guard (codecache.h) */
+  jvm_layout.codecache.read = guard_read;
+  jvm_layout.codecache.mask = guard_mask_now;
+  err = injected(&step) ? -ENOMEM : handler_install(c->sig, jvm->asgct, c->depth);
+  if (err) goto fail_handler;
   handler_set_native(c->native_frames);
   return 0;
+  /* a step that fails leaves nothing of its own; from its label on, the steps before it are
+   * undone, last first */
+fail_handler:
+  guard_uninstall();
+fail_guard:
+  guard_set_vm_handler(NULL);
+  if (events) evq_fini();
+fail_evq:
+  if (c->native_frames) native_fini();
+fail_native:
+  if (c->native_frames) objects_fini();
+fail_objects:
+  if (c->codemap) codemap_fini();
+fail_codemap:
+  sthread_fini();
+fail_sthread:
+  intern_fini(); /* the names sthread_init interned (nothing else has any yet) */
+  traces_fini();
+  return err;
 }
 
 int sampler_configure(const struct sampler_config *c) {

@@ -27,7 +27,8 @@
 
 /* Prepares the sampler: the registry, the trace table, the code map (cfg->codemap), HotSpot's
  * layout, and installs the signal handler. Returns 0, -EBUSY (the signal already has a
- * handler: somebody else uses it), -EINVAL, -ENOMEM. Call once, before anything else here. */
+ * handler: somebody else uses it), -EINVAL, -ENOMEM. On failure nothing it did is left: its
+ * memory is freed, its signal handlers taken out. Call once, before anything else here. */
 int sampler_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
 
 /* Sets the configuration of the next sampler_run (between runs: -EBUSY while one runs). The

@@ -23,6 +23,12 @@ int native_init(void) {
   return 0;
 }
 
+void native_fini(void) {
+  unw_addr_space_t as = native_space;
+  native_space = NULL;
+  if (as) unw_destroy_addr_space(as);
+}
+
 void native_end_resolve(struct native_end *end) {
   struct codemap_hit hit;
   if (end->stop == NATIVE_STOP_UNKNOWN && codemap_lookup(end->pc, &hit))

@@ -38,6 +38,10 @@ enum native_stop {
  * set-up, after objects_init(). */
 int native_init(void);
 
+/* Destroys the unwinder's address space: for a set-up that failed (sampler_init), before any
+ * walk could start. Not signal-safe. */
+void native_fini(void);
+
 /* The rules a thread's walks looked up lately, by pc (direct-mapped). A thread's stacks repeat
  * (a GC worker's dozen frames from clone to its task, under a leaf that changes), and a walk in
  * a thread whose own work keeps the caches cold pays two misses for every look-up in the

@@ -257,6 +257,19 @@ int objects_init(int tables) {
   return rc < 0 ? rc : 0;
 }
 
+void objects_fini(void) {
+  pthread_mutex_lock(&writer.mu);
+  struct objects_snapshot *old = atomic_exchange(&objects_published.current, NULL);
+  if (old) {
+    epoch_wait(&objects_published.epoch);
+    for (size_t i = 0; i < old->n; i++) free((void *)old->obj[i].cfi);
+    free(old);
+  }
+  writer.adds = writer.subs = 0;
+  writer.inited = writer.untabled = 0;
+  pthread_mutex_unlock(&writer.mu);
+}
+
 static int counters(struct dl_phdr_info *info, size_t size, void *vctx) {
   (void)size;
   unsigned long long *ab = vctx;

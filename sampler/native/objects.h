@@ -41,6 +41,11 @@ struct object {
  * loader's lock through dl_iterate_phdr); call on the sampler thread or at start. */
 int objects_init(int tables);
 
+/* Frees the snapshot and the unwind tables: the table is empty again (objects_find finds
+ * nothing; the next objects_init, _sync or _refresh reads the objects anew). For a set-up that
+ * failed (sampler_init), or tests; waits for readers inside (epoch.h). Not signal-safe. */
+void objects_fini(void);
+
 /* Publishes a new snapshot when the loader's counts of loads and unloads changed since the last
  * one (a cheap dl_iterate_phdr that stops at the first object otherwise), or when objects_init
  * left the tables for later: with every object's unwind table. Returns 1 when a new snapshot

@@ -34,10 +34,24 @@ int evq_init(void) {
   if (atomic_load(&ready)) return 0;
   for (int i = 0; i < 2; i++) {
     halves[i].buf = malloc(EVQ_HALF_BYTES);
-    if (!halves[i].buf) return -ENOMEM; /* the other stays: a later call completes it */
+    if (!halves[i].buf) {
+      evq_fini(); /* nothing stays */
+      return -ENOMEM;
+    }
   }
   atomic_store(&ready, 1);
   return 0;
+}
+
+void evq_fini(void) {
+  atomic_store(&ready, 0);
+  for (int i = 0; i < 2; i++) {
+    free(halves[i].buf);
+    halves[i].buf = NULL;
+    atomic_store(&halves[i].used, 0);
+  }
+  atomic_store(&active, 0);
+  taken = -1;
 }
 
 void *evq_reserve(size_t len, struct evq_ticket *t) {

@@ -22,10 +22,14 @@
  * every round (an interval, 10 ms by default). */
 #define EVQ_HALF_BYTES ((size_t)2 << 20)
 
-/* Allocates the halves, once (later calls: 0). Returns 0 or -ENOMEM. Not thread-safe: call
- * before any producer can run. The memory stays for the life of the process: a producer late
- * out of its callback still writes into valid memory. */
+/* Allocates the halves, once (later calls: 0). Returns 0 or -ENOMEM (nothing allocated then).
+ * Not thread-safe: call before any producer can run. The memory stays for the life of the
+ * process (evq_fini aside): a producer late out of its callback still writes into valid memory. */
 int evq_init(void);
+
+/* Frees the halves evq_init allocated: only for a set-up that failed before any producer could
+ * run (sampler_init). Not thread-safe. */
+void evq_fini(void);
 
 /* A reservation: which half it is in. */
 struct evq_ticket {

@@ -67,6 +67,23 @@ size_t intern_bytes(void) {
 
 static uint32_t intern_clean(const char *s, size_t len);
 
+void intern_fini(void) {
+  pthread_mutex_lock(&interner.mu);
+  size_t n = atomic_load_explicit(&interner.count, memory_order_relaxed);
+  for (size_t c = 0; c < MAX_CHUNKS; c++) {
+    const char **chunk = atomic_load_explicit(&interner.chunks[c], memory_order_relaxed);
+    if (!chunk) continue;
+    for (size_t i = 0; i < CHUNK_NAMES && c * CHUNK_NAMES + i < n; i++) free((void *)chunk[i]);
+    free(chunk);
+    atomic_store_explicit(&interner.chunks[c], NULL, memory_order_relaxed);
+  }
+  itab_free(&interner.index);
+  atomic_store_explicit(&interner.count, 0, memory_order_release);
+  interner.bytes = 0;
+  interner.refused = 0;
+  pthread_mutex_unlock(&interner.mu);
+}
+
 struct probe {
   const char *s;
   size_t len;

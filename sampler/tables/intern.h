@@ -25,6 +25,11 @@
  * not signal-safe. */
 uint32_t intern_string(const char *s, size_t len);
 
+/* Frees every name and the index: ids given before are invalid after (the limits stay). For
+ * a set-up that failed (sampler_init), when nothing holds an id or reads a name. Not
+ * thread-safe against any other call. */
+void intern_fini(void);
+
 /* The interner's limits: names, and bytes of their text. Defaults INTERN_MAX_NAMES and
  * INTERN_MAX_BYTES; tests set small ones. Thread-safe. */
 #define INTERN_MAX_NAMES (4u << 20)

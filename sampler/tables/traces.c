@@ -65,8 +65,24 @@ static size_t pool_len, pool_cap;
 
 int traces_init(void) {
   if (key_tab.cap) return 0;
-  if (itab_init(&key_tab, 4096) || itab_init(&trace_tab, 4096)) return -ENOMEM;
+  if (itab_init(&key_tab, 4096) || itab_init(&trace_tab, 4096)) {
+    traces_fini();
+    return -ENOMEM;
+  }
   return 0;
+}
+
+void traces_fini(void) {
+  itab_free(&key_tab);
+  itab_free(&trace_tab);
+  plat_block_free(keys, keys_cap * sizeof *keys);
+  plat_block_free(traces, traces_cap * sizeof *traces);
+  plat_block_free(frame_pool, pool_cap * sizeof *frame_pool);
+  keys = NULL;
+  traces = NULL;
+  frame_pool = NULL;
+  nkeys = keys_cap = ntraces = traces_cap = pool_len = pool_cap = 0;
+  memset(&refused, 0, sizeof refused);
 }
 
 void traces_lock(void) { pthread_mutex_lock(&lock); }

@@ -17,8 +17,12 @@
 
 #define TRACES_NO_ID INTERN_NO_ID /* a frame id is an interned name's (intern.h) */
 
-/* Initializes the tables. Returns 0 or -ENOMEM. */
+/* Initializes the tables. Returns 0 or -ENOMEM (nothing is left allocated then). */
 int traces_init(void);
+
+/* Frees the tables and everything in them (the limits stay): a set-up that failed later is
+ * undone (sampler_init). No other call may run meanwhile. */
+void traces_fini(void);
 
 /* The limits: distinct stacks, frames stored in them, and cached keys. Defaults:
  * TRACES_MAX_STACKS, TRACES_MAX_FRAMES, TRACES_MAX_KEYS (~135 MB at most together). Tests set

@@ -52,12 +52,23 @@ int sthread_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   rounds.fbuf = malloc(((size_t)c->depth * 2 + CODEMAP_MAX_INLINE + 16) * sizeof *rounds.fbuf);
   rounds.namebuf = malloc(NAMEBUF_LEN);
   rounds.kinds = malloc((size_t)c->depth);
-  if (!rounds.fbuf || !rounds.namebuf || !rounds.kinds) return -ENOMEM;
-  int err = record_init();
-  if (err) return err;
+  int err = !rounds.fbuf || !rounds.namebuf || !rounds.kinds ? -ENOMEM : record_init();
+  if (err) {
+    sthread_fini();
+    return err;
+  }
   set_caps(c);
   atomic_store(&rounds.stop, 0);
   return 0;
+}
+
+void sthread_fini(void) {
+  free(rounds.fbuf);
+  free(rounds.namebuf);
+  free(rounds.kinds);
+  rounds.fbuf = NULL;
+  rounds.namebuf = NULL;
+  rounds.kinds = NULL;
 }
 
 int sthread_check_config(const struct sampler_config *c) {

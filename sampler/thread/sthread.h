@@ -18,6 +18,10 @@ struct hotspot_layout;
  * -ENOMEM. Not with sthread_run running. */
 int sthread_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
 
+/* Frees what sthread_init allocated (its names stay interned: intern.h): for a set-up that
+ * failed later (sampler_init), before any run. */
+void sthread_fini(void);
+
 /* Whether c may become the configuration of the next run: -EBUSY while a run is on, -EINVAL
  * when c has no interval or changes what sthread_init fixed (depth, signal, codemap); else 0. */
 int sthread_check_config(const struct sampler_config *c);
