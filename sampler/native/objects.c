@@ -1,7 +1,8 @@
 /*
  * objects.c — the loaded-objects table, writer side (see objects.h): dl_iterate_phdr on the
- * sampler thread, a sorted immutable snapshot published with one atomic store, the previous
- * one freed after a grace period. Readers: objects_lookup_sig.c.
+ * sampler thread (and on symbols.c's callers: objects_sync), a sorted immutable snapshot
+ * published with one atomic store, the previous one freed after a grace period. Readers: the
+ * signal path (objects_lookup_sig.c), symbols.c (objects_each, under the writer's lock).
  */
 #include "objects.h"
 
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "cfi.h"
@@ -29,7 +31,17 @@ struct collect {
   int tables;   /* compile the unwind tables the published snapshot lacks */
   int untabled; /* objects left without one (tables == 0) */
   int err;
+  size_t name_bytes; /* of the objects' names, with their NULs (each obj[i].name malloc'd) */
+  uintptr_t vdso;    /* the vDSO's image (AT_SYSINFO_EHDR), 0 when none */
 };
+
+/* Frees what collecting left: the names and the array (the unwind tables are not freed here). */
+static void collect_free(struct collect *c) {
+  for (size_t i = 0; i < c->n; i++) free((void *)c->obj[i].name);
+  free(c->obj);
+  c->obj = NULL;
+  c->n = c->cap = 0;
+}
 
 /* Reads a DWARF-encoded value of .eh_frame_hdr at *p (only the encodings linkers write there:
  * absptr, udata4/sdata4, pcrel/datarel of those). Returns 0 and advances *p, or -EINVAL. */
@@ -85,6 +97,27 @@ static void read_eh_frame_hdr(struct object *o, uintptr_t hdr) {
   o->table_entries = (size_t)count;
 }
 
+/* The GNU build-id among the notes at [p, p + size), aligned `align` (4, or 8 for segments
+ * aligned to 8), into o. Reads the image of a loaded object (the loader's lock is held). */
+static void note_build_id(struct object *o, const unsigned char *p, size_t size, size_t align) {
+  size_t off = 0;
+  while (off + sizeof(ElfW(Nhdr)) <= size) {
+    ElfW(Nhdr) nh;
+    memcpy(&nh, p + off, sizeof nh);
+    size_t name = off + sizeof nh;
+    size_t desc = name + ((nh.n_namesz + align - 1) & ~(align - 1));
+    size_t next = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
+    if (desc > size || next > size || next <= off) return;
+    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + name, "GNU", 4) == 0 &&
+        nh.n_descsz > 0 && nh.n_descsz <= OBJECTS_BUILD_ID_MAX) {
+      memcpy(o->build_id, p + desc, nh.n_descsz);
+      o->build_id_len = (uint8_t)nh.n_descsz;
+      return;
+    }
+    off = next;
+  }
+}
+
 static uint64_t hash_name(const char *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -129,6 +162,34 @@ static void drop_unpublished(const struct object *obj, size_t n) {
   }
 }
 
+/* What naming needs of the object of info (objects.h: name, map_base ... build_id), into o; the
+ * name malloc'd. Returns 0 or -ENOMEM. */
+static int identify(struct object *o, const struct dl_phdr_info *info, struct collect *c) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD) {
+      if (ph->p_vaddr < lo) lo = ph->p_vaddr;
+      if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
+    } else if (ph->p_type == PT_NOTE && !o->build_id_len) {
+      note_build_id(o, (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
+                    ph->p_align == 8 ? 8 : 4);
+    }
+  }
+  o->map_base = info->dlpi_addr + (lo & ~(page - 1));
+  o->map_size = ((info->dlpi_addr + hi + page - 1) & ~(page - 1)) - o->map_base;
+  o->vdso = c->vdso && o->map_base == c->vdso;
+  o->program = c->n == 0; /* the loader lists the program first */
+  const char *name = info->dlpi_name ? info->dlpi_name : "";
+  size_t len = strlen(name) + 1;
+  char *copy = malloc(len);
+  if (!copy) return -ENOMEM;
+  memcpy(copy, name, len);
+  o->name = copy;
+  c->name_bytes += len;
+  return 0;
+}
+
 static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
   struct collect *c = vctx;
   (void)size;
@@ -158,23 +219,23 @@ static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
   if (o.text_start >= o.text_end) return 0; /* nothing executable (the vDSO has text; others?) */
   o.name_hash = hash_name(info->dlpi_name);
   if (hdr) read_eh_frame_hdr(&o, hdr);
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    struct object *more = realloc(c->obj, cap * sizeof *more);
+    if (!more) goto nomem;
+    c->obj = more;
+    c->cap = cap;
+  }
+  if (identify(&o, info, c)) goto nomem;
   if (o.table) {
     o.cfi = unwind_table(&o, c->tables);
     if (!o.cfi && !c->tables) c->untabled = 1;
   }
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 64;
-    struct object *more = realloc(c->obj, cap * sizeof *more);
-    if (!more) {
-      drop_unpublished(&o, 1);
-      c->err = -ENOMEM;
-      return 1;
-    }
-    c->obj = more;
-    c->cap = cap;
-  }
   c->obj[c->n++] = o;
   return 0;
+nomem:
+  c->err = -ENOMEM;
+  return 1;
 }
 
 static int by_text(const void *a, const void *b) {
@@ -191,10 +252,11 @@ static int by_start(const void *a, const void *b) {
  * held. */
 static int publish(int tables) {
   struct collect c = {.tables = tables};
+  c.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
   dl_iterate_phdr(collect_one, &c);
   if (c.err) {
     drop_unpublished(c.obj, c.n);
-    free(c.obj);
+    collect_free(&c);
     return c.err;
   }
   qsort(c.obj, c.n, sizeof *c.obj, by_text);
@@ -202,17 +264,23 @@ static int publish(int tables) {
   for (size_t i = 0; i < c.n; i++) nseg += (size_t)c.obj[i].nsegments;
   struct objects_snapshot *s =
       malloc(sizeof *s + c.n * sizeof(struct object) + nseg * sizeof(struct object_segment) +
-             c.n * sizeof(uintptr_t));
+             c.n * sizeof(uintptr_t) + c.name_bytes);
   if (!s) {
     drop_unpublished(c.obj, c.n);
-    free(c.obj);
+    collect_free(&c);
     return -ENOMEM;
   }
   struct object *obj = (struct object *)(s + 1);
   struct object_segment *seg = (struct object_segment *)(obj + c.n);
   uintptr_t *start = (uintptr_t *)(seg + nseg);
+  char *names = (char *)(start + c.n); /* the names live as long as the snapshot */
   if (c.n) memcpy(obj, c.obj, c.n * sizeof *obj);
-  free(c.obj);
+  for (size_t i = 0; i < c.n; i++) {
+    size_t len = strlen(obj[i].name) + 1;
+    memcpy(names, obj[i].name, len);
+    obj[i].name = names;
+    names += len;
+  }
   size_t k = 0;
   for (size_t i = 0; i < c.n; i++)
     for (int j = 0; j < obj[i].nsegments; j++) seg[k++] = obj[i].segments[j];
@@ -246,6 +314,7 @@ static int publish(int tables) {
     }
     free(old);
   }
+  collect_free(&c); /* the names copied, the array too: last, for it zeroes c.n */
   return 1;
 }
 
@@ -276,6 +345,31 @@ static int counters(struct dl_phdr_info *info, size_t size, void *vctx) {
   ab[0] = info->dlpi_adds;
   ab[1] = info->dlpi_subs;
   return 1; /* the first object is enough: every entry carries the loader's counters */
+}
+
+int objects_sync(uint64_t *generation) {
+  unsigned long long ab[2] = {0, 0};
+  dl_iterate_phdr(counters, ab);
+  pthread_mutex_lock(&writer.mu);
+  int rc = 0;
+  if (!writer.inited || ab[0] != writer.adds || ab[1] != writer.subs) {
+    rc = publish(0); /* the tables it has, the rest for objects_refresh */
+    if (rc >= 0) writer.inited = 1;
+  }
+  const struct objects_snapshot *s = atomic_load(&objects_published.current);
+  *generation = s ? s->generation : 0;
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
+}
+
+int objects_each(uint64_t *generation, int (*fn)(void *ctx, const struct object *o), void *ctx) {
+  pthread_mutex_lock(&writer.mu);
+  const struct objects_snapshot *s = atomic_load(&objects_published.current);
+  int rc = 0;
+  *generation = s ? s->generation : 0;
+  for (size_t i = 0; s && i < s->n && !rc; i++) rc = fn(ctx, &s->obj[i]);
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
 }
 
 int objects_refresh(void) {

@@ -6,6 +6,11 @@
  * never in the signal handler, which must not take the loader's lock — and published as an
  * immutable snapshot that objects_find() reads lock-free (epoch.h). objects_refresh() notices
  * dlopen/dlclose from the loader's own counters and publishes a new snapshot.
+ *
+ * This is the process's one list of loaded objects: symbols.c names native PCs from it
+ * (objects_sync, objects_each) and reads no list of its own. Each object carries what naming
+ * needs too — the loader's name, the mapped image's extent, the GNU build-id read from its
+ * notes in memory — so that the two never disagree about what is loaded where.
  */
 #ifndef SAMPLER_OBJECTS_H
 #define SAMPLER_OBJECTS_H
@@ -14,6 +19,7 @@
 #include <stdint.h>
 
 #define OBJECTS_MAX_SEGMENTS 8
+#define OBJECTS_BUILD_ID_MAX 64
 
 struct cfi_table;
 
@@ -33,6 +39,14 @@ struct object {
   uint64_t name_hash;             /* of the loader's name: with the ranges, the object's identity */
   int nsegments;
   struct object_segment segments[OBJECTS_MAX_SEGMENTS];
+  /* for naming (symbols.c), off the signal path */
+  const char *name;     /* the loader's (dlpi_name): a path, or "" (the program, the vDSO) */
+  uintptr_t map_base;   /* the lowest mapped address, page-aligned: dladdr's dli_fbase */
+  size_t map_size;      /* from map_base to the end of the last segment, page-rounded */
+  uint8_t program;      /* the main program (the loader's first object) */
+  uint8_t vdso;         /* the kernel's vDSO (its image is in memory only) */
+  uint8_t build_id_len; /* 0: the image carries no GNU build-id note */
+  unsigned char build_id[OBJECTS_BUILD_ID_MAX];
 };
 
 /* Reads the loaded objects and publishes them, with their unwind tables when `tables`; without,
@@ -51,6 +65,22 @@ void objects_fini(void);
  * left the tables for later: with every object's unwind table. Returns 1 when a new snapshot
  * was published, 0 when nothing changed, -ENOMEM. Not signal-safe. */
 int objects_refresh(void);
+
+/* Brings the list up to date with the loader's (its load/unload counters: a cheap
+ * dl_iterate_phdr that stops at the first object when nothing changed), without compiling the
+ * unwind tables of new objects: those are left for objects_refresh() on the sampler thread
+ * (walks go through libunwind meanwhile). For readers of the list off the signal path
+ * (symbols.c): *generation is then the current snapshot's (objects_generation; 0: none).
+ * Returns 1 when a new snapshot was published, 0 when nothing changed, -ENOMEM (the previous
+ * snapshot stays). Thread-safe; not signal-safe. */
+int objects_sync(uint64_t *generation);
+
+/* Calls fn(ctx, o) for every object of the current snapshot, in address order, under the
+ * writer's lock (no snapshot is published or freed meanwhile: fn may take its time, and must
+ * not call back into this module). Stops at fn's first nonzero answer and returns it, else 0;
+ * *generation is the snapshot's (objects_generation). o and its name are valid during the
+ * call only. Thread-safe; not signal-safe. */
+int objects_each(uint64_t *generation, int (*fn)(void *ctx, const struct object *o), void *ctx);
 
 /* Reader side (objects_lookup_sig.c). A walk enters once, looks up as often as it needs,
  * and leaves; the snapshot it sees is not freed meanwhile. All three are SIGNAL-SAFE. */

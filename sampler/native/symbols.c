@@ -3,13 +3,14 @@
  * signal handler: it takes a mutex, allocates, opens files and calls into the loader.
  *
  * Objects
- *   The loader's list (dl_iterate_phdr) gives every loaded object: its load bias, its program
- *   headers, its path. Every call first compares the loader's load/unload counters (dlpi_adds,
- *   dlpi_subs) with those of the list we hold; when they moved, the list is rebuilt. An object
- *   is kept across a rebuild, with the symbols already read, only when its key is unchanged:
- *   load bias, path, st_dev/st_ino of the file and the GNU build-id of the image in memory. So
- *   an object unloaded and another loaded at the same address never share names. The
- *   executable ranges (PT_LOAD with PF_X) of all objects form one sorted array for the search.
+ *   The list of loaded objects is objects.c's (objects.h), the one the native walk reads: every
+ *   call first brings it up to date with the loader's (objects_sync: the loader's load/unload
+ *   counters, tens of ns when nothing changed), and when its generation moved, this module's
+ *   objects are matched against it (objects_each). An object is kept across such a rebuild,
+ *   with the symbols already read, only when its key is unchanged: load bias, path,
+ *   st_dev/st_ino of the file and the GNU build-id of the image in memory. So an object
+ *   unloaded and another loaded at the same address never share names. The objects'
+ *   executable ranges, in the list's order, form the sorted array for the search.
  *
  * Symbols
  *   Read on the first pc that falls in the object, with libelf: .symtab and .dynsym of the
@@ -48,15 +49,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "objects.h"
 #include "platform.h"
 #include "utf8.h"
 
-#define BUILD_ID_MAX 64
+#define BUILD_ID_MAX OBJECTS_BUILD_ID_MAX
 #define UNKNOWN_NATIVE "[unknown native]"
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 #define CHUNK_BYTES 4096
@@ -95,15 +96,13 @@ struct obj {
 };
 
 struct range {
-  uintptr_t lo, hi; /* executable code [lo, hi) */
+  uintptr_t lo, hi; /* executable code [lo, hi): the hull of the object's (objects.h) */
   struct obj *o;
-  size_t idx; /* the object's index while the list is being built */
 };
 
 static struct {
   pthread_mutex_t mu;
-  bool have_list;
-  unsigned long long adds, subs; /* the loader's counters when the list was built */
+  uint64_t generation; /* of the objects' list (objects_generation) ours was matched to; 0: none */
   struct obj **objs;
   size_t nobjs;
   struct range *ranges; /* sorted by lo, disjoint */
@@ -212,119 +211,7 @@ int symbols_demangle(const char *raw, char *buf, size_t len) {
   return rc;
 }
 
-/* ---- the loader's list ---- */
-
-struct seen { /* one object of the loader's list */
-  char *name; /* dlpi_name */
-  uintptr_t bias, base;
-  size_t image_size;
-  bool vdso;
-  unsigned char build_id[BUILD_ID_MAX];
-  size_t build_id_len;
-};
-
-struct scan {
-  struct seen *v;
-  size_t n, cap;
-  struct range *r;
-  size_t nr, rcap;
-  unsigned long long adds, subs;
-  uintptr_t vdso_base;
-  int err;
-};
-
-static bool has_counters(size_t size) {
-  return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(unsigned long long);
-}
-
-static int counters_cb(struct dl_phdr_info *info, size_t size, void *arg) {
-  unsigned long long *c = arg;
-  if (has_counters(size)) {
-    c[0] = info->dlpi_adds;
-    c[1] = info->dlpi_subs;
-  }
-  return 1; /* the counters are global: the first object is enough */
-}
-
-/* The GNU build-id among the notes at [p, p + size), aligned `align` (4, or 8 for segments
- * aligned to 8). Reads the image of a loaded object (the loader's lock is held). */
-static size_t note_build_id(const unsigned char *p, size_t size, size_t align, unsigned char *out) {
-  size_t off = 0;
-  while (off + sizeof(ElfW(Nhdr)) <= size) {
-    ElfW(Nhdr) nh;
-    memcpy(&nh, p + off, sizeof nh);
-    size_t name = off + sizeof nh;
-    size_t desc = name + ((nh.n_namesz + align - 1) & ~(align - 1));
-    size_t next = desc + ((nh.n_descsz + align - 1) & ~(align - 1));
-    if (desc > size || next > size || next <= off) return 0;
-    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + name, "GNU", 4) == 0 &&
-        nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
-      memcpy(out, p + desc, nh.n_descsz);
-      return nh.n_descsz;
-    }
-    off = next;
-  }
-  return 0;
-}
-
-/* Copies what we need of each object: it runs under the loader's lock, so the program headers
- * and the notes they point to are mapped. Objects with no executable segment are skipped. */
-static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg) {
-  struct scan *sc = arg;
-  if (sc->n == 0 && has_counters(size)) {
-    sc->adds = info->dlpi_adds;
-    sc->subs = info->dlpi_subs;
-  }
-  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
-  size_t nexec = 0;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD) continue;
-    if (ph->p_vaddr < lo) lo = ph->p_vaddr;
-    if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
-    if ((ph->p_flags & PF_X) && ph->p_memsz) nexec++;
-  }
-  if (!nexec) return 0;
-  if (sc->n == sc->cap) {
-    size_t cap = sc->cap ? 2 * sc->cap : 64;
-    struct seen *v = realloc(sc->v, cap * sizeof *v);
-    if (!v) goto nomem;
-    sc->v = v;
-    sc->cap = cap;
-  }
-  if (sc->nr + nexec > sc->rcap) {
-    size_t cap = sc->rcap ? 2 * sc->rcap : 64;
-    while (cap < sc->nr + nexec) cap *= 2;
-    struct range *r = realloc(sc->r, cap * sizeof *r);
-    if (!r) goto nomem;
-    sc->r = r;
-    sc->rcap = cap;
-  }
-  struct seen *s = &sc->v[sc->n];
-  memset(s, 0, sizeof *s);
-  s->name = strdup(info->dlpi_name ? info->dlpi_name : "");
-  if (!s->name) goto nomem;
-  s->bias = info->dlpi_addr;
-  s->base = info->dlpi_addr + (lo & ~(page - 1));
-  s->image_size = ((info->dlpi_addr + hi + page - 1) & ~(page - 1)) - s->base;
-  s->vdso = sc->vdso_base && s->base == sc->vdso_base;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz) {
-      uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-      sc->r[sc->nr++] = (struct range){.lo = start, .hi = start + ph->p_memsz, .idx = sc->n};
-    } else if (ph->p_type == PT_NOTE && !s->build_id_len) {
-      s->build_id_len = note_build_id((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
-                                      ph->p_memsz, ph->p_align == 8 ? 8 : 4, s->build_id);
-    }
-  }
-  sc->n++;
-  return 0;
-nomem:
-  sc->err = -ENOMEM;
-  return 1;
-}
+/* ---- the list of objects (objects.h) ---- */
 
 static void obj_free(struct obj *o) {
   if (!o) return;
@@ -340,28 +227,29 @@ static void obj_free(struct obj *o) {
   free(o);
 }
 
-/* Where to read the object `s` from and its identity on disk, as a new (unread) object. */
-static struct obj *obj_new(const struct seen *s, bool program) {
+/* Where to read the loaded object `l` from and its identity on disk, as a new (unread)
+ * object. */
+static struct obj *obj_new(const struct object *l) {
   struct obj *o = calloc(1, sizeof *o);
   if (!o) return NULL;
-  o->bias = s->bias;
-  o->base = s->base;
-  o->image_size = s->image_size;
-  o->vdso = s->vdso;
-  memcpy(o->build_id, s->build_id, s->build_id_len);
-  o->build_id_len = s->build_id_len;
-  const char *shown = s->name;
+  o->bias = l->base;
+  o->base = l->map_base;
+  o->image_size = l->map_size;
+  o->vdso = l->vdso;
+  memcpy(o->build_id, l->build_id, l->build_id_len);
+  o->build_id_len = l->build_id_len;
+  const char *shown = l->name;
   char exe[PATH_MAX];
-  if (!s->vdso && s->name[0]) {
-    o->path = strdup(s->name);
-  } else if (!s->vdso && program) { /* the main program's name is "" */
+  if (!l->vdso && l->name[0]) {
+    o->path = strdup(l->name);
+  } else if (!l->vdso && l->program) { /* the main program's name is "" */
     o->path = strdup(plat_self_exe_path());
     shown = plat_self_exe_name(exe, sizeof exe) == 0 ? exe : "[exe]";
   }
-  if (!shown[0]) shown = s->vdso ? "[vdso]" : "[anonymous]";
+  if (!shown[0]) shown = l->vdso ? "[vdso]" : "[anonymous]";
   const char *slash = strrchr(shown, '/');
   o->name = strdup(slash && slash[1] ? slash + 1 : shown);
-  if (!o->name || (!s->vdso && (s->name[0] || program) && !o->path)) {
+  if (!o->name || (!l->vdso && (l->name[0] || l->program) && !o->path)) {
     obj_free(o);
     return NULL;
   }
@@ -383,78 +271,79 @@ static bool obj_same(const struct obj *a, const struct obj *b) {
          memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
 }
 
-static int range_cmp(const void *a, const void *b) {
-  const struct range *x = a, *y = b;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
+/* The list being matched to objects.c's: ranges[i] is the i-th object's, in address order. */
+struct rebuild {
+  struct range *r;
+  bool *fresh; /* r[i].o is new (freed when the rebuild fails) */
+  size_t n, cap;
+  bool *kept; /* sy.objs[j] is in the new list */
+};
+
+/* Adds loaded object l to the list being rebuilt: our object with the same key, or a new one.
+ * Caller holds sy.mu (objects_each holds the objects' writer lock). */
+static int rebuild_add(void *ctx, const struct object *l) {
+  struct rebuild *rb = ctx;
+  if (rb->n == rb->cap) {
+    size_t cap = rb->cap ? 2 * rb->cap : 64;
+    struct range *r = realloc(rb->r, cap * sizeof *r);
+    if (r) rb->r = r;
+    bool *f = realloc(rb->fresh, cap * sizeof *f);
+    if (f) rb->fresh = f;
+    if (!r || !f) return -ENOMEM;
+    rb->cap = cap;
+  }
+  struct obj *o = obj_new(l);
+  if (!o) return -ENOMEM;
+  size_t j = 0;
+  while (j < sy.nobjs && (rb->kept[j] || !obj_same(sy.objs[j], o))) j++;
+  bool fresh = j == sy.nobjs;
+  if (!fresh) {
+    obj_free(o);
+    rb->kept[j] = true;
+    o = sy.objs[j];
+  }
+  rb->fresh[rb->n] = fresh;
+  rb->r[rb->n++] = (struct range){.lo = l->text_start, .hi = l->text_end, .o = o};
+  return 0;
 }
 
-/* Rebuilds the object list from the loader's. Caller holds sy.mu. On failure the previous list
- * stays. */
+/* Matches our objects to objects.c's list: the symbols of objects still loaded are kept, those
+ * of objects gone are freed. Caller holds sy.mu. On failure the previous list stays. */
 static int rebuild(void) {
-  struct scan sc = {.vdso_base = (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
-  struct obj **objs = NULL;
-  bool *fresh = NULL, *kept = NULL;
-  int rc = 0;
-  dl_iterate_phdr(scan_cb, &sc);
-  if ((rc = sc.err)) goto out;
-  objs = calloc(sc.n ? sc.n : 1, sizeof *objs);
-  fresh = calloc(sc.n ? sc.n : 1, sizeof *fresh);
-  kept = calloc(sy.nobjs ? sy.nobjs : 1, sizeof *kept);
-  if (!objs || !fresh || !kept) {
-    rc = -ENOMEM;
-    goto out;
+  struct rebuild rb = {.kept = calloc(sy.nobjs ? sy.nobjs : 1, sizeof *rb.kept)};
+  uint64_t generation = 0;
+  int rc = rb.kept ? objects_each(&generation, rebuild_add, &rb) : -ENOMEM;
+  struct obj **objs = rc ? NULL : malloc((rb.n ? rb.n : 1) * sizeof *objs);
+  if (!objs) {
+    for (size_t i = 0; i < rb.n; i++)
+      if (rb.fresh[i]) obj_free(rb.r[i].o);
+    free(rb.r);
+    free(rb.fresh);
+    free(rb.kept);
+    return rc ? rc : -ENOMEM;
   }
-  for (size_t i = 0; i < sc.n; i++) {
-    struct obj *o = obj_new(&sc.v[i], i == 0);
-    if (!o) {
-      rc = -ENOMEM;
-      goto out;
-    }
-    size_t j = 0;
-    while (j < sy.nobjs && (kept[j] || !obj_same(sy.objs[j], o))) j++;
-    if (j < sy.nobjs) {
-      obj_free(o);
-      kept[j] = true;
-      objs[i] = sy.objs[j];
-    } else {
-      objs[i] = o;
-      fresh[i] = true;
-    }
-  }
-  for (size_t k = 0; k < sc.nr; k++) sc.r[k].o = objs[sc.r[k].idx];
-  qsort(sc.r, sc.nr, sizeof *sc.r, range_cmp);
+  for (size_t i = 0; i < rb.n; i++) objs[i] = rb.r[i].o;
   for (size_t j = 0; j < sy.nobjs; j++)
-    if (!kept[j]) obj_free(sy.objs[j]);
+    if (!rb.kept[j]) obj_free(sy.objs[j]);
   free(sy.objs);
   free(sy.ranges);
   sy.objs = objs;
-  sy.nobjs = sc.n;
-  sy.ranges = sc.r;
-  sy.nranges = sc.nr;
-  sy.adds = sc.adds;
-  sy.subs = sc.subs;
-  sy.have_list = true;
+  sy.nobjs = rb.n;
+  sy.ranges = rb.r;
+  sy.nranges = rb.n;
+  sy.generation = generation;
   sy.st.refreshes++;
-  objs = NULL;
-  sc.r = NULL;
-out:
-  if (objs)
-    for (size_t i = 0; i < sc.n; i++)
-      if (fresh[i]) obj_free(objs[i]);
-  for (size_t i = 0; i < sc.n; i++) free(sc.v[i].name);
-  free(sc.v);
-  free(sc.r);
-  free(objs);
-  free(fresh);
-  free(kept);
-  return rc;
+  free(rb.fresh);
+  free(rb.kept);
+  return 0;
 }
 
-/* Brings the list up to date when the loader's counters moved. Caller holds sy.mu. */
+/* Brings the list up to date with the loader's. Caller holds sy.mu. */
 static int sync_list(void) {
-  unsigned long long c[2] = {0, 0};
-  dl_iterate_phdr(counters_cb, c);
-  if (sy.have_list && c[0] == sy.adds && c[1] == sy.subs) return 0;
+  uint64_t generation;
+  int rc = objects_sync(&generation);
+  if (rc < 0) return rc;
+  if (sy.generation && generation == sy.generation) return 0;
   return rebuild();
 }
 
@@ -901,7 +790,7 @@ void symbols_fini(void) {
   sy.objs = NULL;
   sy.ranges = NULL;
   sy.nobjs = sy.nranges = 0;
-  sy.have_list = false;
+  sy.generation = 0;
   sy.debug_root[0] = '\0';
   memset(&sy.st, 0, sizeof sy.st);
   pthread_mutex_unlock(&sy.mu);

@@ -22,10 +22,11 @@
  * A name is UTF-8 (utf8.h: bytes of a symbol or file name that are not become U+FFFD) and never
  * contains ';' (written ':') or control characters (written '?').
  * Returns 0, -ENOENT ("[unknown native]" written), -ENOSPC (the name was cut to fit, on a
- * UTF-8 character boundary) or -EINVAL (buf NULL or len 0). The object list is checked against
- * the loader's (dl_iterate_phdr's load/unload counters: tens of ns) on every call, so a name is never
- * that of an object unloaded before the call. An object's symbol table is read on the first PC
- * that falls in it (milliseconds for a large library), under the module's mutex.
+ * UTF-8 character boundary) or -EINVAL (buf NULL or len 0). The object list is the loaded
+ * objects' table (objects.h), brought up to date with the loader's (its load/unload counters:
+ * tens of ns) on every call, so a name is never that of an object unloaded before the call. An
+ * object's symbol table is read on the first PC that falls in it (milliseconds for a large
+ * library), under the module's mutex.
  * Thread-safe; not signal-safe. */
 int symbols_name(uintptr_t pc, char *buf, size_t len);
 
@@ -62,7 +63,7 @@ struct symbols_stats {
   uint64_t debug_files;  /* separate debug files read (since start) */
   uint64_t read_failed;  /* objects whose file could not be read or did not match the image */
   uint64_t read_ns;      /* wall time spent reading symbol tables (since start) */
-  uint64_t refreshes;    /* object list rebuilds (the loader's list changed) */
+  uint64_t refreshes;    /* object list rebuilds (the loaded objects' list changed) */
   uint64_t lookups;      /* symbols_name calls */
   uint64_t miss_object;  /* ... whose pc was in no loaded object */
   uint64_t miss_symbol;  /* ... whose pc was in an object but no symbol covered it */
