@@ -148,6 +148,11 @@ static int spared_while_waiting(const struct thread_slot *s, struct thread_book 
   return 1;
 }
 
+/* Longer than our ~80 lines on purpose: one decision read top to bottom in the order its
+ * questions are asked (the mode; the idle back-off; a wait it is spared; the CPU clock read; the
+ * credit and the units due; catching it running). Split, the values one question leaves for the
+ * next (the CPU delta, the rounds since the last read, the JVM state read at most once) would
+ * travel between the parts as arguments. */
 int schedule_decide(int i, const struct thread_slot *s, struct thread_book *b, int *mode) {
   const struct sampler_config *cfg = &rounds.cfg;
   struct sampler_counters *st = &rounds.st;
