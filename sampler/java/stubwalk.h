@@ -51,6 +51,10 @@ int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_la
  * lock-free (stubwalk_sig.c): the signal handler asks it. */
 int stubwalk_changed_at(uintptr_t pc);
 
+/* Whether any stub has been decided (changed or not) — none in a run without event=alloc: the
+ * handler asks this before reading the thread's anchor. ASYNC-SIGNAL-SAFE, one load. */
+int stubwalk_any(void);
+
 /* Stubs changed since the process began (stubwalk_complete_top's 1s, without repeats). Any
  * thread. */
 uint64_t stubwalk_changed(void);

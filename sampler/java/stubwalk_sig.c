@@ -19,3 +19,5 @@ int stubwalk_changed_at(uintptr_t pc) {
   int i = stubwalk_entry_at(pc);
   return i >= 0 && atomic_load_explicit(&stubwalk_table.seen[i].ours, memory_order_relaxed) >= 0;
 }
+
+int stubwalk_any(void) { return atomic_load_explicit(&stubwalk_table.n, memory_order_relaxed) > 0; }

@@ -164,6 +164,7 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
  * and kept under a lock). Returns 1 then: the sample stays what it was before the stub was
  * changed, not walkable (-4). Reads only. */
 static int under_changed_stub(const struct thread_slot *s, const ucontext_t *uc) {
+  if (!stubwalk_any()) return 0; /* no allocation run has decided a stub: nothing to read */
   uintptr_t hi, sp, ret, usp = plat_uc_sp(uc);
   size_t size;
   const char *thread = own_java_thread(s->env, s->tid, usp, &hi, &size);
