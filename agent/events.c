@@ -89,7 +89,7 @@ static int64_t java_id_of(JNIEnv *jni, jthread t) {
 }
 
 /* Bytes of a thread's name handed to the registry, which converts JVMTI's modified UTF-8 and
- * keeps 127 bytes of it (sampler_thread.name): enough that only what it drops is cut here. */
+ * keeps 127 bytes of it (sampler_target.name): enough that only what it drops is cut here. */
 #define THREAD_NAME_IN 512
 
 /* The name JVMTI gives thread t into buf ("?" when it gives none), as JVMTI gives it. */
@@ -103,7 +103,7 @@ static void thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, char *buf, size
   if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
 
-static void register_thread(JNIEnv *jni, const struct sampler_thread *t) {
+static void register_thread(JNIEnv *jni, const struct sampler_target *t) {
   int rc = sampler_thread_started(t);
   if (rc < 0) {
     say("thread %s not sampled: %s", t->name, strerror(-rc));
@@ -135,7 +135,7 @@ int events_thread_state(void *ctx, void *h) {
 static void register_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, int at_start) {
   char name[THREAD_NAME_IN];
   thread_name(jvmti, jni, t, name, sizeof name);
-  struct sampler_thread th = {.tid = plat_gettid(),
+  struct sampler_target th = {.tid = plat_gettid(),
                               .java_id = java_id_of(jni, t),
                               .name = name,
                               .env = jni,
@@ -174,7 +174,7 @@ static int register_by_comm(void *vctx, pid_t tid) {
   for (jint i = 0; i < c->n; i++) {
     if (c->names[i][0] && strncmp(c->names[i], comm, 15) == 0 &&
         strlen(comm) == strnlen(c->names[i], 15)) {
-      struct sampler_thread th = {.tid = tid, .name = c->names[i]};
+      struct sampler_target th = {.tid = tid, .name = c->names[i]};
       register_thread(NULL, &th);
       break;
     }
@@ -201,7 +201,7 @@ static void register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jthread current) {
     }
     char name[THREAD_NAME_IN];
     thread_name(jvmti, jni, t, name, sizeof name);
-    struct sampler_thread th = {.name = name, .java_id = java_id_of(jni, t)};
+    struct sampler_target th = {.name = name, .java_id = java_id_of(jni, t)};
     int rc = sampler_java_thread_ids(java_thread_of(jni, t), &th.tid, &th.env);
     if (rc == -EINVAL) by_eetop = 0; /* no layout: fall back on names below */
     if (rc == -EINVAL && names) snprintf(names[i], sizeof names[i], "%s", name);

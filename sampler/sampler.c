@@ -150,7 +150,7 @@ void sampler_stop(void) { sthread_stop(); }
 
 /* ---- threads ---- */
 
-int sampler_thread_started(const struct sampler_thread *t) {
+int sampler_thread_started(const struct sampler_target *t) {
   int rc = registry_add(t);
   return rc < 0 ? rc : 0;
 }

@@ -48,11 +48,11 @@ int sampler_run(void);
  * not running. */
 void sampler_stop(void);
 
-/* ---- threads (struct sampler_thread: types.h) ---- */
+/* ---- threads (struct sampler_target: types.h) ---- */
 
 /* Registers a thread to be sampled (again: updates a live registration with the same tid).
  * Returns 0, -ENOSPC (too many threads), -ENOMEM. Thread-safe. */
-int sampler_thread_started(const struct sampler_thread *t);
+int sampler_thread_started(const struct sampler_target *t);
 
 /* Unregisters the thread with this kernel tid; on return it will not be signalled again, nor
  * its handle used. Returns that handle (for the host to free), or NULL. Thread-safe; call on

@@ -120,9 +120,9 @@ struct sampler_jvm {
   void *code_events_ctx;
 };
 
-/* A thread to be sampled (the host's view of it; the registry keeps a slot per such thread).
- * Not the sampler's own thread: that is thread/. */
-struct sampler_thread {
+/* A target: a thread to be sampled (the host's view of it; the registry keeps a slot per such
+ * thread). Not the sampler's own thread: that is thread/ (sthread.h). */
+struct sampler_target {
   pid_t tid;       /* kernel thread id */
   int64_t java_id; /* java.lang.Thread's id (getId()), 0: not a Java thread, or not known */
   /* its name as the host has it (JVMTI's modified UTF-8, the kernel's comm, any bytes): the

@@ -137,7 +137,7 @@ out:
  * AsyncGetCallTrace describes it (near: the debug information after ret) and as the call's own
  * (exact), for the nmethod at blob of compilation compile_id. Kept per ret (the nmethod
  * decoded once, not at every sample), checked at each use: the same nmethod (its compile id,
- * read through the kernel) and the walk's frames equal to near. */
+ * compile_id() below) and the walk's frames equal to near. */
 struct chains {
   uintptr_t ret, blob;
   int32_t compile_id;

@@ -84,7 +84,7 @@ static int find_live(pid_t tid) {
 }
 
 /* Writes the registration of t into s. Caller holds s->lock. */
-static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
+static void set_info(struct thread_slot *s, const struct sampler_target *t) {
   /* where every thread name enters (JVMTI's modified UTF-8, a kernel comm cut inside a
    * character): kept as the profile shows it, cut between characters */
   const char *name = t->name ? t->name : "";
@@ -103,7 +103,7 @@ static void set_info(struct thread_slot *s, const struct sampler_thread *t) {
   }
 }
 
-int registry_add(const struct sampler_thread *t) {
+int registry_add(const struct sampler_target *t) {
   pthread_mutex_lock(&registry.mu);
   int idx = find_live(t->tid);
   if (idx >= 0) { /* known already (found at start, then its ThreadStart): update only */

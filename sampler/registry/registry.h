@@ -47,7 +47,7 @@ struct thread_slot {
   uint32_t name_seq;
   JNIEnv *env;     /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
   int64_t java_id; /* java.lang.Thread's id, 0 when none is known */
-  void *handle;    /* the host's handle of the thread (sampler_thread.handle), or NULL */
+  void *handle;    /* the host's handle of the thread (sampler_target.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
@@ -58,8 +58,8 @@ struct thread_slot {
    * reused: the sampler reads it first. */
   _Atomic uint64_t end_cpu;
   uint64_t born_ns;  /* CLOCK_MONOTONIC when the thread registered itself as it started
-                         (sampler_thread.at_start), else 0 */
-  uint64_t born_cpu; /* its CPU clock then (sampler_thread.start_cpu_ns) */
+                         (sampler_target.at_start), else 0 */
+  uint64_t born_cpu; /* its CPU clock then (sampler_target.start_cpu_ns) */
 };
 
 /* Prepares the registry for stacks of up to `depth` frames. Returns 0 or -EINVAL. Not
@@ -72,7 +72,7 @@ int registry_max_slots(void);
 /* Registers a thread, or updates the registration of a live one with the same tid (found at
  * start, then its ThreadStart). Returns the slot index, or -ENOSPC when all
  * registry_max_slots() slots are taken, -ENOMEM. Thread-safe. */
-int registry_add(const struct sampler_thread *t);
+int registry_add(const struct sampler_target *t);
 
 /* Unregisters the thread of slot i if the slot still has generation gen (its thread ended:
  * the sampler found its CPU clock gone). Thread-safe. */

@@ -304,7 +304,7 @@ static int discover_one(void *ctx, pid_t tid) {
     return 0;
   char name[32];
   if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
-  struct sampler_thread t = {.tid = tid, .name = name};
+  struct sampler_target t = {.tid = tid, .name = name};
   if (registry_add(&t) >= 0)
     rounds.st.threads_found++;
   else

@@ -46,7 +46,7 @@ struct worker_args {
 static void *worker(void *arg) {
   const struct worker_args *a = arg;
   fake_jvm_set_role(a->role);
-  struct sampler_thread t = {
+  struct sampler_target t = {
       .tid = plat_gettid(), .name = "worker", .env = a->with_env ? fake_jvm_env() : NULL};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   atomic_store(&worker_slot, registry_add(&t));
@@ -157,7 +157,7 @@ __attribute__((noinline)) static void spin_here(void) {
 static void *stub_worker(void *arg) {
   (void)arg;
   fake_jvm_set_role(NULL); /* every walk fails: -5 unknown Java */
-  struct sampler_thread t = {.tid = plat_gettid(), .name = "in a stub", .env = fake_jvm_env()};
+  struct sampler_target t = {.tid = plat_gettid(), .name = "in a stub", .env = fake_jvm_env()};
   atomic_store(&worker_slot, registry_add(&t));
   spin_here();
   return NULL;
@@ -456,7 +456,7 @@ static void *vm_worker(void *arg) {
   *(int *)(java_thread + fake_layout.state) = fake_layout.in_vm;
   *jt_word(fake_layout.anchor + fake_layout.last_sp) = (uintptr_t)&frame[2];
   *jt_word(fake_layout.anchor + fake_layout.last_pc) = 0; /* as a VM call leaves it */
-  struct sampler_thread t = {
+  struct sampler_target t = {
       .tid = tid, .name = "in the VM", .env = (JNIEnv *)(java_thread + fake_layout.env)};
   atomic_store(&worker_slot, registry_add(&t));
   spin_here();

@@ -67,7 +67,7 @@ static void spin_here(void) {
 
 static void *worker(void *arg) {
   fake_jvm_set_role((jmethodID)arg);
-  struct sampler_thread t = {.tid = plat_gettid(), .name = "watched", .env = fake_jvm_env()};
+  struct sampler_target t = {.tid = plat_gettid(), .name = "watched", .env = fake_jvm_env()};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   atomic_store(&slot, registry_add(&t));
   atomic_store(&watched, t.tid); /* from here on this thread allocates nothing itself */

@@ -7,7 +7,7 @@
 #include "sample_walk.h"
 
 static int add(pid_t tid, const char *name) {
-  struct sampler_thread t = {.tid = tid, .name = name};
+  struct sampler_target t = {.tid = tid, .name = name};
   return registry_add(&t);
 }
 
@@ -63,7 +63,7 @@ Test(registry, add_rename_remove_reuse) {
 Test(registry, the_registration_is_kept_and_updated) {
   cr_assert_eq(registry_init(4), 0);
   JNIEnv *env = (JNIEnv *)0x1234;
-  struct sampler_thread t = {
+  struct sampler_target t = {
       .tid = 77, .name = "found at start", .env = env, .stack_lo = 0x1000, .stack_hi = 0x9000};
   int i = registry_add(&t);
   cr_assert_geq(i, 0);
@@ -71,13 +71,13 @@ Test(registry, the_registration_is_kept_and_updated) {
   cr_expect_eq(s->env, env);
   cr_expect_eq(s->stack_lo, 0x1000u);
   cr_expect_eq(s->stack_hi, 0x9000u);
-  struct sampler_thread again = {.tid = 77, .name = "its ThreadStart"};
+  struct sampler_target again = {.tid = 77, .name = "its ThreadStart"};
   cr_expect_eq(registry_add(&again), i);
   cr_expect_str_eq(s->name, "its ThreadStart");
   cr_expect_eq(s->env, env, "an update without an env keeps the known one");
   cr_expect_eq(s->stack_hi, 0x9000u, "and the known stack");
   registry_remove(77, 0);
-  struct sampler_thread other = {.tid = 78, .name = "new owner"};
+  struct sampler_target other = {.tid = 78, .name = "new owner"};
   cr_expect_eq(registry_add(&other), i, "the free slot is reused");
   cr_expect_null(s->env, "a new owner does not inherit the old one's env");
   cr_expect_eq(s->stack_hi, 0u);

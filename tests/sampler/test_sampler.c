@@ -580,7 +580,7 @@ Test(sampler, a_thread_gone_without_leaving_is_not_signalled) {
                              .sig = SIGRTMIN + 4};
   struct sampler_jvm jvm = fake_jvm();
   cr_assert_eq(sampler_init(&c, &jvm), 0);
-  struct sampler_thread ghost = {
+  struct sampler_target ghost = {
       .tid = 999999, .name = "ghost", .env = fake_jvm_env()}; /* no such thread */
   sampler_thread_started(&ghost);
   pthread_t sam;
@@ -667,7 +667,7 @@ static void *native_blocker_main(void *arg) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  struct sampler_thread t = {.tid = plat_gettid(), .name = "native blocker"};
+  struct sampler_target t = {.tid = plat_gettid(), .name = "native blocker"};
   sampler_thread_started(&t);
   uint64_t end = plat_mono_ns() + atomic_load(&blocked_ns);
   volatile uint64_t x = 0;
@@ -806,7 +806,7 @@ static struct two_faced runner_face = {SAMPLER_STATE_SLEEPING, SAMPLER_STATE_RUN
 
 static void register_with_handle(const char *name, jmethodID role, void *handle) {
   fake_jvm_set_role(role);
-  struct sampler_thread t = {
+  struct sampler_target t = {
       .tid = plat_gettid(), .name = name, .env = fake_jvm_env(), .handle = handle};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   cr_assert_eq(sampler_thread_started(&t), 0);

@@ -92,7 +92,7 @@ JNIEnv *fake_jvm_env(void) {
 }
 
 int fake_jvm_register_self(const char *name) {
-  struct sampler_thread t = {.tid = plat_gettid(), .name = name, .env = fake_jvm_env()};
+  struct sampler_target t = {.tid = plat_gettid(), .name = name, .env = fake_jvm_env()};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   return sampler_thread_started(&t);
 }

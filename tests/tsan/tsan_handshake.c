@@ -57,7 +57,7 @@ static void fake_asgct(asgct_trace *trace, jint depth, void *uc) {
 /* The sampled thread: registers itself, then takes "signals" until told to stop. */
 static void *sampled(void *arg) {
   (void)arg;
-  struct sampler_thread t = {
+  struct sampler_target t = {
       .tid = plat_gettid(), .name = "sampled", .env = (JNIEnv *)(uintptr_t)0x1000};
   plat_self_stack(&t.stack_lo, &t.stack_hi);
   int i = registry_add(&t);
