@@ -201,6 +201,9 @@ static const struct counter_spec COUNTERS[] = {
      "threads found in `/proc/self/task` that nobody had registered"},
     {"threads_refused", SEC_THREADS, U64(n.threads_refused), COUNT, "threads", 1,
      "of those, not sampled: the registry was full"},
+    {"threads_renamed", SEC_THREADS, U64(n.threads_renamed), COUNT, "threads", 0,
+     "of those, renamed: their kernel name changed after they were found (read again at the "
+     "next look and every second); their later samples carry the new name"},
     {"threads_gone", SEC_THREADS, U64(n.threads_gone), COUNT, "threads", 0,
      "registrations dropped because their thread had ended"},
     {"jvm_thread_captures", SEC_THREADS, U64(n.jvm_thread_samples), COUNT, "captures", 0,

@@ -134,6 +134,9 @@ struct sampler_target {
   uintptr_t stack_lo, stack_hi; /* its stack, [lo, hi); 0, 0 when unknown */
   void *handle;                 /* the host's handle of it (thread_state's argument), or NULL */
   int at_start;                 /* registered by the thread itself as it starts (its ThreadStart) */
+  int kernel_name;              /* name is the kernel's comm (a thread found in /proc): read again
+                                   later (registry_rename_kernel), a thread names itself as it
+                                   starts and may be found before */
   uint64_t start_cpu_ns; /* with at_start: its own CPU clock then (a thread attached again, like
                             DestroyJavaVM on the main thread, carries its earlier CPU) */
 };
@@ -220,12 +223,13 @@ struct sampler_counters {
   uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
   uint64_t threads_refused;    /* of those, not registered: the registry was full */
-  uint64_t threads_gone;       /* registrations dropped because their thread had ended */
-  uint64_t sampler_cpu_ns;     /* the sampler thread's own CPU time */
-  uint64_t handler_ns;         /* the signal handler's time in the captures answered, entry to
+  uint64_t threads_renamed; /* of those, renamed: their kernel name changed after they were found */
+  uint64_t threads_gone;    /* registrations dropped because their thread had ended */
+  uint64_t sampler_cpu_ns;  /* the sampler thread's own CPU time */
+  uint64_t handler_ns;      /* the signal handler's time in the captures answered, entry to
                                   exit (its wall time: the thread's CPU unless preempted in it) */
-  uint64_t process_cpu_ns;     /* the whole process's CPU time while sampling (all threads) */
-  uint64_t wall_ns;            /* sampling time */
+  uint64_t process_cpu_ns;  /* the whole process's CPU time while sampling (all threads) */
+  uint64_t wall_ns;         /* sampling time */
   /* event=alloc (alloc.h) */
   uint64_t alloc_samples;    /* allocation samples recorded */
   uint64_t alloc_bytes;      /* the bytes they stand for (estimated) */

@@ -94,6 +94,7 @@ static void set_info(struct thread_slot *s, const struct sampler_target *t) {
     memcpy(s->name, now, sizeof now);
     s->name_seq++;
   }
+  s->kernel_named = t->kernel_name;
   if (t->env) s->env = t->env;
   if (t->java_id) s->java_id = t->java_id;
   if (t->handle) s->handle = t->handle;
@@ -166,6 +167,21 @@ int registry_add(const struct sampler_target *t) {
   atomic_fetch_add(&registry.registered, 1);
   pthread_mutex_unlock(&registry.mu);
   return idx;
+}
+
+int registry_rename_kernel(int i, uint32_t gen, const char *name) {
+  struct thread_slot *s = registry_slot(i);
+  if (!s) return 0;
+  int renamed = 0;
+  pthread_mutex_lock(&s->lock);
+  if (atomic_load(&s->state) == SLOT_LIVE && s->gen == gen && s->kernel_named) {
+    uint32_t seq = s->name_seq;
+    struct sampler_target t = {.tid = s->tid, .name = name, .kernel_name = 1};
+    set_info(s, &t);
+    renamed = s->name_seq != seq;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return renamed;
 }
 
 void registry_remove_slot(int i, uint32_t gen) {

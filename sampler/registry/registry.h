@@ -45,9 +45,10 @@ struct thread_slot {
    * registration renames the thread (found by its kernel name, then its ThreadStart) */
   char name[REG_NAME_MAX];
   uint32_t name_seq;
-  JNIEnv *env;     /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
-  int64_t java_id; /* java.lang.Thread's id, 0 when none is known */
-  void *handle;    /* the host's handle of the thread (sampler_target.handle), or NULL */
+  int32_t kernel_named; /* the name is the kernel's comm (sampler_target.kernel_name) */
+  JNIEnv *env;          /* the thread's own JNIEnv (what AsyncGetCallTrace needs), or NULL */
+  int64_t java_id;      /* java.lang.Thread's id, 0 when none is known */
+  void *handle;         /* the host's handle of the thread (sampler_target.handle), or NULL */
   uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown */
   /* the handshake (sample.h) */
   _Atomic uint32_t handshake;
@@ -73,6 +74,11 @@ int registry_max_slots(void);
  * start, then its ThreadStart). Returns the slot index, or -ENOSPC when all
  * registry_max_slots() slots are taken, -ENOMEM. Thread-safe. */
 int registry_add(const struct sampler_target *t);
+
+/* Renames the thread of slot i, if the slot still has generation gen and its name is still the
+ * kernel's (no registration with the host's name came since): name, its comm read again.
+ * Returns 1 when the name changed, else 0. Thread-safe. */
+int registry_rename_kernel(int i, uint32_t gen, const char *name);
 
 /* Unregisters the thread of slot i if the slot still has generation gen (its thread ended:
  * the sampler found its CPU clock gone). Thread-safe. */

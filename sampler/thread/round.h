@@ -119,6 +119,8 @@ struct round_state {
   int flushing;            /* the last round: due samples are taken now, not deferred */
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
+  uint64_t next_names;     /* round of the next names_refresh (at a look) */
+  int names_soon;          /* a thread was found: its name is read again at the next look */
   uint64_t next_trim;      /* round of the next plat_release_free_memory */
   size_t swept_keys;       /* cached frame keys after the last record_sweep_keys */
   int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */

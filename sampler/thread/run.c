@@ -304,12 +304,35 @@ static int discover_one(void *ctx, pid_t tid) {
     return 0;
   char name[32];
   if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
-  struct sampler_target t = {.tid = tid, .name = name};
-  if (registry_add(&t) >= 0)
+  struct sampler_target t = {.tid = tid, .name = name, .kernel_name = 1};
+  if (registry_add(&t) >= 0) {
     rounds.st.threads_found++;
-  else
+    rounds.names_soon = 1;
+  } else
     rounds.st.threads_refused++; /* the registry is full (or out of memory): not sampled */
   return 0;
+}
+
+/* The kernel names of the threads found in /proc/self/task, read again: a thread names itself
+ * as it starts (HotSpot's own, a library's pthread_setname_np), and one found before that
+ * carries the name it inherited from the thread that made it — a busy host leaves a new thread
+ * waiting for a CPU long enough for a look to fall in between. Later samples carry the new
+ * name (a thread renamed later too, as perf shows a comm change). ~1.4 us a thread. */
+static void names_refresh(void) {
+  for (int i = 0, n = registry_limit(); i < n; i++) {
+    struct thread_slot *s = registry_slot(i);
+    if (!s) break; /* cannot happen below registry_limit() */
+    if (atomic_load(&s->state) != SLOT_LIVE) continue;
+    pthread_mutex_lock(&s->lock);
+    int kernel = atomic_load(&s->state) == SLOT_LIVE && s->kernel_named;
+    pid_t tid = s->tid;
+    uint32_t gen = s->gen;
+    pthread_mutex_unlock(&s->lock);
+    char name[32];
+    if (kernel && tid != rounds.self && plat_thread_name(tid, name, sizeof name) == 0 &&
+        registry_rename_kernel(i, gen, name))
+      rounds.st.threads_renamed++;
+  }
 }
 
 /* The least number of cached frame keys worth a sweep (housekeeping). */
@@ -354,6 +377,15 @@ static int housekeeping(void) {
    * registered when the counts agree: a thread that ended unnoticed and a new one at once
    * would hide the new one until the end is noticed, a round or a few later; with threads the
    * full registry refused, the counts never agree and every look lists, as before) */
+  /* the names of the threads found here: at the next look after one was found, and every
+   * second, or 1 ms per live thread when there are more than 1,000 */
+  if (rounds.names_soon || rounds.round >= rounds.next_names) {
+    uint64_t names_every = (uint64_t)registry_live() * 1000000u;
+    if (names_every < 1000000000u) names_every = 1000000000u;
+    rounds.next_names = rounds.round + names_every / rounds.cfg.interval_ns;
+    rounds.names_soon = 0;
+    names_refresh();
+  }
   if (rounds.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
     rounds.st.thread_listings++;
     plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
@@ -561,6 +593,7 @@ static uint64_t run_begin(int clock) {
   rounds.base_process = plat_process_cpu_ns();
   rounds.self_cpu_recorded = rounds.self_units_given = 0;
   rounds.next_discovery = 0;
+  rounds.next_names = 0;
   traces_unlock();
   if (rounds.cfg.lock) /* its queue was made by sampler_configure */
     lock_set_threshold(1, rounds.cfg.lock_threshold_ns);

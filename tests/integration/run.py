@@ -2193,6 +2193,7 @@ def case_sigblock():
           f"timed_out={s.get('timed_out')} lost_samples={s.get('lost_samples')} coverage={s.get('coverage')}")
     samples = by_thread(stacks)
     marker = by_thread({k: n for k, n in stacks.items() if k.endswith(";[not sampled: signal blocked]")})
+    print(f"samples by thread: {samples}; threads_renamed={s.get('threads_renamed')}")
     for name in ("sigblock", "jni-blocker", "sigunblock"):
         check(name in nat, f"no line from thread {name}: {p.stdout[-500:]}")
         n = nat[name]
@@ -2260,6 +2261,41 @@ def names_check(names, what):
               f"{sorted(n for n in names if n.startswith('['))[:12]}")
     for frame in NAMES_FRAMES:
         check(any(frame.match(n) for n in names), f"{what}: no frame like {frame.pattern!r}")
+
+
+def case_rename():
+    """A thread found in /proc/self/task is named by the kernel (its comm), and a thread may
+    name itself after it was found — a library's worker at its start, found before it got
+    there on a busy host (jvm_sigblock once saw its "sigunblock" thread under the name it
+    inherited from the Java thread that made it), or later. The name is read again: the
+    samples the thread gives after it named itself carry the new name (threads_renamed > 0),
+    those before it the inherited one."""
+    seconds, interval_ns = 8, 10_000_000
+    p, stacks = run_all("rename", seconds, opts="interval=10ms,threads", extra_args=[ARGS.jnilib],
+                        timeout=seconds + 60)
+    s, nat = summary(p.stderr), native_lines(p.stdout)
+    check("renamed-late" in nat, f"no line from the renamed thread: {p.stdout[-500:]}")
+    n = nat["renamed-late"]
+    before = sum(v for k, v in stacks.items() if ";nw_spin_inherited" in k)
+    before_inherited = sum(v for k, v in stacks.items()
+                           if k.startswith("[join-rename tid=") and ";nw_spin_inherited" in k)
+    after = sum(v for k, v in stacks.items() if ";nw_spin_renamed" in k)
+    after_renamed = sum(v for k, v in stacks.items()
+                        if k.startswith("[renamed-late tid=") and ";nw_spin_renamed" in k)
+    due_before = (n["renamed_cpu"] - n["start_cpu"]) / interval_ns
+    due_after = (n["total_cpu"] - n["renamed_cpu"]) / interval_ns
+    roots = sorted({k.split(";", 1)[0] for k in stacks})
+    print(f"threads_renamed={s.get('threads_renamed')} threads_found={s.get('threads_found')}; "
+          f"before: {before_inherited} of {before} under join-rename for ~{due_before:.0f} due; "
+          f"after: {after_renamed} of {after} under renamed-late for ~{due_after:.0f} due; roots {roots}")
+    check(due_before >= 100 and due_after >= 100,
+          f"the thread ran {due_before:.0f} + {due_after:.0f} intervals: too little to tell")
+    check(int(s["threads_renamed"]) >= 1, f"threads_renamed={s['threads_renamed']}")
+    check(before_inherited >= 0.5 * due_before,
+          f"{before_inherited} samples before the rename under its inherited name for ~{due_before:.0f} due")
+    # read again every second: at most ~1 s of the 4 s after it is still under the old name
+    check(after_renamed >= 0.5 * due_after,
+          f"{after_renamed} samples after the rename under the new name for ~{due_after:.0f} due")
 
 
 def case_names():
@@ -3511,7 +3547,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 #     duration, and their 10 ms variants), and that the agent changes nothing the program
 #     computes (same_result).
 # The arm64_* cases run in the arm64 JVM under qemu (arm64.cmake).
-DEFAULT_JDK_ONLY = {"jfrconv", "formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "attach_full_heap",
+DEFAULT_JDK_ONLY = {"jfrconv", "formats", "pprof", "loop", "stats", "launcher_errors", "dlopen", "sigblock", "rename", "attach_full_heap",
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",

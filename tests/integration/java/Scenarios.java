@@ -44,6 +44,10 @@
 //             total_cpu=<ns> queued=<n> timer=<n> sigq_start=<n> sigq=<n>" (its CPU as it
 //             blocked them, unblocked them and at the end; the real-time signals queued to it
 //             while blocked — sent, of timers —; the user's SigQ as it blocked and unblocked)
+//   rename    a thread of the JNI library (third argument), made by the Java thread "join-rename":
+//             it spins half the time under the name it inherited, then names itself
+//             "renamed-late" and spins on; prints "native renamed-late start_cpu=<ns>
+//             renamed_cpu=<ns> total_cpu=<ns>"
 //   fullheap  aftergo's threads, once the heap was full (until the file given as the third
 //             argument exists, then for the fourth argument's milliseconds) and let go
 //   churn     two threads starting short-lived threads (~20 us of work each) one after another,
@@ -441,6 +445,16 @@ public class Scenarios {
                 + " sigq_start=" + out[5] + " sigq=" + out[6]);
     }
 
+    static native int renameSpin(String name, long beforeMillis, long totalMillis, long[] out);
+
+    static void renamer(String name, long beforeMillis, long totalMillis) {
+        long[] out = new long[3];
+        int rc = renameSpin(name, beforeMillis, totalMillis, out);
+        if (rc != 0) throw new RuntimeException("renameSpin " + name + ": error " + rc);
+        System.out.println("native " + name + " start_cpu=" + out[0] + " renamed_cpu=" + out[1]
+                + " total_cpu=" + out[2]);
+    }
+
     static long dlopenLoop(String lib) {
         long rounds = 0;
         while (!stop) rounds += dlopenStorm(lib, 50);
@@ -828,6 +842,12 @@ public class Scenarios {
                     sink += h;
                     sigBlocker(null, total - total / 5, total - total / 5);
                 });
+                break;
+            }
+            case "rename": {
+                System.load(args[2]);
+                final long total = millis;
+                worker("join-rename", () -> renamer("renamed-late", total / 2, total));
                 break;
             }
             case "aftergo":

@@ -8,7 +8,9 @@
  *  - Scenarios.sigBlockSpin: a thread of the library's own (not attached to the JVM) started
  *    with every signal blocked, as many libraries start their workers — or the calling Java
  *    thread, blocking them in the native method —, spinning; it counts the real-time signals
- *    that were queued to it meanwhile, and may unblock them and spin on.
+ *    that were queued to it meanwhile, and may unblock them and spin on;
+ *  - Scenarios.renameSpin: a thread of the library's own that spins under the name it inherited
+ *    from the Java thread that made it, then names itself (pthread_setname_np) and spins on.
  * The functions are exported and kept out of line so that every one is a frame of its own.
  */
 #include <dlfcn.h>
@@ -80,6 +82,23 @@ JNIEXPORT jlong JNICALL Java_Scenarios_dlopenStorm(JNIEnv *env, jclass cls, jstr
   }
   (*env)->ReleaseStringUTFChars(env, path, lib);
   return x ? rounds : rounds + 1;
+}
+
+/* Runs fn(arg) on a new thread and waits for it; mask: the caller's signal mask once the thread
+ * is made (it inherits the caller's at that moment), or NULL. Returns 0, or an errno. */
+static int run_and_join(void *(*fn)(void *), void *arg, const sigset_t *mask) {
+  pthread_t t;
+  int rc = pthread_create(&t, NULL, fn, arg);
+  if (mask) pthread_sigmask(SIG_SETMASK, mask, NULL);
+  return rc ? rc : pthread_join(t, NULL);
+}
+
+/* v[0..n) into the Java array out. */
+static void copy_out(JNIEnv *env, jlongArray out, const int64_t *v, int n) {
+  for (int i = 0; i < n; i++) {
+    jlong x = (jlong)v[i];
+    (*env)->SetLongArrayRegion(env, out, i, 1, &x);
+  }
 }
 
 /* ---- a worker that blocks every signal (Scenarios.sigBlockSpin) ---- */
@@ -155,37 +174,77 @@ static void *sigblock_main(void *arg) {
   return (void *)(uintptr_t)(x & 1);
 }
 
-/* Runs a thread named `name` that spins blockMillis with every signal blocked, then (up to
- * totalMillis) with none; waits for it. name null: the calling (Java) thread does it itself, in
- * this native method, and gets its signal mask back at the end. out[0..6]: its CPU (ns) as it
- * blocked them, as it unblocked them and at the end; the real-time signals queued to it while it
- * blocked them (other than timers'), those of timers; the user's queued signals (SigQ) as it
- * blocked them and as it unblocked them. Returns 0, or an errno. */
-JNIEXPORT jint JNICALL Java_Scenarios_sigBlockSpin(JNIEnv *env, jclass cls, jstring name,
-                                                   jlong blockMillis, jlong totalMillis,
-                                                   jlongArray out) {
-  (void)cls;
+/* Runs main on a thread named `name` (sigblock_run: name, the two times, out), with every
+ * signal blocked when `block` (then name null: the calling Java thread runs it itself, in this
+ * native method, and gets its signal mask back at the end); waits for it; n of out into out.
+ * Returns 0, or an errno. */
+static jint spin_thread(JNIEnv *env, jstring name, jlong firstMillis, jlong totalMillis,
+                        jlongArray out, int n, void *(*main)(void *), int block) {
   struct sigblock_run r;
   memset(&r, 0, sizeof r);
-  r.block_ns = (uint64_t)blockMillis * 1000000u;
+  r.block_ns = (uint64_t)firstMillis * 1000000u;
   r.total_ns = (uint64_t)totalMillis * 1000000u;
   if (name && !(r.name = (*env)->GetStringUTFChars(env, name, NULL))) return ENOMEM;
   sigset_t all;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &r.unblocked); /* a new thread starts with them blocked */
+  pthread_sigmask(block ? SIG_SETMASK : SIG_BLOCK, block ? &all : NULL, &r.unblocked);
   int rc = 0;
   if (r.name) {
-    pthread_t t;
-    rc = pthread_create(&t, NULL, sigblock_main, &r);
-    pthread_sigmask(SIG_SETMASK, &r.unblocked, NULL);
-    if (rc == 0) rc = pthread_join(t, NULL);
+    rc = run_and_join(main, &r, &r.unblocked);
     (*env)->ReleaseStringUTFChars(env, name, r.name);
   } else {
-    sigblock_main(&r);
+    main(&r);
     pthread_sigmask(SIG_SETMASK, &r.unblocked, NULL);
   }
-  jlong v[SIGBLOCK_OUT];
-  for (int i = 0; i < SIGBLOCK_OUT; i++) v[i] = (jlong)r.out[i];
-  (*env)->SetLongArrayRegion(env, out, 0, SIGBLOCK_OUT, v);
+  copy_out(env, out, r.out, n);
   return rc;
+}
+
+/* A thread named `name` that spins blockMillis with every signal blocked, then (up to
+ * totalMillis) with none; name null: the calling (Java) thread does it itself. out[0..6]: its
+ * CPU (ns) as it blocked them, as it unblocked them and at the end; the real-time signals queued
+ * to it while it blocked them (other than timers'), those of timers; the user's queued signals
+ * (SigQ) as it blocked them and as it unblocked them. Returns 0, or an errno. */
+JNIEXPORT jint JNICALL Java_Scenarios_sigBlockSpin(JNIEnv *env, jclass cls, jstring name,
+                                                   jlong blockMillis, jlong totalMillis,
+                                                   jlongArray out) {
+  (void)cls;
+  return spin_thread(env, name, blockMillis, totalMillis, out, SIGBLOCK_OUT, sigblock_main, 1);
+}
+
+/* ---- a worker that names itself late (Scenarios.renameSpin) ---- */
+
+EXPORT uint64_t nw_spin_inherited(uint64_t end, uint64_t x) {
+  while (now_ns() < end) x = nw_leaf(x) + 1;
+  return x;
+}
+
+EXPORT uint64_t nw_spin_renamed(uint64_t end, uint64_t x) {
+  while (now_ns() < end) x = nw_leaf(x) + 1;
+  return x;
+}
+
+/* On a sigblock_run: spins block_ns under the name it inherited, then names itself. out[0..2]:
+ * its CPU (ns) as it started, as it named itself, at the end. */
+static void *rename_main(void *arg) {
+  struct sigblock_run *r = arg;
+  uint64_t start = now_ns(), x = 1;
+  r->out[0] = (int64_t)thread_cpu_ns();
+  x = nw_spin_inherited(start + r->block_ns, x);
+  r->out[1] = (int64_t)thread_cpu_ns();
+  pthread_setname_np(pthread_self(), r->name);
+  x = nw_spin_renamed(start + r->total_ns, x);
+  r->out[2] = (int64_t)thread_cpu_ns();
+  return (void *)(uintptr_t)(x & 1);
+}
+
+/* Runs a thread that spins beforeMillis under its inherited name, then names itself `name` and
+ * spins on (up to totalMillis); waits for it. out[0..2]: its CPU (ns) as it started, as it
+ * named itself and at the end. Returns 0, or an errno. */
+JNIEXPORT jint JNICALL Java_Scenarios_renameSpin(JNIEnv *env, jclass cls, jstring name,
+                                                 jlong beforeMillis, jlong totalMillis,
+                                                 jlongArray out) {
+  (void)cls;
+  if (!name) return EINVAL;
+  return spin_thread(env, name, beforeMillis, totalMillis, out, 3, rename_main, 0);
 }
