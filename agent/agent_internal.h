@@ -105,9 +105,10 @@ int agent_first_attach(JavaVM *vm, const char *options);
 int events_install(jvmtiEnv *jvmti);
 
 /* sampler_jvm.code_events: turns CompiledMethodLoad/Unload and DynamicCodeGenerated on and
- * replays the code that exists (GenerateEvents), or turns them off. Returns 0 or check()'s code.
- * On the sampler thread (an agent thread: JVMTI may be called), never with ctl held. */
-int events_code(void *ctx, int on);
+ * replays the code that exists (GenerateEvents: all of it, or the stubs only), or turns them
+ * off (how: enum sampler_code_events). Returns 0 or check()'s code. On the sampler thread (an
+ * agent thread: JVMTI may be called), never with ctl held. */
+int events_code(void *ctx, int how);
 
 /* Disables every event of ours and takes our callbacks out. Errors are ignored (some events
  * may never have been enabled). */

@@ -304,9 +304,17 @@ static const struct counter_spec COUNTERS[] = {
     {"keys", SEC_TABLES, SIZE(keys), COUNT, "keys", 0, "cached frame keys (method or pc → name)"},
     {"code_entries", SEC_TABLES, SIZE(code_entries), COUNT, "entries", 0,
      "the compiled-code map's live entries (nmethods, stubs): 0 until a run signals threads, "
-     "whose first round turns the map's JVMTI events on and replays the JVM's code into it"},
+     "whose first round turns the map's JVMTI events on and puts the JVM's code in it (read from "
+     "the code cache, the stubs replayed)"},
     {"code_replays", SEC_TABLES, U64(n.code_replays), COUNT, "times", 0,
      "times that happened in this profile (events off again at the run's end)"},
+    {"code_from_cache", SEC_TABLES, U64(n.code_from_cache), COUNT, "nmethods", 0,
+     "of the compiled methods those starts put in the map, read from HotSpot's code cache itself "
+     "with their inline records (0: replayed by the events, where the JVM's tables do not "
+     "describe them)"},
+    {"code_left_out", SEC_TABLES, U64(n.code_left_out), COUNT, "nmethods", 0,
+     "compiled methods those reads left out: no jmethodID made for their method yet, or freed "
+     "while read"},
     {"code_swept", SEC_TABLES, U64(n.code_swept), COUNT, "entries", 0,
      "entries a replay did not renew, dropped: code unloaded while the events were off"},
     {"not_kept", SEC_TABLES, GET(get_not_kept), COUNT, "", 1,
@@ -357,7 +365,8 @@ static const struct counter_spec COUNTERS[] = {
      "the sampler thread's CPU per round, median"},
     {"round_p99_us", SEC_COST, U64(round_p99_ns), NS_AS(1e3, 1), "us", 0, "its 99th percentile"},
     {"code_replay_ms", SEC_COST, U64(n.code_replay_ns), NS_AS(1e6, 1), "ms", 0,
-     "the sampler thread's time replaying the JVM's code into the map (in `sampler_cpu_ms`)"},
+     "the sampler thread's CPU putting the JVM's code in the map at runs' starts (in "
+     "`sampler_cpu_ms`)"},
     {"handler_ms", SEC_COST, U64(n.handler_ns), NS_AS(1e6, 1), "ms", 0,
      "the handler's time in all the captures (entry to exit)"},
     {"alloc_cost_ms", SEC_COST, U64(n.alloc_cost_ns), NS_AS(1e6, 1), "ms", 0,

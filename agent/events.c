@@ -606,13 +606,14 @@ static const jvmtiEvent CODE_EVENTS[] = {JVMTI_EVENT_COMPILED_METHOD_LOAD,
                                          JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
 
 /* Turns the code map's events on and replays the code that exists, or off (agent_internal.h).
- * The replay: HotSpot posts every live nmethod and stub to this thread, at ~4 us an nmethod
- * (PLATFORM-FACTS: 226 in ~1 ms); what HotSpot posted meanwhile on its own thread may come twice
- * — the map keeps the newer of two entries for one range. */
-int events_code(void *ctx, int on) {
+ * The replay: HotSpot posts every live stub and (SAMPLER_CODE_REPLAY) nmethod to this thread
+ * (SAMPLER_CODE_STUBS: the sampler reads the nmethods from the code cache itself); what HotSpot
+ * posted meanwhile on its own thread may come twice — the map keeps the newer of two entries for
+ * one range. */
+int events_code(void *ctx, int how) {
   (void)ctx;
   jvmtiEnv *jvmti = agent.jvmti;
-  int rc = 0;
+  int rc = 0, on = how != SAMPLER_CODE_OFF;
   for (size_t i = 0; i < sizeof CODE_EVENTS / sizeof *CODE_EVENTS && !rc; i++)
     rc = check((*jvmti)->SetEventNotificationMode(jvmti, on ? JVMTI_ENABLE : JVMTI_DISABLE,
                                                   CODE_EVENTS[i], NULL),
@@ -620,9 +621,9 @@ int events_code(void *ctx, int on) {
   if (!rc && on)
     rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
                "GenerateEvents");
-  if (!rc && on)
+  if (!rc && how == SAMPLER_CODE_REPLAY)
     rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
-  if (rc && on) events_code(ctx, 0);
+  if (rc && on) events_code(ctx, SAMPLER_CODE_OFF);
   return rc;
 }
 

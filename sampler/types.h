@@ -95,12 +95,19 @@ enum sampler_thread_state {
 typedef int (*sampler_thread_state_fn)(void *ctx, void *handle);
 /* Looks up a symbol of libjvm (as dlsym would), or returns NULL. */
 typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
-/* Turns the events that feed the code map on — and has the host replay the code that exists
- * already (sampler_method_loaded, sampler_code_generated) before it returns — or off. Called on
- * the sampler thread: on before the first round of a run that signals threads, off after it.
+/* How sampler_code_events_fn turns the code map's events. */
+enum sampler_code_events {
+  SAMPLER_CODE_OFF = 0,
+  SAMPLER_CODE_REPLAY = 1, /* on, and the host replays all the code that exists already
+                              (sampler_method_loaded, sampler_code_generated) before it returns */
+  SAMPLER_CODE_STUBS = 2   /* on, and the host replays the generated code only (stubs: the
+                              sampler reads the compiled methods from the code cache itself) */
+};
+/* Turns the events that feed the code map on or off (enum sampler_code_events). Called on the
+ * sampler thread: on before the first round of a run that signals threads, off after it.
  * Returns 0 or a negative errno-style code (on failed: the run samples without a code map's
  * news, as with codemap off). */
-typedef int (*sampler_code_events_fn)(void *ctx, int on);
+typedef int (*sampler_code_events_fn)(void *ctx, int how);
 
 /* What the sampler needs of the JVM. */
 struct sampler_jvm {
@@ -217,7 +224,9 @@ struct sampler_counters {
   uint64_t threads_found;      /* threads found in /proc/self/task that nobody had registered */
   uint64_t code_replays;       /* times the code map's events were turned on and the JVM's code
                               replayed into it (a run's first round) */
-  uint64_t code_replay_ns;     /* the sampler thread's time in those replays */
+  uint64_t code_replay_ns;     /* the sampler thread's CPU filling the map at those starts */
+  uint64_t code_from_cache;    /* nmethods those starts read from the code cache (no replay) */
+  uint64_t code_left_out;      /* nmethods the reads left out: no jmethodID yet, or freed */
   uint64_t code_swept;         /* map entries dropped after a replay: code unloaded while the
                               map's events were off */
   uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads

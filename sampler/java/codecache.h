@@ -17,8 +17,9 @@
  * codecache_each_nmethod (codecache_walk.c) visits every live nmethod: each code heap's blocks in
  * order, found through the segment map and the blocks' headers.
  *
- * Not wired into the sampler yet: the reader is proven against CompiledMethodLoad by the test
- * agent tests/integration/jni/codecheck.c (jvm_codecache). A JVM whose tables lack a field gets
+ * The sampler reads the nmethods that exist at a run's start with it (codemap_add_cache), and
+ * stubwalk reads blobs by pc; the reader is proven against CompiledMethodLoad by the test agent
+ * tests/integration/jni/codecheck.c (jvm_codecache). A JVM whose tables lack a field gets
  * codecache_init's "not available: <field>" (the scopes' own fields: scopes_why).
  */
 #ifndef SAMPLER_CODECACHE_H

@@ -3,7 +3,8 @@
  *
  * Built from JVMTI CompiledMethodLoad / CompiledMethodUnload (nmethods, with their inline
  * records from jvmticmlr.h) and DynamicCodeGenerated (interpreter, stubs, adapters,
- * intrinsics). When AsyncGetCallTrace fails — typically because the PC is in a stub such as
+ * intrinsics); at a run's start, the nmethods that exist are read from the code cache itself
+ * (codemap_add_cache) where HotSpot's tables describe it, else replayed by the events. When AsyncGetCallTrace fails — typically because the PC is in a stub such as
  * Math.sin's libmSin — the signal handler attributes the sample through codemap_lookup().
  *
  * Writers (JVMTI callbacks, any thread) serialize on a mutex and may allocate and wait.
@@ -79,6 +80,26 @@ int codemap_add_method(jmethodID m, const void *code, jint size, const void *com
  * included; 0 when unknown or not fixed). Same replacement rule and returns as
  * codemap_add_method. */
 int codemap_add_stub(const char *name, const void *code, jint size, int frame_words);
+
+struct codecache_layout;
+
+/* What codemap_add_cache did. */
+struct codemap_cache_stats {
+  uint64_t nmethods;         /* nmethods the walk found */
+  uint64_t added;            /* of those, added to the map with their records */
+  uint64_t unnamed;          /* left out: their method has no jmethodID yet */
+  uint64_t unread;           /* left out: their table did not read (freed meanwhile) */
+  uint64_t records_unnamed;  /* records left out: a frame's method has no jmethodID yet */
+  uint64_t skipped_segments; /* code heap segments whose block did not read as one */
+};
+
+/* Adds every live nmethod of HotSpot's code cache with its inline records, as
+ * CompiledMethodLoad would (codemap_cache.c): a run's start without GenerateEvents' replay. The
+ * layout is bound to the calling thread for the walk. 0 with *st filled; -ENOTSUP when the
+ * layout cannot read the records (l->scopes_why), -EFAULT when the code heaps cannot be read,
+ * -ENOMEM; after an error the map may hold part of the code (a replay then renews it). Any
+ * thread; not signal-safe. */
+int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_stats *st);
 
 /* Removes the live nmethod of `m` that starts at `code` (CompiledMethodUnload). A later lookup
  * never returns it. Returns 0, -ENOENT (no such live entry: already replaced by a newer load at

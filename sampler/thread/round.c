@@ -89,6 +89,8 @@ const struct sampler_config *sthread_config(void) { return &rounds.cfg; }
 
 void sthread_set_hotspot(const struct hotspot_layout *h) { atomic_store(&rounds.hotspot, h); }
 
+void sthread_set_codecache(const struct codecache_layout *l) { atomic_store(&rounds.codecache, l); }
+
 int sthread_running(void) { return atomic_load(&rounds.running); }
 
 void round_time_begin(uint64_t mono_ns) {

@@ -20,6 +20,7 @@
 #include "types.h"
 
 struct hotspot_layout;
+struct codecache_layout;
 
 /* The sampler thread's bookkeeping of one slot, for the owner of generation `gen`. */
 struct thread_book {
@@ -82,6 +83,9 @@ struct round_state {
   sampler_code_events_fn code_fn; /* the code map's events (run.c follow_code) */
   void *code_ctx;
   int code_on; /* they are on for this run */
+  /* the code cache's reader, when it reads the nmethods' records (sthread_set_codecache): a
+   * run's start reads them with it, not by the events' replay; else NULL */
+  const struct codecache_layout *_Atomic codecache;
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */
   struct hist latency;       /* signal sent -> handler entry */

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "codecache.h"
 #include "codemap.h"
 #include "guard.h"
 #include "handler.h"
@@ -532,23 +533,47 @@ void sthread_measure_process(void) {
   rounds.st.process_cpu_ns = plat_process_cpu_ns() - rounds.base_process;
 }
 
+/* The code that exists into the map at a run's start: the events turned on and the stubs
+ * replayed first (what is compiled meanwhile is posted), then the compiled methods read from
+ * the code cache with their inline records (codemap_add_cache); where the reader cannot (no
+ * tables, a heap that does not read), the events' replay of all of it. The read costs the
+ * sampler thread about what the replay did (a warmed-up server, ~2,000 nmethods: 20.6-37.0 ms
+ * of CPU against 28.9-31.9 ms for the replay, quiet; 21-38 against 24-33 beside two hogs); it is
+ * the first step to a map that needs no CompiledMethodLoad (#33, docs/how-it-works.md).
+ * Returns the events' answer. */
+static int code_fill(void) {
+  const struct codecache_layout *l = atomic_load(&rounds.codecache);
+  if (l) {
+    struct codemap_cache_stats cs;
+    int rc = rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_STUBS);
+    if (rc != 0) return rc;
+    if (codemap_add_cache(l, &cs) == 0) {
+      rounds.st.code_from_cache += cs.added;
+      rounds.st.code_left_out += cs.unnamed + cs.unread;
+      return 0;
+    }
+    rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_OFF); /* the replay instead */
+  }
+  return rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_REPLAY);
+}
+
 /* The code map's events follow the runs that signal threads (sampler_jvm.code_events): on
- * before the first round — the host replays the code that exists, and what the map kept from
- * an earlier run that the replay did not renew is code unloaded while nobody listened: dropped
- * — off after the last. An agent that is loaded but not sampling, or sampling allocations or
- * lock waits, has the JIT post nothing: HotSpot hands each compilation's event to its service
- * thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md). */
+ * before the first round — the code that exists read into the map (code_fill), and what the map
+ * kept from an earlier run that this did not renew is code unloaded while nobody listened:
+ * dropped — off after the last. An agent that is loaded but not sampling, or sampling
+ * allocations or lock waits, has the JIT post nothing: HotSpot hands each compilation's event to
+ * its service thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md). */
 static void follow_code(int on) {
   if (!rounds.cfg.codemap || !rounds.code_fn || on == rounds.code_on) return;
   if (on) {
-    uint64_t before = codemap_generation(), t0 = plat_mono_ns();
-    rounds.code_on = rounds.code_fn(rounds.code_ctx, 1) == 0;
+    uint64_t before = codemap_generation(), t0 = plat_self_cpu_ns();
+    rounds.code_on = code_fill() == 0;
     int swept = rounds.code_on ? codemap_sweep(before) : 0;
     rounds.st.code_replays += (uint64_t)rounds.code_on;
     rounds.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
-    rounds.st.code_replay_ns += plat_mono_ns() - t0;
+    rounds.st.code_replay_ns += plat_self_cpu_ns() - t0;
   } else {
-    rounds.code_fn(rounds.code_ctx, 0);
+    rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_OFF);
     rounds.code_on = 0;
   }
 }

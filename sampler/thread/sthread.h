@@ -11,6 +11,7 @@
 #include "types.h"
 
 struct hotspot_layout;
+struct codecache_layout;
 
 /* Sets the sampler thread up for cfg (kept as the configuration) and the JVM's callbacks: its
  * buffers for stacks of cfg->depth frames and the frames it interns for itself (the trace table
@@ -45,6 +46,11 @@ static inline int sthread_clock(const struct sampler_config *c) {
 /* HotSpot's layout, once the JNIEnv's place in a JavaThread is known: the schedule reads Java
  * threads' states from it from the next round on. Thread-safe (published atomically). */
 void sthread_set_hotspot(const struct hotspot_layout *h);
+
+/* The code cache's reader (codecache.h), able to read the nmethods' inline records: a run's
+ * start fills the code map with it (codemap_add_cache) instead of the events' replay of every
+ * compiled method; NULL: the replay. Thread-safe (published atomically). */
+void sthread_set_codecache(const struct codecache_layout *l);
 
 /* 1 while sthread_run runs. Thread-safe. */
 int sthread_running(void);

@@ -10,6 +10,10 @@
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
 //   inline    one thread in a hot loop whose small callee the JIT inlines
+//   inlinedeep one thread, "inline-deep", in a hot loop (deepCaller) whose small callee
+//             (deepMiddle), inlined, calls a method the test keeps from being inlined
+//             (-XX:CompileCommand=dontinline,Scenarios::deepLeaf): the time is in deepLeaf's own
+//             code, under an inlined frame
 //   allocsmall one thread allocating small arrays (with -Xint: a VM call each)
 //   alloctruth two threads allocating known volumes (third argument: MB per part), 3:1 in
 //             bytes: "alloc-three" small objects (allocTruthSmall, AllocTruthItem) and long[100]
@@ -389,6 +393,18 @@ public class Scenarios {
             try { allocTruth(mbPerPart); } catch (InterruptedException e) { }
         }, "alloc-main").start();
     }
+
+    static long deepCaller() {
+        long h = 1;
+        while (!stop) {
+            for (int i = 0; i < 1_000; i++) h = deepMiddle(h ^ i);
+        }
+        return h;
+    }
+
+    static long deepMiddle(long x) { return deepLeaf(x + 1) ^ x; }
+
+    static long deepLeaf(long x) { return mixStep(x); }
 
     static long inlineCaller() {
         long h = 1;
@@ -783,6 +799,9 @@ public class Scenarios {
                 break;
             case "inline":
                 worker("inline", () -> sink += inlineCaller());
+                break;
+            case "inlinedeep":
+                worker("inline-deep", () -> sink += deepCaller());
                 break;
             case "alloc":
                 worker("alloc", () -> sink += allocLoop());
