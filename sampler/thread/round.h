@@ -124,10 +124,11 @@ struct round_state {
   uint64_t next_discovery; /* round of the next look at /proc/self/task and the loaded objects */
   int discovery_rounds;    /* rounds between two looks */
   uint64_t next_names;     /* round of the next names_refresh (at a look) */
-  int names_soon;          /* a thread was found: its name is read again at the next look */
-  uint64_t next_trim;      /* round of the next plat_release_free_memory */
-  size_t swept_keys;       /* cached frame keys after the last record_sweep_keys */
-  int refresh_objects;     /* a walk met a pc in no known object: look again at the next round */
+  int fresh[32];       /* slots of the threads the last look found: their names read at the next */
+  int nfresh;          /* how many were found (more than fit: every name is read again) */
+  uint64_t next_trim;  /* round of the next plat_release_free_memory */
+  size_t swept_keys;   /* cached frame keys after the last record_sweep_keys */
+  int refresh_objects; /* a walk met a pc in no known object: look again at the next round */
   struct {
     int slot;
     uint32_t gen;

@@ -306,9 +306,12 @@ static int discover_one(void *ctx, pid_t tid) {
   char name[32];
   if (plat_thread_name(tid, name, sizeof name) != 0) return 0; /* ended meanwhile */
   struct sampler_target t = {.tid = tid, .name = name, .kernel_name = 1};
-  if (registry_add(&t) >= 0) {
+  int slot = registry_add(&t);
+  if (slot >= 0) {
     rounds.st.threads_found++;
-    rounds.names_soon = 1;
+    if (rounds.nfresh < (int)(sizeof rounds.fresh / sizeof *rounds.fresh))
+      rounds.fresh[rounds.nfresh] = slot;
+    rounds.nfresh++; /* more than fit: all names are read again at the next look */
   } else
     rounds.st.threads_refused++; /* the registry is full (or out of memory): not sampled */
   return 0;
@@ -319,21 +322,34 @@ static int discover_one(void *ctx, pid_t tid) {
  * carries the name it inherited from the thread that made it — a busy host leaves a new thread
  * waiting for a CPU long enough for a look to fall in between. Later samples carry the new
  * name (a thread renamed later too, as perf shows a comm change). ~1.4 us a thread. */
+static void name_refresh(int i) {
+  struct thread_slot *s = registry_slot(i);
+  if (!s || atomic_load(&s->state) != SLOT_LIVE) return;
+  pthread_mutex_lock(&s->lock);
+  int kernel = atomic_load(&s->state) == SLOT_LIVE && s->kernel_named;
+  pid_t tid = s->tid;
+  uint32_t gen = s->gen;
+  pthread_mutex_unlock(&s->lock);
+  char name[32];
+  if (kernel && tid != rounds.self && plat_thread_name(tid, name, sizeof name) == 0 &&
+      registry_rename_kernel(i, gen, name))
+    rounds.st.threads_renamed++;
+}
+
+/* At a look: the threads the last look found, or every one that is due (every second, or 1 ms
+ * per live thread when there are more than 1,000). */
 static void names_refresh(void) {
-  for (int i = 0, n = registry_limit(); i < n; i++) {
-    struct thread_slot *s = registry_slot(i);
-    if (!s) break; /* cannot happen below registry_limit() */
-    if (atomic_load(&s->state) != SLOT_LIVE) continue;
-    pthread_mutex_lock(&s->lock);
-    int kernel = atomic_load(&s->state) == SLOT_LIVE && s->kernel_named;
-    pid_t tid = s->tid;
-    uint32_t gen = s->gen;
-    pthread_mutex_unlock(&s->lock);
-    char name[32];
-    if (kernel && tid != rounds.self && plat_thread_name(tid, name, sizeof name) == 0 &&
-        registry_rename_kernel(i, gen, name))
-      rounds.st.threads_renamed++;
+  int all = rounds.round >= rounds.next_names ||
+            rounds.nfresh > (int)(sizeof rounds.fresh / sizeof *rounds.fresh);
+  if (all) {
+    uint64_t every = (uint64_t)registry_live() * 1000000u;
+    if (every < 1000000000u) every = 1000000000u;
+    rounds.next_names = rounds.round + every / rounds.cfg.interval_ns;
+    for (int i = 0, n = registry_limit(); i < n; i++) name_refresh(i);
+  } else {
+    for (int k = 0; k < rounds.nfresh; k++) name_refresh(rounds.fresh[k]);
   }
+  rounds.nfresh = 0;
 }
 
 /* The least number of cached frame keys worth a sweep (housekeeping). */
@@ -374,19 +390,11 @@ static int housekeeping(void) {
   uint64_t every = (uint64_t)registry_live() * 500000u / rounds.cfg.interval_ns;
   if (every < (uint64_t)rounds.discovery_rounds) every = (uint64_t)rounds.discovery_rounds;
   rounds.next_discovery = rounds.round + every;
+  names_refresh(); /* before the listing: what it finds is read again at the next look */
   /* the list only when the process has threads the registry has not (all but this one are
    * registered when the counts agree: a thread that ended unnoticed and a new one at once
    * would hide the new one until the end is noticed, a round or a few later; with threads the
    * full registry refused, the counts never agree and every look lists, as before) */
-  /* the names of the threads found here: at the next look after one was found, and every
-   * second, or 1 ms per live thread when there are more than 1,000 */
-  if (rounds.names_soon || rounds.round >= rounds.next_names) {
-    uint64_t names_every = (uint64_t)registry_live() * 1000000u;
-    if (names_every < 1000000000u) names_every = 1000000000u;
-    rounds.next_names = rounds.round + names_every / rounds.cfg.interval_ns;
-    rounds.names_soon = 0;
-    names_refresh();
-  }
   if (rounds.cfg.jvm_threads && plat_thread_count() != registry_live() + 1) {
     rounds.st.thread_listings++;
     plat_foreach_thread(discover_one, known_fill() == 0 ? &known : NULL);
@@ -619,6 +627,7 @@ static uint64_t run_begin(int clock) {
   rounds.self_cpu_recorded = rounds.self_units_given = 0;
   rounds.next_discovery = 0;
   rounds.next_names = 0;
+  rounds.nfresh = 0;
   traces_unlock();
   if (rounds.cfg.lock) /* its queue was made by sampler_configure */
     lock_set_threshold(1, rounds.cfg.lock_threshold_ns);
