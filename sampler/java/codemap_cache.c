@@ -19,7 +19,7 @@ struct records {
   PCStackInfo *pcs;
   jmethodID *methods;
   jint *bcis;
-  size_t npcs, cap_pcs, nframes, cap_frames;
+  size_t npcs, cap_pcs, nframes, cap_methods, cap_bcis;
   struct codecache_layout own; /* bound to the calling thread once (codecache_bind) */
   struct codemap_cache_stats *st;
 };
@@ -44,16 +44,11 @@ static int add_record(uintptr_t pc, const struct codecache_frame *chain, int n, 
       r->st->records_unnamed++;
       return 0;
     }
-  size_t frames = r->nframes + (size_t)n, cap = r->cap_frames;
+  size_t frames = r->nframes + (size_t)n;
   if (grow((void **)&r->pcs, &r->cap_pcs, r->npcs + 1, sizeof *r->pcs) ||
-      grow((void **)&r->methods, &cap, frames, sizeof *r->methods))
+      grow((void **)&r->methods, &r->cap_methods, frames, sizeof *r->methods) ||
+      grow((void **)&r->bcis, &r->cap_bcis, frames, sizeof *r->bcis))
     return -ENOMEM;
-  if (cap != r->cap_frames) {
-    jint *b = realloc(r->bcis, cap * sizeof *b);
-    if (!b) return -ENOMEM; /* methods has the room; bcis at the old capacity */
-    r->bcis = b;
-    r->cap_frames = cap;
-  }
   PCStackInfo *p = &r->pcs[r->npcs++];
   p->pc = (void *)pc;
   p->numstackframes = n;
