@@ -317,6 +317,12 @@ static const struct counter_spec COUNTERS[] = {
      "while read"},
     {"code_swept", SEC_TABLES, U64(n.code_swept), COUNT, "entries", 0,
      "entries a replay did not renew, dropped: code unloaded while the events were off"},
+    {"code_found_late", SEC_TABLES, U64(n.code_found_late), COUNT, "samples", 0,
+     "samples whose pc, or a recovery's caller, was in code compiled since the map last heard "
+     "(its CompiledMethodLoad not posted yet): found by the handler in the code cache, with its "
+     "inline chain"},
+    {"code_learned", SEC_TABLES, U64(n.code_learned), COUNT, "nmethods", 0,
+     "those compiled methods, added to the map from the code cache by the sampler thread"},
     {"not_kept", SEC_TABLES, GET(get_not_kept), COUNT, "", 1,
      "stacks and names a full table could not keep — the tables have limits so that memory "
      "stays bounded over long runs"},

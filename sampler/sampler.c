@@ -97,8 +97,11 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   handler_set_native(c->native_frames);
   /* a run's start reads the compiled methods from the code cache, not the events' replay, when
    * this JVM's tables describe their records too */
-  if (jvm_layout.codecache_ok && !jvm_layout.codecache.scopes_why)
+  if (jvm_layout.codecache_ok && !jvm_layout.codecache.scopes_why) {
     sthread_set_codecache(&jvm_layout.codecache);
+    /* and a failed walk in code compiled since the map last heard is found there too */
+    if (c->codemap) handler_set_codecache(&jvm_layout.codecache);
+  }
   return 0;
   /* a step that fails leaves nothing of its own; from its label on, the steps before it are
    * undone, last first */

@@ -229,6 +229,9 @@ struct sampler_counters {
   uint64_t code_left_out;      /* nmethods the reads left out: no jmethodID yet, or freed */
   uint64_t code_swept;         /* map entries dropped after a replay: code unloaded while the
                               map's events were off */
+  uint64_t code_found_late;    /* samples whose pc, or a recovery's caller, was in code the map did
+                               not have yet, found by the handler in the code cache */
+  uint64_t code_learned;       /* nmethods the sampler added to the map from those finds */
   uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
   uint64_t threads_refused;    /* of those, not registered: the registry was full */

@@ -110,6 +110,13 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
  * process_vm_readv as l does. Signal-safe, any thread. */
 void codecache_bind(const struct codecache_layout *l, struct codecache_layout *own);
 
+/* As codecache_bind, for a caller that knows the thread and the mask already: the signal
+ * handler, whose sample runs under a guard of the interrupted thread's id and the handler's
+ * mask (each read a guard nested in that one, guard.h). No system call: signal-safe, any
+ * thread; own only on thread tid while it runs with `mask`. */
+void codecache_bind_to(const struct codecache_layout *l, struct codecache_layout *own, pid_t tid,
+                       uint64_t mask);
+
 /* The code blob that contains pc. 0 with *b filled; -ENOENT when pc is in none of the code
  * heaps, or in a free block, or between blobs; -EFAULT when a read of JVM memory failed or
  * what it read is inconsistent (a blob being freed meanwhile, say). No address can make it

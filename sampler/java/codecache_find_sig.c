@@ -33,6 +33,15 @@ void codecache_bind(const struct codecache_layout *l, struct codecache_layout *o
   own->read_bound = 1;
 }
 
+void codecache_bind_to(const struct codecache_layout *l, struct codecache_layout *own, pid_t tid,
+                       uint64_t mask) {
+  *own = *l;
+  own->read_guarded = l->read && l->mask;
+  own->read_tid = tid;
+  own->read_mask = mask;
+  own->read_bound = 1;
+}
+
 /* See codecache_internal.h. The fallback is plat_read_memory's read, but by syscall(): libc's
  * process_vm_readv wrapper is not on the signal path's list
  * (tests/sampler/check_signal_symbols.py). */

@@ -101,6 +101,14 @@ struct codemap_cache_stats {
  * thread; not signal-safe. */
 int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_stats *st);
 
+/* The nmethod whose code holds pc, read from the code cache and added with its inline records
+ * as codemap_add_cache adds each (st->nmethods 1 when pc is in one, st->added 1 when it went
+ * in): the code a sample met before its CompiledMethodLoad was posted. 0; -ENOENT when pc is
+ * in no blob now (freed meanwhile), -EFAULT, -ENOTSUP, -ENOMEM as codemap_add_cache. Any
+ * thread; not signal-safe. */
+int codemap_add_cache_at(const struct codecache_layout *l, uintptr_t pc,
+                         struct codemap_cache_stats *st);
+
 /* Removes the live nmethod of `m` that starts at `code` (CompiledMethodUnload). A later lookup
  * never returns it. Returns 0, -ENOENT (no such live entry: already replaced by a newer load at
  * that address, or never added), -ENOMEM, -ENODEV. Any thread; not signal-safe. */

@@ -1,10 +1,11 @@
 /*
- * codemap_cache.c — the code map filled from HotSpot's code cache itself (codecache.h) at a
- * run's start, instead of from GenerateEvents(COMPILED_METHOD_LOAD)'s replay: every live
+ * codemap_cache.c — the code map filled from HotSpot's code cache itself (codecache.h): at a
+ * run's start, instead of from GenerateEvents(COMPILED_METHOD_LOAD)'s replay, every live
  * nmethod (codecache_each_nmethod) with its whole PcDesc table (codecache_each_scope), made into
  * the inline record CompiledMethodLoad would carry (jvmticmlr.h) — the same pcs and chains,
  * record for record (jvm_codecache checks the reader against the events) — and added as the
- * event adds it. Not signal-safe (it allocates); the sampler thread's.
+ * event adds it; during a run, the one nmethod a sample found there before its event came
+ * (codemap_add_cache_at). Not signal-safe (it allocates); the sampler thread's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,6 +94,24 @@ static int add_nmethod(const struct codecache_blob *b, void *ctx) {
   if (rc == -ENOMEM) return rc;
   if (rc == 0) r->st->added++;
   return 0;
+}
+
+int codemap_add_cache_at(const struct codecache_layout *l, uintptr_t pc,
+                         struct codemap_cache_stats *st) {
+  memset(st, 0, sizeof *st);
+  if (l->scopes_why) return -ENOTSUP;
+  struct records r = {.st = st};
+  codecache_bind(l, &r.own);
+  struct codecache_blob b;
+  int rc = codecache_find(&r.own, pc, &b);
+  if (rc == 0 && b.is_nmethod) {
+    st->nmethods = 1;
+    rc = add_nmethod(&b, &r);
+  }
+  free(r.pcs);
+  free(r.methods);
+  free(r.bcis);
+  return rc;
 }
 
 int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_stats *st) {

@@ -128,6 +128,8 @@ struct sample_record {
    * walk->frames until a later walk writes there; call_frames 0 when there is none */
   uintptr_t call_sp, call_ret, call_pc;
   int32_t call_frames;
+  uintptr_t cache_code;  /* where the code the handler found in the code cache, not in the
+                            map, begins (handler_set_codecache): for the sampler to add; else 0 */
   uint64_t native_ns;    /* what the native walk took (CLOCK_MONOTONIC), 0 when not walked */
   uintptr_t *native_pcs; /* `depth` entries: the interrupted pc, then return addresses */
 };

@@ -48,6 +48,15 @@ struct hotspot_layout;
  * without it such samples stay "[unknown not Java]". */
 void handler_set_hotspot(const struct hotspot_layout *l);
 
+struct codecache_layout;
+
+/* Lets the handler find a failed walk's PC, or a recovery's caller, that the code map does not
+ * have — code compiled since the map last heard of it: its CompiledMethodLoad not posted yet —
+ * in HotSpot's code cache (codecache.h): the nmethod there with its inline chain, as the map
+ * would have given it. l must read the scopes (codecache_init done, l->read and l->mask set,
+ * l->scopes_why NULL); it is copied. NULL turns it off. Call before sampling; not signal-safe. */
+void handler_set_codecache(const struct codecache_layout *l);
+
 /* Turns the native stack walk on (native.h; native_init done) or off. Call before sampling. */
 void handler_set_native(int on);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecache.h"
 #include "codemap.h"
 #include "guard.h"
 #include "hotspot.h"
@@ -36,9 +37,11 @@ static struct {
   struct handler_counters counters;
   struct hotspot_layout hotspot; /* valid once anchor_on is set */
   _Atomic int anchor_on;
-  _Atomic int native_on;     /* walk native frames too */
-  int sig;                   /* installed for this signal, 0 when not installed */
-  struct sigaction previous; /* what the signal did before */
+  _Atomic int native_on;         /* walk native frames too */
+  struct codecache_layout cache; /* the code cache's reader (handler_set_codecache) */
+  _Atomic int cache_on;          /* cache is set */
+  int sig;                       /* installed for this signal, 0 when not installed */
+  struct sigaction previous;     /* what the signal did before */
 } handler;
 
 /* How far into a stub its frame record may be pushed but fp not yet set to it: the first
@@ -54,6 +57,49 @@ struct undo {
   int objects;    /* inside objects_enter */
   unsigned token; /* objects_enter's */
 };
+
+/* Where pc is in the code the VM generated: the code map's entry; else — code compiled since the
+ * map last heard, its CompiledMethodLoad not posted yet — the nmethod HotSpot's code cache has
+ * there, with its inline chain at pc (the first debug information at or after it, as the map's
+ * records give it), read under guards nested in the sample's own: thread tid, the handler's
+ * mask (guard.h: a fault is the innermost guard's, an -EFAULT for the read, and the sample
+ * goes on). Stubs come from the map only: their names are DynamicCodeGenerated's. The
+ * nmethod's code is left in r->cache_code for the sampler thread to put into the map. 1 with
+ * *hit filled, else 0. */
+static int code_at(uintptr_t pc, struct codemap_hit *hit, struct sample_record *r, pid_t tid,
+                   uint64_t mask) {
+  if (codemap_lookup(pc, hit)) return 1;
+  if (!atomic_load_explicit(&handler.cache_on, memory_order_acquire)) return 0;
+  struct codecache_layout l;
+  codecache_bind_to(&handler.cache, &l, tid, mask);
+  struct codecache_blob b;
+  if (codecache_find(&l, pc, &b) != 0 || !b.is_nmethod || !b.jmethod_id || pc < b.code_begin ||
+      pc >= b.code_end)
+    return 0;
+  struct codecache_frame f[CODEMAP_MAX_INLINE];
+  int n = codecache_scopes(&l, &b, pc, f, CODEMAP_MAX_INLINE);
+  if (n == -ENOSPC) n = CODEMAP_MAX_INLINE; /* the innermost frames, as the map cuts a chain */
+  if (n == -ENOENT) n = 0;                  /* no debug information after pc: the method alone */
+  if (n < 0) return 0;                      /* a table that does not read: being freed */
+  for (int i = 0; i < n; i++)
+    if (!f[i].jmethod_id) n = 0; /* a frame with no name yet: the map leaves such records out */
+  hit->kind = CODEMAP_NMETHOD;
+  hit->start = b.code_begin;
+  hit->end = b.code_end;
+  hit->method = (jmethodID)b.jmethod_id;
+  hit->name = NULL;
+  hit->name_id = 0;
+  hit->frame_words = 0;
+  hit->interpreter = 0;
+  hit->generation = 0;
+  hit->ninline = n;
+  for (int i = 0; i < n; i++) {
+    hit->inl_method[i] = (jmethodID)f[i].jmethod_id;
+    hit->inl_bci[i] = f[i].bci;
+  }
+  r->cache_code = b.code_begin;
+  return 1;
+}
 
 /* The JavaThread `env` lies in, when it is this very thread's: its stack holds the interrupted
  * sp `usp` and its OSThread names `tid` (a registration that went stale, or an env that is not
@@ -100,7 +146,7 @@ static int current_call(const char *thread, uintptr_t usp, uintptr_t hi, size_t 
  * handler would write into another thread's anchor while that thread runs); a refusal is
  * counted. Returns 1 when the walk gave frames; r->walk->hit is then where the VM call returns to. */
 static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEnv *env, pid_t tid,
-                            volatile struct undo *u) {
+                            uint64_t mask, volatile struct undo *u) {
   if (!atomic_load_explicit(&handler.anchor_on, memory_order_acquire)) return 0;
   const struct hotspot_layout *l = &handler.hotspot;
   char *thread = (char *)env - l->env;
@@ -120,7 +166,7 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
   /* an older frame than the interrupted one, on this thread's stack */
   if (!sp || *last_pc || sp % sizeof(uintptr_t) || sp <= usp || sp > hi || hi - sp > size) return 0;
   uintptr_t pc = ((const uintptr_t *)sp)[-1], fp = last_fp ? *last_fp : 0;
-  if (!codemap_lookup(pc, &r->walk->hit)) return 0;
+  if (!code_at(pc, &r->walk->hit, r, tid, mask)) return 0;
   uintptr_t walk_sp = sp, walk_pc = pc, walk_fp = fp;
   if (r->walk->hit.kind == CODEMAP_STUB && r->walk->hit.frame_words > 0) {
     struct codemap_hit caller;
@@ -128,7 +174,7 @@ static int walk_from_anchor(struct sample_record *r, const ucontext_t *uc, JNIEn
     if (!last_fp || walk_sp > hi) return 0;
     walk_pc = ((const uintptr_t *)walk_sp)[-1];
     walk_fp = ((const uintptr_t *)walk_sp)[-2];
-    if (!codemap_lookup(walk_pc, &caller) || caller.kind != CODEMAP_NMETHOD) return 0;
+    if (!code_at(walk_pc, &caller, r, tid, mask) || caller.kind != CODEMAP_NMETHOD) return 0;
   }
   u->last_sp = last_sp;
   u->last_pc = last_pc;
@@ -184,13 +230,14 @@ static int under_changed_stub(const struct thread_slot *s, const ucontext_t *uc)
  * sp nor at fp. The records are read only when they lie in the thread's known stack, or in
  * the page of sp. */
 static void recover(struct sample_record *r, const struct thread_slot *s, const ucontext_t *uc,
-                    JNIEnv *env, volatile struct undo *u) {
+                    JNIEnv *env, uint64_t mask, volatile struct undo *u) {
   r->fail_code = r->num_frames;
   if (r->num_frames == ASGCT_UNKNOWN_NOT_JAVA) {
-    if (walk_from_anchor(r, uc, env, s->tid, u)) return;
+    if (walk_from_anchor(r, uc, env, s->tid, mask, u)) return;
     r->walk->hit.kind = CODEMAP_NONE; /* what the anchor pointed at is not where the PC is */
   }
-  if (!codemap_lookup(plat_uc_pc(uc), &r->walk->hit) || r->walk->hit.kind != CODEMAP_STUB) return;
+  if (!code_at(plat_uc_pc(uc), &r->walk->hit, r, s->tid, mask) || r->walk->hit.kind != CODEMAP_STUB)
+    return;
   uintptr_t sp = plat_uc_sp(uc), fp = plat_uc_fp(uc);
   uintptr_t hi =
       s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi ? s->stack_hi : (sp | 4095) + 1;
@@ -224,7 +271,7 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
   ucontext_t copy = *uc;
   for (int i = 0; i < n; i++) {
     struct codemap_hit caller;
-    if (!codemap_lookup(cand[i].pc, &caller)) continue; /* not code the VM generated */
+    if (!code_at(cand[i].pc, &caller, r, s->tid, mask)) continue; /* not code the VM made */
     plat_uc_set_frame(&copy, cand[i].pc, cand[i].sp, cand[i].fp);
     asgct_trace trace = {env, 0, r->walk->frames};
     handler.asgct(&trace, handler.depth, &copy);
@@ -250,7 +297,8 @@ static void recover(struct sample_record *r, const struct thread_slot *s, const 
  * code (r->walk->hit) like any failed walk there; after a failed first walk it stays as it was.
  * Reads the thread (state, stack bounds) only. */
 static void walk_from_native_caller(struct sample_record *r, const struct thread_slot *s,
-                                    const ucontext_t *uc, const struct native_end *end) {
+                                    const ucontext_t *uc, const struct native_end *end,
+                                    uint64_t mask) {
   if (r->nnative <= 0 || end->stop != NATIVE_STOP_UNKNOWN || !end->sp) return;
   uintptr_t hi, usp = plat_uc_sp(uc);
   size_t size;
@@ -260,7 +308,7 @@ static void walk_from_native_caller(struct sample_record *r, const struct thread
       end->sp < usp || end->sp >= hi)
     return;
   struct codemap_hit hit;
-  if (!codemap_lookup(end->pc, &hit)) return;
+  if (!code_at(end->pc, &hit, r, s->tid, mask)) return;
   int before = r->num_frames;
   if (hit.kind == CODEMAP_NMETHOD) {
     jmethodID at = hit.ninline > 0 ? hit.inl_method[0] : hit.method;
@@ -376,8 +424,8 @@ static void take_sample(struct thread_slot *s, struct sample_record *r, const uc
       if (trace.num_frames > 0 && under_changed_stub(s, uc))
         r->num_frames = ASGCT_NOT_WALKABLE_NOT_JAVA;
       if (!same_call(r, s, uc)) {
-        if (trace.num_frames <= 0) recover(r, s, uc, s->env, &u);
-        if (!r->recovered) walk_from_native_caller(r, s, uc, &end);
+        if (trace.num_frames <= 0) recover(r, s, uc, s->env, mask, &u);
+        if (!r->recovered) walk_from_native_caller(r, s, uc, &end, mask);
         g.vm_first = 0;
         remember_call(r, s, uc);
       }
@@ -439,6 +487,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv) {
   r->dropped = 0;
   r->walk->hit.kind = CODEMAP_NONE; /* this sample's recovery, if any, starts from nothing */
   r->recovered = RECOVERY_NONE;
+  r->cache_code = 0;
   r->pc = plat_uc_pc(uc);
   r->sp = plat_uc_sp(uc);
   r->nnative = 0;
@@ -486,6 +535,7 @@ void handler_uninstall(void) {
   if (!handler.sig) return;
   sigaction(handler.sig, &handler.previous, NULL);
   handler.sig = 0;
+  atomic_store(&handler.cache_on, 0); /* set again by who installs it next */
 }
 
 void handler_set_hotspot(const struct hotspot_layout *l) {
@@ -494,6 +544,13 @@ void handler_set_hotspot(const struct hotspot_layout *l) {
 }
 
 void handler_set_native(int on) { atomic_store(&handler.native_on, on); }
+
+void handler_set_codecache(const struct codecache_layout *l) {
+  atomic_store(&handler.cache_on, 0);
+  if (!l || l->scopes_why || !l->read || !l->mask) return;
+  handler.cache = *l; /* before sampling: no handler reads it meanwhile */
+  atomic_store_explicit(&handler.cache_on, 1, memory_order_release);
+}
 
 void handler_set_active(int on) { atomic_store(&handler.active, on); }
 

@@ -399,6 +399,18 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
   return native_frames(r, n, rounds.cfg.depth * 2 + 8);
 }
 
+/* The handler found code in the code cache that the map did not have (r->cache_code, code
+ * compiled since the map last heard): into the map with its records, unless its event came
+ * meanwhile — the next sample there is a map hit, and the frame kinds know it. */
+static void learn_code(uintptr_t code) {
+  const struct codecache_layout *l = atomic_load(&rounds.codecache);
+  struct codemap_hit hit;
+  rounds.st.code_found_late++;
+  if (!l || codemap_lookup(code, &hit)) return;
+  struct codemap_cache_stats cs;
+  if (codemap_add_cache_at(l, code, &cs) == 0) rounds.st.code_learned += cs.added;
+}
+
 static int waiting(int state) {
   return state != SAMPLER_STATE_UNKNOWN && state != SAMPLER_STATE_RUNNABLE;
 }
@@ -459,6 +471,7 @@ void record_answer(struct thread_slot *s, struct thread_book *b, uint32_t w) {
       b->stack_asked = 1;
       plat_mapping_of(r->sp, &s->stack_lo, &s->stack_hi);
     }
+    if (r->cache_code) learn_code(r->cache_code);
     int n = walked_frames(r, begin_stack(s, b), code);
     if (rounds.cfg.wall) { /* the state: what the JVM says, else whether it was in the kernel */
       int state = answer_state(s, b, r);

@@ -8,8 +8,10 @@
  * are no value, and ScopeDesc heads read out of real JVMs. Its reads: the fault guard's
  * guard_read of readable, PROT_NONE and unmapped memory from a thread and a signal handler, and
  * codecache_find reading through it or through the kernel, bound to its thread or not; a
- * guard_read inside another guard of the same thread and mask (the handler's sample). The reader itself is proven against
- * a JVM's events in jvm_codecache (tests/integration).
+ * guard_read inside another guard of the same thread and mask (the handler's sample). The whole
+ * reader on a code cache of one nmethod laid out as HotSpot's (tests/support/fake_codecache.h),
+ * and that nmethod put into the code map from a pc (codemap_add_cache_at). The reader itself is
+ * proven against a JVM's events in jvm_codecache (tests/integration).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 #include "codecache.h"
+#include "codemap.h"
+#include "fake_codecache.h"
 #include "guard.h"
 #include "platform.h"
 
@@ -411,4 +415,56 @@ Test(guard_read, the_reader_reads_through_the_guard_or_the_kernel) {
   cr_expect_eq(faults, 0);
   cr_expect_eq(find_on_bad_heaps(1, 1, &faults), -EFAULT, "bound, the guard taken out: the kernel");
   cr_expect_eq(faults, 0);
+}
+
+/* The reader on a code cache of one nmethod (fake_codecache.h): the blob, its method's
+ * jmethodID through the Method's chain, its level, the scope at a pc of its code and none past
+ * the last PcDesc; no blob for a pc outside the heaps. */
+#define FAKE_METHOD ((jmethodID)0x5000)
+
+Test(codecache, the_nmethod_its_method_and_its_scope_from_a_pc) {
+  struct fake_codecache f;
+  cr_assert_eq(fake_codecache_make(&f, FAKE_METHOD, 7), 0);
+  struct codecache_blob b;
+  cr_assert_eq(codecache_find(&f.layout, f.code_begin + 3, &b), 0);
+  cr_expect_eq(b.is_nmethod, 1);
+  cr_expect_eq(b.comp_level, 4);
+  cr_expect_eq(b.jmethod_id, (void *)FAKE_METHOD);
+  cr_expect_eq(b.code_begin, f.code_begin);
+  cr_expect_eq(b.code_end, f.code_end);
+  struct codecache_frame fr[4];
+  cr_assert_eq(codecache_scopes(&f.layout, &b, f.code_begin + 3, fr, 4), 1);
+  cr_expect_eq(fr[0].jmethod_id, (void *)FAKE_METHOD);
+  cr_expect_eq(fr[0].bci, 7);
+  cr_expect_eq(codecache_scopes(&f.layout, &b, f.code_begin + 100, fr, 4), -ENOENT,
+               "past the last PcDesc");
+  struct codecache_blob none;
+  cr_expect_eq(codecache_find(&f.layout, (uintptr_t)&none, &none), -ENOENT, "on the stack");
+  fake_codecache_free(&f);
+}
+
+/* What a sample found in the code cache, put into the code map by the sampler thread: the next
+ * lookup there is a map hit with the same inline chain. */
+Test(codecache, an_nmethod_from_a_pc_into_the_code_map) {
+  cr_assert_eq(codemap_init(), 0);
+  struct fake_codecache f;
+  cr_assert_eq(fake_codecache_make(&f, FAKE_METHOD, 7), 0);
+  struct codemap_hit hit;
+  cr_assert_eq(codemap_lookup(f.code_begin + 3, &hit), 0, "not in the map yet");
+  struct codemap_cache_stats st;
+  cr_assert_eq(codemap_add_cache_at(&f.layout, f.code_begin + 3, &st), 0);
+  cr_expect_eq(st.nmethods, 1);
+  cr_expect_eq(st.added, 1);
+  cr_assert_eq(codemap_lookup(f.code_begin + 3, &hit), 1);
+  cr_expect_eq(hit.kind, CODEMAP_NMETHOD);
+  cr_expect_eq(hit.method, FAKE_METHOD);
+  cr_expect_eq(hit.start, f.code_begin);
+  cr_expect_eq(hit.end, f.code_end);
+  cr_expect_eq(hit.ninline, 1);
+  cr_expect_eq(hit.inl_method[0], FAKE_METHOD);
+  cr_expect_eq(hit.inl_bci[0], 7);
+  cr_expect_eq(codemap_add_cache_at(&f.layout, (uintptr_t)&st, &st), -ENOENT, "no code there");
+  cr_expect_eq(st.added, 0);
+  fake_codecache_free(&f);
+  codemap_fini();
 }

@@ -14,11 +14,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "codecache.h"
 #include "codemap.h"
+#include "fake_codecache.h"
 #include "fake_jvm.h"
 #include "guard.h"
 #include "handler.h"
@@ -531,4 +534,102 @@ Test(handler, in_the_same_vm_call_a_walk_refused_for_gc_gives_the_last_walks_fra
   cr_expect_eq(r->recovered, RECOVERY_NONE);
   fake_jvm_set_gc_active(0);
   stop_worker(th);
+}
+
+/* Code compiled since the code map last heard of it (its CompiledMethodLoad not posted yet): a
+ * thread spinning in the fake code cache's nmethod (fake_codecache.h), whose walks fail, with
+ * the map empty. With the handler reading the code cache, the failed walk is attributed to the
+ * nmethod with its inline chain, as the map would have, and its code is left for the sampler to
+ * learn; without it, nothing; with a code cache whose heap list faults, the fault is the read's
+ * (a guard nested in the sample's own): counted, and the sample goes on as a failed walk. */
+#define NEW_CODE_METHOD ((jmethodID)0x5000)
+static struct fake_codecache new_code;
+static volatile unsigned char new_code_stop;
+
+static void *new_code_worker(void *arg) {
+  (void)arg;
+  fake_jvm_set_role(NULL); /* every walk fails: -5 unknown Java */
+  struct sampler_target t = {.tid = plat_gettid(), .name = "in new code", .env = fake_jvm_env()};
+  atomic_store(&worker_slot, registry_add(&t));
+  fake_codecache_run(&new_code, &new_code_stop);
+  return NULL;
+}
+
+/* Samples a thread in the nmethod, the handler given `layout` (NULL: no code cache). */
+static pthread_t start_in_new_code(const struct codecache_layout *layout) {
+  cr_assert_eq(registry_init(8), 0);
+  cr_assert_eq(codemap_init(), 0);
+  cr_assert_eq(guard_install(), 0);
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(handler_install(SIG, jvm.asgct, 8), 0);
+  handler_set_codecache(layout);
+  handler_set_active(1);
+  new_code_stop = 0;
+  atomic_store(&worker_slot, -1);
+  pthread_t th;
+  pthread_create(&th, NULL, new_code_worker, NULL);
+  while (atomic_load(&worker_slot) < 0) usleep(1000);
+  usleep(20000);
+  return th;
+}
+
+static void stop_in_new_code(pthread_t th) {
+  new_code_stop = 1;
+  pthread_join(th, NULL);
+  handler_uninstall();
+  guard_uninstall();
+  fake_codecache_free(&new_code);
+}
+
+Test(handler, a_failed_walk_in_code_the_map_has_not_heard_of_is_found_in_the_code_cache) {
+  cr_assert_eq(fake_codecache_make(&new_code, NEW_CODE_METHOD, 7), 0);
+  new_code.layout.read = guard_read, new_code.layout.mask = guard_mask_now;
+  pthread_t th = start_in_new_code(&new_code.layout);
+  uint64_t faults = guard_faults();
+  for (int k = 0; k < 20; k++) {
+    const struct sample_record *r = ask(SAMPLE_CAPTURE);
+    cr_assert_eq(r->num_frames, ASGCT_UNKNOWN_JAVA, "the walk failed (sample %d)", k);
+    cr_assert_eq(r->walk->hit.kind, CODEMAP_NMETHOD, "found in the code cache (sample %d)", k);
+    cr_expect_eq(r->walk->hit.method, NEW_CODE_METHOD);
+    cr_expect_eq(r->walk->hit.start, new_code.code_begin);
+    cr_expect_eq(r->walk->hit.end, new_code.code_end);
+    cr_expect_eq(r->walk->hit.ninline, 1, "its scope at the pc");
+    cr_expect_eq(r->walk->hit.inl_method[0], NEW_CODE_METHOD);
+    cr_expect_eq(r->walk->hit.inl_bci[0], 7);
+    cr_expect_eq(r->cache_code, new_code.code_begin, "left for the sampler to learn");
+    cr_expect_eq(r->recovered, RECOVERY_NONE);
+  }
+  cr_expect_eq(guard_faults(), faults, "no read faulted");
+  stop_in_new_code(th);
+}
+
+Test(handler, without_the_code_cache_a_failed_walk_in_new_code_is_not_found) {
+  cr_assert_eq(fake_codecache_make(&new_code, NEW_CODE_METHOD, 7), 0);
+  pthread_t th = start_in_new_code(NULL);
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->num_frames, ASGCT_UNKNOWN_JAVA);
+  cr_expect_eq(r->walk->hit.kind, CODEMAP_NONE);
+  cr_expect_eq(r->cache_code, 0);
+  stop_in_new_code(th);
+}
+
+Test(handler, a_fault_in_the_code_cache_read_is_the_reads_and_the_sample_goes_on) {
+  cr_assert_eq(fake_codecache_make(&new_code, NEW_CODE_METHOD, 7), 0);
+  long page = sysconf(_SC_PAGESIZE);
+  void *none = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(none, MAP_FAILED);
+  struct codecache_layout bad = new_code.layout;
+  bad.heaps = (uintptr_t)none; /* the heap list's pointer on a page nobody may read */
+  bad.read = guard_read, bad.mask = guard_mask_now;
+  pthread_t th = start_in_new_code(&bad);
+  uint64_t faults = guard_faults();
+  for (int k = 0; k < 50; k++) {
+    const struct sample_record *r = ask(SAMPLE_CAPTURE);
+    cr_assert_eq(r->num_frames, ASGCT_UNKNOWN_JAVA, "a failed walk, not a fault (sample %d)", k);
+    cr_assert_eq(r->walk->hit.kind, CODEMAP_NONE);
+    cr_assert_eq(r->cache_code, 0);
+  }
+  cr_expect_eq(guard_faults(), faults + 50, "each read's fault contained and counted");
+  stop_in_new_code(th);
+  munmap(none, (size_t)page);
 }
