@@ -312,6 +312,9 @@ static const struct counter_spec COUNTERS[] = {
      "of the compiled methods those starts put in the map, read from HotSpot's code cache itself "
      "with their inline records (0: replayed by the events, where the JVM's tables do not "
      "describe them)"},
+    {"code_kept", SEC_TABLES, U64(n.code_kept), COUNT, "nmethods", 0,
+     "compiled methods those reads found in the map already, the same compilation (address, "
+     "method, compile id) read at an earlier start: kept without reading their tables again"},
     {"code_left_out", SEC_TABLES, U64(n.code_left_out), COUNT, "nmethods", 0,
      "compiled methods those reads left out: no jmethodID made for their method yet, or freed "
      "while read"},

@@ -227,14 +227,15 @@ struct sampler_counters {
   uint64_t code_replay_ns;     /* the sampler thread's CPU filling the map at those starts */
   uint64_t code_from_cache;    /* nmethods those starts read from the code cache (no replay) */
   uint64_t code_left_out;      /* nmethods the reads left out: no jmethodID yet, or freed */
-  uint64_t code_swept;         /* map entries dropped after a replay: code unloaded while the
+  uint64_t code_kept;  /* nmethods those starts found in the map already: the same compilation */
+  uint64_t code_swept; /* map entries dropped after a replay: code unloaded while the
                               map's events were off */
-  uint64_t code_found_late;    /* samples whose pc, or a recovery's caller, was in code the map did
+  uint64_t code_found_late; /* samples whose pc, or a recovery's caller, was in code the map did
                                not have yet, found by the handler in the code cache */
-  uint64_t code_learned;       /* nmethods the sampler added to the map from those finds */
-  uint64_t thread_listings;    /* reads of /proc/self/task (when the process has more threads
+  uint64_t code_learned;    /* nmethods the sampler added to the map from those finds */
+  uint64_t thread_listings; /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
-  uint64_t threads_refused;    /* of those, not registered: the registry was full */
+  uint64_t threads_refused; /* of those, not registered: the registry was full */
   uint64_t threads_renamed; /* of those, renamed: their kernel name changed after they were found */
   uint64_t threads_gone;    /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns;  /* the sampler thread's own CPU time */

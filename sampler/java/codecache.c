@@ -132,6 +132,7 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
   /* an int in JDK 17/21; JDK 25 declares it CompLevel, a one-byte enum the types table sizes */
   long level = hotspot_vm_type_size(sym, ctx, "CompLevel");
   l->comp_level_bytes = level == 1 || level == 2 ? (int)level : 4;
+  l->nm_compile_id = hotspot_vm_field(sym, ctx, "nmethod", "_compile_id"); /* optional */
   l->scopes_why = scopes_init(sym, ctx, l);
   l->read = NULL; /* process_vm_readv until the caller gives the guard's read */
   l->mask = NULL;

@@ -53,6 +53,7 @@ struct codecache_layout {
    * blob (_code_offset, _data_offset: JDK 25); the other pair -1 */
   long blob_code_begin, blob_code_end, blob_code_offset, blob_data_offset;
   long nm_method, nm_comp_level; /* nmethod:: (or its superclass CompiledMethod, JDK 17/21) */
+  long nm_compile_id;            /* nmethod::_compile_id (an int), -1 when not described */
   int comp_level_bytes;          /* sizeof the _comp_level field: 4 (int) or CompLevel's */
   long method_const, const_constants, const_idnum; /* Method::_constMethod, ConstMethod:: */
   long pool_holder, klass_jmethod_ids;             /* ConstantPool::_pool_holder, InstanceKlass:: */
@@ -128,6 +129,12 @@ void codecache_bind_to(const struct codecache_layout *l, struct codecache_layout
  * nothing: signal-safe, any thread (a handler may call it). A blob freed while it
  * runs is not detected beyond those checks: the caller knows whether its PC is live. */
 int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codecache_blob *b);
+
+/* The compile id of the nmethod b (codecache_find's answer, is_nmethod set): HotSpot numbers
+ * every compilation once per JVM, so a blob at the same address with the same id is the same
+ * compilation. The id (> 0), or -1 when the tables lack the field or the read failed. Reads as
+ * codecache_find; signal-safe, any thread. */
+int codecache_compile_id(const struct codecache_layout *l, const struct codecache_blob *b);
 
 /* The segment-map walk on bytes already read: map[0, n) holds the bytes of segments
  * [base, base + n); from segment *idx (in that range) to the first segment of its block —

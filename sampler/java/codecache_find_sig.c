@@ -216,6 +216,16 @@ int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_
   return 0;
 }
 
+int codecache_compile_id(const struct codecache_layout *layout, const struct codecache_blob *b) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  int32_t id = -1;
+  if (!b->is_nmethod || own.nm_compile_id < 0 ||
+      codecache_peek(&own, b->blob + (uintptr_t)own.nm_compile_id, &id, sizeof id) != 0 || id <= 0)
+    return -1;
+  return id;
+}
+
 int codecache_find(const struct codecache_layout *layout, uintptr_t pc, struct codecache_blob *b) {
   struct codecache_layout own;
   codecache_reader(layout, &own);

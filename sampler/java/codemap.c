@@ -265,6 +265,8 @@ static struct cm_entry *entry_new(int kind, jmethodID m, uint32_t name_id, const
   e->name_id = name_id;
   e->name = name_id == INTERN_NO_ID ? NULL : intern_name(name_id);
   e->gen = ++writer.gen;
+  e->compile_id = 0;
+  e->seen = 0;
   e->nrec = (uint32_t)nrec;
   return e;
 }
@@ -339,7 +341,7 @@ void codemap_fini(void) {
 
 /* Adds one entry (a stub's name is interned first). Any thread, not signal-safe. */
 static int add_entry(int kind, jmethodID m, const char *name, const void *code, jint size,
-                     const void *info, int frame_words) {
+                     const void *info, int frame_words, int32_t compile_id) {
   int rc = check_range(code, size);
   if (rc) return rc;
   pthread_mutex_lock(&writer.mu);
@@ -353,6 +355,7 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
                              : NULL;
     if (e) {
       e->frame_words = frame_words > 0 ? frame_words : 0;
+      e->compile_id = compile_id > 0 ? compile_id : 0;
       e->interpreter = kind == CODEMAP_STUB && strcmp(name, "Interpreter") == 0;
     }
     rc = e ? insert(e) : -ENOMEM;
@@ -364,12 +367,39 @@ static int add_entry(int kind, jmethodID m, const char *name, const void *code, 
 
 /* Adds an nmethod; see codemap.h. Any thread, not signal-safe. */
 int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info) {
-  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info, 0);
+  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info, 0, 0);
+}
+
+/* Adds an nmethod read from the code cache; see codemap.h. Any thread, not signal-safe. */
+int codemap_add_compiled(jmethodID m, const void *code, jint size, const void *compile_info,
+                         int32_t compile_id) {
+  return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info, 0, compile_id);
+}
+
+/* Marks the same compilation seen again; see codemap.h. Takes writer.mu. */
+int codemap_renew_compiled(jmethodID m, const void *code, jint size, int32_t compile_id) {
+  if (compile_id <= 0 || check_range(code, size)) return -ENOENT;
+  pthread_mutex_lock(&writer.mu);
+  int rc = -ENODEV;
+  if (writer.inited) {
+    struct cm_root *r = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
+    int found;
+    struct cm_pos a = codemap_pos_floor(r, (uintptr_t)code, &found);
+    struct cm_entry *e = found ? pos_entry(r, a) : NULL;
+    rc = -ENOENT;
+    if (e && e->start == (uintptr_t)code && e->end == (uintptr_t)code + (uintptr_t)size &&
+        e->kind == CODEMAP_NMETHOD && e->method == m && e->compile_id == compile_id) {
+      e->seen = ++writer.gen;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
 }
 
 /* Adds a stub; see codemap.h. Any thread, not signal-safe. */
 int codemap_add_stub(const char *name, const void *code, jint size, int frame_words) {
-  return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL, frame_words);
+  return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL, frame_words, 0);
 }
 
 /* Removes the nmethod of m at code; see codemap.h. Any thread, not signal-safe. */
@@ -401,6 +431,9 @@ uint64_t codemap_generation(void) {
   return g;
 }
 
+/* Whether a sweep from gen keeps e: added, or found again by a walk of the code cache, since. */
+static int alive(const struct cm_entry *e, uint64_t gen) { return e->gen > gen || e->seen > gen; }
+
 /* Publishes a snapshot of the entries newer than gen, in one edit of the whole map (a replay
  * leaves few stale entries, but they can be anywhere: one edit each would copy the root each
  * time). writer.mu held. Returns the number dropped or -ENOMEM. */
@@ -409,7 +442,7 @@ static int sweep_locked(uint64_t gen) {
   size_t keep = 0, total = 0;
   for (size_t l = 0; l < old->nleaves; l++)
     for (uint32_t i = 0; i < old->leaves[l]->n; i++, total++)
-      keep += old->leaves[l]->e[i]->gen > gen;
+      keep += alive(old->leaves[l]->e[i], gen);
   if (keep == total) return 0;
   size_t k = (keep + LEAF_MAX - 1) / LEAF_MAX;
   struct cm_root *nr = root_alloc(k);
@@ -423,7 +456,7 @@ static int sweep_locked(uint64_t gen) {
   for (size_t l = 0; l < old->nleaves; l++)
     for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
       struct cm_entry *e = old->leaves[l]->e[x];
-      if (e->gen <= gen) continue;
+      if (!alive(e, gen)) continue;
       fresh[j]->e[i++] = e;
       if (i == fresh[j]->n) j++, i = 0;
     }
@@ -436,7 +469,7 @@ static int sweep_locked(uint64_t gen) {
   for (size_t l = 0; l < old->nleaves; l++) {
     for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
       struct cm_entry *e = old->leaves[l]->e[x];
-      if (e->gen > gen) continue;
+      if (alive(e, gen)) continue;
       codemap_kinds_update(e, -1);
       retire(e);
     }

@@ -75,6 +75,19 @@ void codemap_fini(void);
  * range wraps), -ENOMEM, or -ENODEV before codemap_init. Any thread; not signal-safe. */
 int codemap_add_method(jmethodID m, const void *code, jint size, const void *compile_info);
 
+/* As codemap_add_method, for an nmethod read from the code cache (codemap_cache.c) whose
+ * compile id is known (codecache_compile_id; <= 0: unknown, as an event's): a later walk that
+ * finds the same compilation there renews the entry instead of reading it again. */
+int codemap_add_compiled(jmethodID m, const void *code, jint size, const void *compile_info,
+                         int32_t compile_id);
+
+/* The live nmethod entry of m at [code, code + size) added with compile id `compile_id` (> 0)
+ * is marked found again, now: a codemap_sweep from a generation before this call keeps it, as if
+ * it had been added again — its records are that compilation's, which HotSpot never changes.
+ * 0; -ENOENT (no such entry: another compilation there, one added from an event, or none),
+ * -ENODEV. Any thread; not signal-safe. */
+int codemap_renew_compiled(jmethodID m, const void *code, jint size, int32_t compile_id);
+
 /* Adds a stub / generated blob named `name` (copied and interned for the process lifetime;
  * NULL becomes "unknown stub") whose frames are `frame_words` words (return address
  * included; 0 when unknown or not fixed). Same replacement rule and returns as
@@ -87,6 +100,7 @@ struct codecache_layout;
 struct codemap_cache_stats {
   uint64_t nmethods;         /* nmethods the walk found */
   uint64_t added;            /* of those, added to the map with their records */
+  uint64_t kept;             /* of those, in the map already, the same compilation: renewed */
   uint64_t unnamed;          /* left out: their method has no jmethodID yet */
   uint64_t unread;           /* left out: their table did not read (freed meanwhile) */
   uint64_t records_unnamed;  /* records left out: a frame's method has no jmethodID yet */
@@ -117,9 +131,10 @@ int codemap_remove_method(jmethodID m, const void *code);
 /* The generation of the newest entry added so far (0: none). Any thread; not signal-safe. */
 uint64_t codemap_generation(void);
 
-/* Drops every live entry added at or before generation `gen` (codemap_generation's). After a
- * replay of all live code (GenerateEvents) that began at `gen`, what the replay did not add
- * again is code that was unloaded while the map's events were off. Returns the number of
+/* Drops every live entry added (or renewed: codemap_renew_compiled) at or before generation
+ * `gen` (codemap_generation's). After a replay of all live code (GenerateEvents, or a walk of the
+ * code cache) that began at `gen`, what the replay did not add or renew is code that was unloaded
+ * while the map's events were off. Returns the number of
  * entries dropped, or -ENOMEM (nothing changed), -ENODEV. Any thread; not signal-safe. */
 int codemap_sweep(uint64_t gen);
 

@@ -4,8 +4,9 @@
  * nmethod (codecache_each_nmethod) with its whole PcDesc table (codecache_each_scope), made into
  * the inline record CompiledMethodLoad would carry (jvmticmlr.h) — the same pcs and chains,
  * record for record (jvm_codecache checks the reader against the events) — and added as the
- * event adds it; during a run, the one nmethod a sample found there before its event came
- * (codemap_add_cache_at). Not signal-safe (it allocates); the sampler thread's.
+ * event adds it — or, when the map holds that very compilation from an earlier start (the same
+ * address, method and compile id), renewed without reading its table again; during a run, the
+ * one nmethod a sample found there before its event came (codemap_add_cache_at). Not signal-safe (it allocates); the sampler thread's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,6 +71,14 @@ static int add_nmethod(const struct codecache_blob *b, void *ctx) {
     r->st->unnamed++;
     return 0;
   }
+  /* the same compilation, read at an earlier start: its records are what they were */
+  const jint size = (jint)(b->code_end - b->code_begin);
+  int32_t id = codecache_compile_id(&r->own, b);
+  if (id > 0 && codemap_renew_compiled((jmethodID)b->jmethod_id, (const void *)b->code_begin, size,
+                                       id) == 0) {
+    r->st->kept++;
+    return 0;
+  }
   r->npcs = r->nframes = 0;
   int n = codecache_each_scope(&r->own, b, add_record, r);
   if (n == -ENOMEM) return n;
@@ -89,8 +98,8 @@ static int add_nmethod(const struct codecache_blob *b, void *ctx) {
   rec.header.minorinfoversion = JVMTI_CMLR_MINOR_VERSION;
   rec.numpcs = (jint)r->npcs;
   rec.pcinfo = r->pcs;
-  int rc = codemap_add_method((jmethodID)b->jmethod_id, (const void *)b->code_begin,
-                              (jint)(b->code_end - b->code_begin), r->npcs ? &rec : NULL);
+  int rc = codemap_add_compiled((jmethodID)b->jmethod_id, (const void *)b->code_begin, size,
+                                r->npcs ? &rec : NULL, id);
   if (rc == -ENOMEM) return rc;
   if (rc == 0) r->st->added++;
   return 0;

@@ -26,6 +26,12 @@ struct cm_entry {
   int frame_words;
   int interpreter; /* the stub is HotSpot's template interpreter, decided once at add */
   uint64_t gen;
+  /* Writers only (under the writers' mutex; no lookup reads them): the nmethod's compile id when
+   * it was read from the code cache (0: from an event, unknown), and the generation of the last
+   * walk of the code cache that found this very compilation still there (codemap_renew_compiled,
+   * 0: none) — the sweep keeps an entry whose gen or seen is newer than its own generation. */
+  int32_t compile_id;
+  uint64_t seen;
   uint32_t nrec;
   const struct cm_rec *recs;
   const jmethodID *fm;

@@ -544,10 +544,11 @@ void sthread_measure_process(void) {
 /* The code that exists into the map at a run's start: the events turned on and the stubs
  * replayed first (what is compiled meanwhile is posted), then the compiled methods read from
  * the code cache with their inline records (codemap_add_cache); where the reader cannot (no
- * tables, a heap that does not read), the events' replay of all of it. The read costs the
- * sampler thread about what the replay did (a warmed-up server, ~2,000 nmethods: 20.6-37.0 ms
- * of CPU against 28.9-31.9 ms for the replay, quiet; 21-38 against 24-33 beside two hogs); it is
- * the first step to a map that needs no CompiledMethodLoad (#33, docs/how-it-works.md).
+ * tables, a heap that does not read), the events' replay of all of it. A first start costs the
+ * sampler thread about what the replay did (a warmed-up server, ~2,000 nmethods: 20-31 ms of
+ * CPU); a later one reads again only what it does not hold from an earlier one — the same
+ * compilation (address, method, compile id) is renewed, not read (codemap_renew_compiled) —
+ * 6.6-14.4 ms against 26.1-49.9 ms reading every table (#32, #33, docs/how-it-works.md).
  * Returns the events' answer. */
 static int code_fill(void) {
   const struct codecache_layout *l = atomic_load(&rounds.codecache);
@@ -557,6 +558,7 @@ static int code_fill(void) {
     if (rc != 0) return rc;
     if (codemap_add_cache(l, &cs) == 0) {
       rounds.st.code_from_cache += cs.added;
+      rounds.st.code_kept += cs.kept;
       rounds.st.code_left_out += cs.unnamed + cs.unread;
       return 0;
     }

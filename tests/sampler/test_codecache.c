@@ -468,3 +468,43 @@ Test(codecache, an_nmethod_from_a_pc_into_the_code_map) {
   fake_codecache_free(&f);
   codemap_fini();
 }
+
+/* A start's walk of the code cache (codemap_add_cache) reads an nmethod's table once: a later
+ * walk that finds the same compilation there (address, method, compile id) renews the entry
+ * without reading it, and a sweep from before that walk keeps it; another compilation at the
+ * same address is read again, and so is an entry an event added (its compile id unknown); what
+ * no walk found again is swept. */
+Test(codecache, a_later_start_keeps_the_same_compilation_and_reads_another) {
+  cr_assert_eq(codemap_init(), 0);
+  struct fake_codecache f;
+  cr_assert_eq(fake_codecache_make(&f, FAKE_METHOD, 7), 0);
+  struct codemap_cache_stats st;
+  struct codemap_hit hit;
+  cr_assert_eq(codemap_add_cache(&f.layout, &st), 0);
+  cr_expect(st.nmethods == 1 && st.added == 1 && st.kept == 0, "first: %lu found, %lu added",
+            (unsigned long)st.nmethods, (unsigned long)st.added);
+  static char elsewhere[64]; /* an nmethod of another address that no walk finds */
+  cr_assert_eq(codemap_add_method((jmethodID)0x6000, elsewhere, sizeof elsewhere, NULL), 0);
+  uint64_t gen = codemap_generation();
+  cr_assert_eq(codemap_add_cache(&f.layout, &st), 0);
+  cr_expect(st.added == 0 && st.kept == 1, "again: %lu added, %lu kept", (unsigned long)st.added,
+            (unsigned long)st.kept);
+  cr_expect_eq(codemap_sweep(gen), 1, "the one no walk found again");
+  cr_assert_eq(codemap_lookup(f.code_begin + 3, &hit), 1, "the renewed one stays");
+  cr_expect_eq(hit.inl_bci[0], 7);
+  cr_expect_eq(codemap_lookup((uintptr_t)elsewhere, &hit), 0);
+  fake_codecache_recompile(&f, 2, 9); /* another compilation at the same address */
+  cr_assert_eq(codemap_add_cache(&f.layout, &st), 0);
+  cr_expect(st.added == 1 && st.kept == 0, "recompiled: %lu added, %lu kept",
+            (unsigned long)st.added, (unsigned long)st.kept);
+  cr_assert_eq(codemap_lookup(f.code_begin + 3, &hit), 1);
+  cr_expect_eq(hit.inl_bci[0], 9, "its own records");
+  cr_assert_eq(codemap_add_method(FAKE_METHOD, (const void *)f.code_begin,
+                                  (jint)(f.code_end - f.code_begin), NULL),
+               0, "the event of the same compilation");
+  cr_assert_eq(codemap_add_cache(&f.layout, &st), 0);
+  cr_expect(st.added == 1 && st.kept == 0, "after an event: %lu added, %lu kept",
+            (unsigned long)st.added, (unsigned long)st.kept);
+  fake_codecache_free(&f);
+  codemap_fini();
+}

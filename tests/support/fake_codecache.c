@@ -110,6 +110,7 @@ int fake_codecache_make(struct fake_codecache *f, jmethodID method, int32_t bci)
   l->nm_method = 32, l->nm_comp_level = 40, l->comp_level_bytes = 4;
   l->nm_pcs_offset = 44, l->nm_deps_offset = 48, l->nm_metadata_offset = 52;
   l->nm_scopes_begin = 56;
+  l->nm_compile_id = 64;
   put_word(b + 0, (uintptr_t)NMETHOD_NAME);
   put_i32(b + 8, HEAP - BLOB);
   f->code_begin = blob + CODE;
@@ -122,6 +123,7 @@ int fake_codecache_make(struct fake_codecache *f, jmethodID method, int32_t bci)
   put_i32(b + 48, PCS_END);
   put_i32(b + 52, META);
   put_word(b + 56, blob + SCOPES);
+  put_i32(b + 64, 1); /* the JVM's first compilation */
   put_word(b + META, base + METHOD);
   /* the scopes data: decode offset 0 is none; at 1 the one scope: no sender, metadata 1, bci
    * (JDK 17's CompressedStream: a value below 192 is its one byte) */
@@ -152,6 +154,13 @@ int fake_codecache_make(struct fake_codecache *f, jmethodID method, int32_t bci)
   int rc = put_loop(m + BLOB + CODE);
   if (rc != 0) fake_codecache_free(f);
   return rc;
+}
+
+void fake_codecache_recompile(struct fake_codecache *f, int32_t compile_id, int32_t bci) {
+  unsigned char *b = f->memory + BLOB;
+  put_i32(b + 64, compile_id);
+  b[SCOPES + 3] = (unsigned char)(bci + 1);
+  f->bci = bci;
 }
 
 void fake_codecache_run(const struct fake_codecache *f, volatile unsigned char *stop) {

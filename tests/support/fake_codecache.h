@@ -27,6 +27,10 @@ struct fake_codecache {
  * mapped, or this architecture has no loop to put in it). */
 int fake_codecache_make(struct fake_codecache *f, jmethodID method, int32_t bci);
 
+/* Makes the nmethod another compilation at the same address: compile id `compile_id` (the first
+ * is 1), its scope at `bci` (-1..190). */
+void fake_codecache_recompile(struct fake_codecache *f, int32_t compile_id, int32_t bci);
+
 /* Runs the nmethod's code on the calling thread: returns once *stop is not 0. */
 void fake_codecache_run(const struct fake_codecache *f, volatile unsigned char *stop);
 
