@@ -6,6 +6,7 @@ descriptor, line, bytecode index, frame type) as jfr_fixture.c wrote them — a 
 quote and a newline and a method name outside the BMP included — and `jfr print` prints them
 without error; a recording of 20000 distinct stacks, whose pools span several checkpoint
 events, is read whole. What jfr_fixture.c writes is repeated here: keep the two in step."""
+import atexit
 import calendar
 import json
 import os
@@ -88,6 +89,7 @@ def jfr(*args):
 
 
 tmp = tempfile.mkdtemp(prefix="jfrread")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # nothing left in /tmp
 rec = os.path.join(tmp, "rec.jfr")
 r = subprocess.run([FIXTURE, rec], capture_output=True, timeout=60)
 if r.returncode != 0:

@@ -9,10 +9,12 @@ peak-memory bound proportional to the file. The bounds are generous for a busy m
 seconds, not wall time) and fail the unbounded readers by a wide margin (measured in the
 commit that added this test). Under the sanitizer build (`san`) the resource limits and
 bounds are left out (ASan reserves terabytes of address space) and the messages are checked."""
+import atexit
 import gzip
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ AS_LIMIT = 1 << 30  # address space: the unbounded readers need several times th
 CPU_LIMIT = 30  # CPU seconds: the unbounded pprof reader needs minutes
 failures = []
 tmp = tempfile.mkdtemp(prefix="fgbomb")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # nothing left in /tmp
 
 
 def check(cond, what):

@@ -4,9 +4,11 @@ every long option the tool accepts (read from fg_main.c's option table), errors 
 "flamegraph: FILE:LINE: reason" with exit 1 and no output file, usage errors exit 2, the
 SVG is well-formed XML, the HTML's FG_DATA is valid JSON, two inputs make a diff, stdin works,
 the format follows the -o extension."""
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ def run(args, stdin=b""):
 
 
 tmp = tempfile.mkdtemp(prefix="fgcli")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # nothing left in /tmp
 
 
 def write(name, data):

@@ -10,9 +10,11 @@ profile in a real browser, headless Chromium:
   - user-given text (--countname, --title, --subtitle) is shown as text, never run as markup.
 A probe script appended to the page drives it through real DOM events and writes what it saw
 into the DOM, which Chromium prints (--dump-dom)."""
+import atexit
 import html as htmllib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,8 +72,9 @@ window.addEventListener("load", function () {
 
 
 def chrome(url, *extra):
-    p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="fgchr"), *extra, url],
-                       capture_output=True, timeout=120)
+    with tempfile.TemporaryDirectory(prefix="fgchr") as profile:
+        p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + profile, *extra, url],
+                           capture_output=True, timeout=120)
     return p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -80,6 +83,7 @@ def console_errors(log):
 
 
 tmp = tempfile.mkdtemp(prefix="fghtml")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # nothing left in /tmp
 src = os.path.join(tmp, "known.folded")
 with open(src, "w") as f:
     f.write(PROFILE)

@@ -20,10 +20,12 @@ writes what it saw as JSON into the DOM, which Chromium prints (--dump-dom):
            counted above the map and named in their boxes' tooltips; a page without one shows
            none; its pixels with two ranges: the boxes in them in their colour with a bar (the
            first's colour, the second's), the others faded, the gaps the background."""
+import atexit
 import html as htmllib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,7 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--enable-logging=stderr", "--v=0", "--window-size=1200,900"]
 TMP = tempfile.mkdtemp(prefix="fgpage")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)  # nothing left in /tmp
 failures = []
 
 # Helpers for the probes: the table's rows, the frames drawn, a canvas pixel.
@@ -57,8 +60,9 @@ function clickFrame(name) {
 
 
 def chrome(url):
-    p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + tempfile.mkdtemp(prefix="fgchr"),
-                        "--dump-dom", url], capture_output=True, timeout=120)
+    with tempfile.TemporaryDirectory(prefix="fgchr") as profile:
+        p = subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + profile, "--dump-dom", url],
+                           capture_output=True, timeout=120)
     return p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 

@@ -6,10 +6,12 @@ percentage, in flame and icicle layouts; with --colors java, the legend: one key
 drawn, above the frames, and every frame's colour is nearest to its own kind's key. A probe
 script is appended to the SVG; it writes its observations into the DOM, which Chromium
 prints."""
+import atexit
 import html as htmllib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,7 @@ EXPECT = ("RESULT a=1180.00 x=null/885.00,hide/472 main=parent c=hide unzoom=nul
           "reset=null/236.00 Matched: 70.0% Matched: 80.0%")
 
 tmp = tempfile.mkdtemp(prefix="fgsvg")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # nothing left in /tmp
 failures = 0
 for extra in ([], ["--inverted"]):
     svg = subprocess.run([BIN] + extra, input=b"main;a;x 30\nmain;a;y 10\nmain;b;x 40\nmain;c 20\n",
@@ -96,7 +99,7 @@ path = os.path.join(tmp, "legend.svg")
 with open(path, "w") as f:
     f.write(svg.replace("</svg>\n", LEGEND_PROBE))
 dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                      "--user-data-dir=" + tempfile.mkdtemp(prefix="fgchr"), "file://" + path],
+                      "--user-data-dir=" + os.path.join(tmp, "chromium"), "file://" + path],
                      capture_output=True, timeout=90).stdout.decode()
 m = re.search(r"RESULT ([^<]*)", dom)
 problems = []
