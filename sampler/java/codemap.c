@@ -376,19 +376,27 @@ int codemap_add_compiled(jmethodID m, const void *code, jint size, const void *c
   return add_entry(CODEMAP_NMETHOD, m, NULL, code, size, compile_info, 0, compile_id);
 }
 
+/* The live nmethod entry of m that starts at code (its position in *at), or NULL. writer.mu
+ * held. */
+static struct cm_entry *nmethod_at(jmethodID m, const void *code, struct cm_pos *at) {
+  struct cm_root *r = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
+  int found;
+  *at = codemap_pos_floor(r, (uintptr_t)code, &found);
+  struct cm_entry *e = found ? pos_entry(r, *at) : NULL;
+  return e && e->start == (uintptr_t)code && e->kind == CODEMAP_NMETHOD && e->method == m ? e
+                                                                                          : NULL;
+}
+
 /* Marks the same compilation seen again; see codemap.h. Takes writer.mu. */
 int codemap_renew_compiled(jmethodID m, const void *code, jint size, int32_t compile_id) {
   if (compile_id <= 0 || check_range(code, size)) return -ENOENT;
   pthread_mutex_lock(&writer.mu);
   int rc = -ENODEV;
   if (writer.inited) {
-    struct cm_root *r = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
-    int found;
-    struct cm_pos a = codemap_pos_floor(r, (uintptr_t)code, &found);
-    struct cm_entry *e = found ? pos_entry(r, a) : NULL;
+    struct cm_pos at;
+    struct cm_entry *e = nmethod_at(m, code, &at);
     rc = -ENOENT;
-    if (e && e->start == (uintptr_t)code && e->end == (uintptr_t)code + (uintptr_t)size &&
-        e->kind == CODEMAP_NMETHOD && e->method == m && e->compile_id == compile_id) {
+    if (e && e->end == (uintptr_t)code + (uintptr_t)size && e->compile_id == compile_id) {
       e->seen = ++writer.gen;
       rc = 0;
     }
@@ -407,15 +415,13 @@ int codemap_remove_method(jmethodID m, const void *code) {
   pthread_mutex_lock(&writer.mu);
   int rc = -ENODEV;
   if (writer.inited) {
-    struct cm_root *r = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
-    int found;
-    struct cm_pos a = codemap_pos_floor(r, (uintptr_t)code, &found);
-    const struct cm_entry *e = found ? pos_entry(r, a) : NULL;
-    if (!e || e->start != (uintptr_t)code || e->kind != CODEMAP_NMETHOD || e->method != m) {
+    struct cm_pos a;
+    if (!nmethod_at(m, code, &a)) {
       writer.st.remove_miss++;
       rc = -ENOENT;
     } else {
-      rc = edit(a, pos_next(r, a), NULL);
+      rc = edit(a, pos_next(atomic_load_explicit(&codemap_published.root, memory_order_relaxed), a),
+                NULL);
       if (rc == 0) writer.st.removes++;
     }
   }
