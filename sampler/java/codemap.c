@@ -5,8 +5,10 @@
  * index lives in codemap_kinds.c.
  *
  * Design
- *   Entries are immutable once published: a range, its kind, method or interned stub name, its
- *   generation and a private copy of its inline records (sorted by pc), all in one malloc block.
+ *   Entries are immutable once published (but for two fields only writers read, under mu: the
+ *   compile id and the `seen` mark of codemap_renew_compiled): a range, its kind, method or
+ *   interned stub name, its generation and a private copy of its inline records (sorted by pc),
+ *   all in one malloc block.
  *   The index is a two-level snapshot, also immutable: a root holding the first start address
  *   of every leaf (for a binary search) and pointers to leaves; a leaf holds up to LEAF_MAX
  *   entry pointers sorted by start. Live ranges never overlap, so the only candidate for pc is

@@ -6,7 +6,8 @@
  * record for record (jvm_codecache checks the reader against the events) — and added as the
  * event adds it — or, when the map holds that very compilation from an earlier start (the same
  * address, method and compile id), renewed without reading its table again; during a run, the
- * one nmethod a sample found there before its event came (codemap_add_cache_at). Not signal-safe (it allocates); the sampler thread's.
+ * one nmethod a sample found there before its event came (codemap_add_cache_at). Not
+ * signal-safe (it allocates); the sampler thread's.
  */
 #include <errno.h>
 #include <stdlib.h>

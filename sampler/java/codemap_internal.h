@@ -29,7 +29,7 @@ struct cm_entry {
   /* Writers only (under the writers' mutex; no lookup reads them): the nmethod's compile id when
    * it was read from the code cache (0: from an event, unknown), and the generation of the last
    * walk of the code cache that found this very compilation still there (codemap_renew_compiled,
-   * 0: none) — the sweep keeps an entry whose gen or seen is newer than its own generation. */
+   * 0: none) — a sweep from generation g keeps an entry whose gen or seen is newer than g. */
   int32_t compile_id;
   uint64_t seen;
   uint32_t nrec;
