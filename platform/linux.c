@@ -473,3 +473,31 @@ int plat_write_memory(uintptr_t addr, const void *buf, size_t len) {
   errno = e;
   return rc;
 }
+
+#define READ_EACH_BATCH 64 /* regions per process_vm_readv (the kernel takes up to 1024) */
+
+int plat_read_memory_each(const uintptr_t *addrs, size_t len, int n, void *buf, unsigned char *ok) {
+  int e = errno, done = 0, whole = 0;
+  memset(ok, 0, n > 0 ? (size_t)n : 0);
+  /* a region that fails ends the call's transfer there (the kernel stops at the first region
+   * it cannot read whole): it is left 0 and the next call begins after it */
+  while (len && done < n) {
+    struct iovec local[READ_EACH_BATCH], remote[READ_EACH_BATCH];
+    int k = n - done < READ_EACH_BATCH ? n - done : READ_EACH_BATCH;
+    for (int i = 0; i < k; i++) {
+      local[i] = (struct iovec){(char *)buf + (size_t)(done + i) * len, len};
+      remote[i] = (struct iovec){(void *)addrs[done + i], len};
+    }
+    ssize_t got = process_vm_readv(getpid(), local, (unsigned long)k, remote, (unsigned long)k, 0);
+    if (got < 0 && errno != EFAULT) {
+      if (!whole && done == 0) whole = -errno;
+      break;
+    }
+    int full = got < 0 ? 0 : (int)((size_t)got / len);
+    for (int i = 0; i < full; i++) ok[done + i] = 1;
+    whole += full;
+    done += full < k ? full + 1 : k; /* the region that stopped it is not retried */
+  }
+  errno = e;
+  return whole;
+}

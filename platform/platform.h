@@ -201,6 +201,12 @@ int plat_self_exe_name(char *buf, size_t len);
  * readable. Not signal-safe in spirit (a system call per read); use at set-up. */
 int plat_read_memory(uintptr_t addr, void *buf, size_t len);
 
+/* plat_read_memory for n regions of len bytes each, at addrs[0..n), into buf + i * len, in as
+ * few system calls as the kernel allows (process_vm_readv takes up to 1024 regions). ok[i] is
+ * 1 when region i was read whole, else 0 (its bytes in buf are undefined). Returns how many
+ * were read whole, or -errno when not one system call could run. Not signal-safe; set-up. */
+int plat_read_memory_each(const uintptr_t *addrs, size_t len, int n, void *buf, unsigned char *ok);
+
 /* Copies buf[0..len) over len bytes at addr of this process without faulting (process_vm_writev:
  * the kernel refuses a page that is not writable, it does not force the write). Returns 0, or
  * -EFAULT (or another -errno) when any byte is not writable; some bytes may have been written

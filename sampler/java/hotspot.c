@@ -238,6 +238,108 @@ int hotspot_read_layout(hotspot_sym_fn sym, void *ctx, struct hotspot_layout *l,
   return 0;
 }
 
+/* The flag table's entries are read 64 at a time (the stride is capped so that they fit the
+ * stack), and each one's name through the kernel in one system call for the 64 */
+#define FLAG_BATCH 64
+#define FLAG_STRIDE_MAX 256
+#define FLAG_NAME_MAX 64
+#define FLAGS_MAX 16384
+/* _flags and _type are a short or an int (their width differs between JDKs); both are read by
+ * their first byte, the low one on x86-64 and aarch64 Linux (little-endian): the origin is the
+ * low 4 bits of _flags, and a type below 256 is 0 exactly when that byte is */
+#define FLAG_ORIGIN_MASK 0xF /* JVMFlag::VALUE_ORIGIN_MASK (17, 21, 25); DEFAULT is 0 */
+#define FLAG_TYPE_BOOL 0     /* JVMFlag::TYPE_bool, the first of FlagType (17, 21, 25) */
+
+/* Where the flag table is and how an entry reads; -ENOENT with *why when not described. */
+struct flag_table {
+  uintptr_t base;
+  size_t count;
+  long stride, name, addr, flags, type; /* flags and type -1 when not described */
+};
+
+static int flag_table(hotspot_sym_fn sym, void *ctx, struct flag_table *t, const char **why) {
+  void *flags = hotspot_vm_static(sym, ctx, "JVMFlag", "flags"),
+       *num = hotspot_vm_static(sym, ctx, "JVMFlag", "numFlags");
+  t->stride = hotspot_vm_type_size(sym, ctx, "JVMFlag");
+  t->name = hotspot_vm_field(sym, ctx, "JVMFlag", "_name");
+  t->addr = hotspot_vm_field(sym, ctx, "JVMFlag", "_addr");
+  t->flags = hotspot_vm_field(sym, ctx, "JVMFlag", "_flags");
+  t->type = hotspot_vm_field(sym, ctx, "JVMFlag", "_type");
+  *why = !flags || !num   ? "not available: JVMFlag::flags, ::numFlags"
+         : t->stride <= 0 ? "not available: sizeof(JVMFlag)"
+         : t->name < 0    ? "not available: JVMFlag::_name"
+         : t->addr < 0    ? "not available: JVMFlag::_addr"
+         : t->stride > FLAG_STRIDE_MAX || t->name + 8 > t->stride || t->addr + 8 > t->stride ||
+                 t->flags + 1 > t->stride || t->type + 1 > t->stride
+             ? "JVMFlag's fields do not fit its size"
+             : NULL;
+  if (*why) return -ENOENT;
+  if (plat_read_memory((uintptr_t)flags, &t->base, sizeof t->base) != 0 ||
+      plat_read_memory((uintptr_t)num, &t->count, sizeof t->count) != 0 || !t->base ||
+      t->count > FLAGS_MAX) {
+    *why = "JVMFlag::flags or ::numFlags does not read as a table";
+    return -EFAULT;
+  }
+  return 0;
+}
+
+/* The bool flag of entry e, found by its name: its value's address into *addr, and what
+ * hotspot_flag_find answers for it. */
+static int flag_entry(const struct flag_table *t, const unsigned char *e, uintptr_t *addr,
+                      const char **why) {
+  unsigned char value;
+  *addr = hotspot_word_at(e, t->addr);
+  if (t->type >= 0 && e[t->type] != FLAG_TYPE_BOOL) {
+    *why = "the flag is not a bool";
+    return -ENOENT;
+  }
+  if (!*addr || plat_read_memory(*addr, &value, 1) != 0 || value > 1) {
+    *why = "the flag's value does not read as a bool";
+    return -EFAULT;
+  }
+  if (value) return 1;
+  if (t->flags >= 0 && (e[t->flags] & FLAG_ORIGIN_MASK) != 0) {
+    *why = "turned off on the command line (or by the JVM): left off";
+    return -EPERM;
+  }
+  return 0;
+}
+
+int hotspot_flag_find(hotspot_sym_fn sym, void *ctx, const char *name, uintptr_t *addr,
+                      const char **why) {
+  struct flag_table t;
+  int rc = flag_table(sym, ctx, &t, why);
+  size_t len = strlen(name) + 1; /* with its NUL: a longer name does not match */
+  if (rc) return rc;
+  if (len > FLAG_NAME_MAX) {
+    *why = "the flag's name is too long";
+    return -ENOENT;
+  }
+  unsigned char entries[FLAG_BATCH * FLAG_STRIDE_MAX], names[FLAG_BATCH * FLAG_NAME_MAX],
+      ok[FLAG_BATCH];
+  uintptr_t at[FLAG_BATCH];
+  for (size_t first = 0; first < t.count; first += FLAG_BATCH) {
+    int k = t.count - first < FLAG_BATCH ? (int)(t.count - first) : FLAG_BATCH;
+    if (plat_read_memory(t.base + first * (size_t)t.stride, entries,
+                         (size_t)k * (size_t)t.stride)) {
+      *why = "the flag table does not read";
+      return -EFAULT;
+    }
+    for (int i = 0; i < k; i++) at[i] = hotspot_word_at(entries + (size_t)i * t.stride, t.name);
+    plat_read_memory_each(at, len, k, names, ok); /* a NULL name (the table's end) fails */
+    for (int i = 0; i < k; i++)
+      if (ok[i] && memcmp(names + (size_t)i * len, name, len) == 0)
+        return flag_entry(&t, entries + (size_t)i * t.stride, addr, why);
+  }
+  *why = "no such flag in this JVM's table";
+  return -ENOENT;
+}
+
+int hotspot_flag_set(uintptr_t addr, int on) {
+  unsigned char value = on ? 1 : 0;
+  return plat_write_memory(addr, &value, 1);
+}
+
 #define BLOB_SEARCH 1024 /* bytes before the code searched for the blob's header */
 
 int hotspot_blob_find(const struct hotspot_layout *l, const void *code, size_t size,

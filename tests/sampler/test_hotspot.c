@@ -4,10 +4,13 @@
  * HotSpot's, so nothing in the reader may assume them), fields declared by a superclass (found
  * through the types table, as JDK 25 lists Thread::_osthread), a code blob's frame size found
  * before its code (with a decoy nearer the code and an unmapped page below; code bounds as
- * addresses, JDK 17/21, and as offsets, JDK 25), and the JNIEnv offset check.
+ * addresses, JDK 17/21, and as offsets, JDK 25), the JNIEnv offset check, and a bool flag
+ * turned on in a flag table (JVMFlag's, members in another order, more entries than one batch
+ * of the reader's, names and values on pages that cannot be read or written).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -49,7 +52,9 @@ static uint64_t f_stride = sizeof(struct fake_field), f_type = offsetof(struct f
                 f_off = offsetof(struct fake_field, offset),
                 f_tstr = offsetof(struct fake_field, type_string),
                 i_stride = sizeof(struct fake_int), i_name = offsetof(struct fake_int, name),
-                i_value = offsetof(struct fake_int, value);
+                i_value = offsetof(struct fake_int, value),
+                f_addr = offsetof(struct fake_field, address),
+                t_size = offsetof(struct fake_type, size);
 static int no_tables, no_types;
 
 static void *fake_sym(const char *name, void *ctx) {
@@ -67,6 +72,7 @@ static void *fake_sym(const char *name, void *ctx) {
       {"gHotSpotVMStructEntryIsStaticOffset", &f_static},
       {"gHotSpotVMStructEntryOffsetOffset", &f_off},
       {"gHotSpotVMStructEntryTypeStringOffset", &f_tstr},
+      {"gHotSpotVMStructEntryAddressOffset", &f_addr},
       {"gHotSpotVMIntConstants", &ints_ptr},
       {"gHotSpotVMIntConstantEntryArrayStride", &i_stride},
       {"gHotSpotVMIntConstantEntryNameOffset", &i_name},
@@ -75,6 +81,7 @@ static void *fake_sym(const char *name, void *ctx) {
       {"gHotSpotVMTypeEntryArrayStride", &t_stride},
       {"gHotSpotVMTypeEntryTypeNameOffset", &t_name},
       {"gHotSpotVMTypeEntrySuperclassNameOffset", &t_super},
+      {"gHotSpotVMTypeEntrySizeOffset", &t_size},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
     if (strcmp(syms[i].name, name) == 0) return syms[i].at;
@@ -244,6 +251,135 @@ Test(hotspot, a_field_of_a_superclass) {
   types[2].super = "Thread"; /* a cycle in a broken table ends */
   drop_field("ThreadShadow", "_stack_base");
   cr_assert_eq(hotspot_read_layout(fake_sym, NULL, &l, &why), -ENOENT);
+}
+
+/* A flag table entry, members in another order than HotSpot's (JDK 17's _flags and _type are
+ * shorts: one of each width). */
+struct fake_flag {
+  int32_t type;
+  void *addr;
+  int16_t flags;
+  const char *name;
+};
+
+#define NFLAGS 100 /* more than the reader reads at once */
+static struct fake_flag flag_table[NFLAGS + 1];
+static struct fake_flag *flags_ptr = flag_table;
+static size_t num_flags = NFLAGS + 1; /* with the closing entry, as HotSpot counts it */
+static _Bool bools[NFLAGS];
+
+/* The tables with JVMFlag, and NFLAGS bool flags "Flag<i>" at their default, false. */
+static void flag_tables(void) {
+  static char names[NFLAGS][16];
+  full_table();
+  types[3] = (struct fake_type){.name = "JVMFlag", .size = sizeof(struct fake_flag)};
+  add_field("JVMFlag", "_type", offsetof(struct fake_flag, type), 0);
+  add_field("JVMFlag", "_name", offsetof(struct fake_flag, name), 0);
+  add_field("JVMFlag", "_addr", offsetof(struct fake_flag, addr), 0);
+  add_field("JVMFlag", "_flags", offsetof(struct fake_flag, flags), 0);
+  fields[nfields++] = (struct fake_field){
+      .type = "JVMFlag", .field = "flags", .is_static = 1, .address = &flags_ptr};
+  fields[nfields++] = (struct fake_field){
+      .type = "JVMFlag", .field = "numFlags", .is_static = 1, .address = &num_flags};
+  memset(flag_table, 0, sizeof flag_table);
+  for (int i = 0; i < NFLAGS; i++) {
+    snprintf(names[i], sizeof names[i], "Flag%d", i);
+    bools[i] = 0;
+    flag_table[i] = (struct fake_flag){.type = 0, .addr = &bools[i], .flags = 0, .name = names[i]};
+  }
+}
+
+/* What the sampler does with a flag it finds at its default: sets it. 1 (set), 0 (on already),
+ * or hotspot_flag_find's error; -EFAULT when the value could not be written. */
+static int flag_on(const char *name, const char **why) {
+  uintptr_t addr = 0;
+  int rc = hotspot_flag_find(fake_sym, NULL, name, &addr, why);
+  if (rc != 0) return rc == 1 ? 0 : rc;
+  if (hotspot_flag_set(addr, 1) != 0) {
+    *why = "the flag's value is not writable";
+    return -EFAULT;
+  }
+  return 1;
+}
+
+Test(hotspot, a_bool_flag_is_turned_on) {
+  flag_tables();
+  const char *why = NULL;
+  flag_table[70].name = "DebugNonSafepoints"; /* in the second batch */
+  flag_table[69].name = "DebugNonSafepointsToo";
+  flag_table[68].name = "DebugNonSafepoint";
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), 1, "%s", why ? why : "");
+  cr_assert(bools[70], "the flag's value is true");
+  cr_assert(!bools[69] && !bools[68], "names that only begin alike stay as they were");
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), 0, "on already");
+  uintptr_t at = 0;
+  cr_assert_eq(hotspot_flag_find(fake_sym, NULL, "DebugNonSafepoints", &at, &why), 1);
+  cr_assert_eq(hotspot_flag_set(at, 0), 0, "and put back");
+  cr_assert(!bools[70]);
+  bools[70] = 1;
+
+  /* set on the command line (origin COMMAND_LINE, with a kind bit above the origin's 4) */
+  bools[70] = 0;
+  flag_table[70].flags = 1 | 1 << 4;
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -EPERM);
+  cr_assert(strstr(why, "command line"), "%s", why);
+  cr_assert(!bools[70], "left as the command line set it");
+  flag_table[70].flags = 1 << 4; /* only a kind bit: at its default */
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), 1);
+
+  flag_table[70].type = 1; /* an int flag */
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -ENOENT);
+  cr_assert_str_eq(why, "the flag is not a bool");
+  cr_assert_eq(flag_on("NoSuchFlag", &why), -ENOENT);
+  cr_assert(strstr(why, "no such flag"), "%s", why);
+
+  flag_tables(); /* the first entry, and one past the table's end is not read */
+  flag_table[0].name = "DebugNonSafepoints";
+  flag_table[NFLAGS].name = "Past"; /* the closing entry */
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), 1);
+  cr_assert(bools[0]);
+  num_flags = NFLAGS;
+  flag_table[NFLAGS].name = "DebugNonSafepoints";
+  flag_table[0].name = "Flag0";
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -ENOENT,
+               "an entry past numFlags is not the table's");
+  num_flags = NFLAGS + 1;
+}
+
+Test(hotspot, a_flag_table_that_cannot_be_read_does_not_fault) {
+  long page = sysconf(_SC_PAGESIZE);
+  char *m =
+      mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(m, MAP_FAILED);
+  flag_tables();
+  const char *why = NULL;
+  /* names on a page that cannot be read, before the flag and in its batch */
+  strcpy(m + page - 8, "Flag");
+  flag_table[3].name = m + page - 4; /* runs into the next page */
+  flag_table[4].name = m + page;
+  flag_table[5].name = NULL;
+  flag_table[6].name = "DebugNonSafepoints";
+  cr_assert_eq(mprotect(m + page, (size_t)page, PROT_NONE), 0);
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), 1, "%s", why ? why : "");
+  cr_assert(bools[6]);
+  /* its value on a page that can be read, not written */
+  bools[6] = 0;
+  m[0] = 0;
+  flag_table[6].addr = m;
+  cr_assert_eq(mprotect(m, (size_t)page, PROT_READ), 0);
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -EFAULT);
+  cr_assert(strstr(why, "writable"), "%s", why);
+  flag_table[6].addr = m + page; /* nor read */
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -EFAULT);
+  /* the table itself not readable */
+  flags_ptr = (struct fake_flag *)(void *)(m + page);
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -EFAULT);
+  flags_ptr = flag_table;
+  /* not described */
+  drop_field("JVMFlag", "_addr");
+  cr_assert_eq(flag_on("DebugNonSafepoints", &why), -ENOENT);
+  cr_assert_str_eq(why, "not available: JVMFlag::_addr");
+  munmap(m, (size_t)page * 2);
 }
 
 /* A blob header at `h` for code [code, code + size). */
