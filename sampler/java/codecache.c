@@ -133,6 +133,7 @@ int codecache_init(hotspot_sym_fn sym, void *ctx, struct codecache_layout *l, co
   long level = hotspot_vm_type_size(sym, ctx, "CompLevel");
   l->comp_level_bytes = level == 1 || level == 2 ? (int)level : 4;
   l->nm_compile_id = hotspot_vm_field(sym, ctx, "nmethod", "_compile_id"); /* optional */
+  l->method_code = hotspot_vm_field(sym, ctx, "Method", "_code");          /* optional */
   l->scopes_why = scopes_init(sym, ctx, l);
   l->read = NULL; /* process_vm_readv until the caller gives the guard's read */
   l->mask = NULL;

@@ -54,6 +54,7 @@ struct codecache_layout {
   long blob_code_begin, blob_code_end, blob_code_offset, blob_data_offset;
   long nm_method, nm_comp_level; /* nmethod:: (or its superclass CompiledMethod, JDK 17/21) */
   long nm_compile_id;            /* nmethod::_compile_id (an int), -1 when not described */
+  long method_code;              /* Method::_code (its current nmethod), -1 when not described */
   int comp_level_bytes;          /* sizeof the _comp_level field: 4 (int) or CompLevel's */
   long method_const, const_constants, const_idnum; /* Method::_constMethod, ConstMethod:: */
   long pool_holder, klass_jmethod_ids;             /* ConstantPool::_pool_holder, InstanceKlass:: */
@@ -135,6 +136,13 @@ int codecache_find(const struct codecache_layout *l, uintptr_t pc, struct codeca
  * compilation. The id (> 0), or -1 when the tables lack the field or the read failed. Reads as
  * codecache_find; signal-safe, any thread. */
 int codecache_compile_id(const struct codecache_layout *l, const struct codecache_blob *b);
+
+/* The nmethod the method with jmethodID `id` runs now (Method::_code: set when HotSpot installs
+ * a compilation as the method's entry, cleared when it is made not entrant; an OSR compilation is
+ * not there), as the blob's address: codecache_find takes it as a pc. 0 when it has none, the
+ * id's method is gone (unloaded: the id points at NULL), the tables lack the field, or a read
+ * failed. Reads as codecache_find; signal-safe, any thread. */
+uintptr_t codecache_method_code(const struct codecache_layout *l, void *id);
 
 /* The segment-map walk on bytes already read: map[0, n) holds the bytes of segments
  * [base, base + n); from segment *idx (in that range) to the first segment of its block —

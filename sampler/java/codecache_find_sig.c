@@ -226,6 +226,16 @@ int codecache_compile_id(const struct codecache_layout *layout, const struct cod
   return id;
 }
 
+uintptr_t codecache_method_code(const struct codecache_layout *layout, void *id) {
+  struct codecache_layout own;
+  codecache_reader(layout, &own);
+  uintptr_t m = 0, nm = 0;
+  if (!id || own.method_code < 0 || codecache_peek(&own, (uintptr_t)id, &m, sizeof m) != 0 || !m ||
+      codecache_peek(&own, m + (uintptr_t)own.method_code, &nm, sizeof nm) != 0)
+    return 0;
+  return nm;
+}
+
 int codecache_find(const struct codecache_layout *layout, uintptr_t pc, struct codecache_blob *b) {
   struct codecache_layout own;
   codecache_reader(layout, &own);

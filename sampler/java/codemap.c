@@ -440,17 +440,19 @@ uint64_t codemap_generation(void) {
 }
 
 /* Whether a sweep from gen keeps e: added, or found again by a walk of the code cache, since. */
-static int alive(const struct cm_entry *e, uint64_t gen) { return e->gen > gen || e->seen > gen; }
+static int alive(const struct cm_entry *e, uint64_t gen, int compiled) {
+  return e->gen > gen || e->seen > gen || (compiled && e->kind != CODEMAP_NMETHOD);
+}
 
 /* Publishes a snapshot of the entries newer than gen, in one edit of the whole map (a replay
  * leaves few stale entries, but they can be anywhere: one edit each would copy the root each
  * time). writer.mu held. Returns the number dropped or -ENOMEM. */
-static int sweep_locked(uint64_t gen) {
+static int sweep_locked(uint64_t gen, int compiled) {
   struct cm_root *old = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
   size_t keep = 0, total = 0;
   for (size_t l = 0; l < old->nleaves; l++)
     for (uint32_t i = 0; i < old->leaves[l]->n; i++, total++)
-      keep += alive(old->leaves[l]->e[i], gen);
+      keep += alive(old->leaves[l]->e[i], gen, compiled);
   if (keep == total) return 0;
   size_t k = (keep + LEAF_MAX - 1) / LEAF_MAX;
   struct cm_root *nr = root_alloc(k);
@@ -464,7 +466,7 @@ static int sweep_locked(uint64_t gen) {
   for (size_t l = 0; l < old->nleaves; l++)
     for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
       struct cm_entry *e = old->leaves[l]->e[x];
-      if (!alive(e, gen)) continue;
+      if (!alive(e, gen, compiled)) continue;
       fresh[j]->e[i++] = e;
       if (i == fresh[j]->n) j++, i = 0;
     }
@@ -477,7 +479,7 @@ static int sweep_locked(uint64_t gen) {
   for (size_t l = 0; l < old->nleaves; l++) {
     for (uint32_t x = 0; x < old->leaves[l]->n; x++) {
       struct cm_entry *e = old->leaves[l]->e[x];
-      if (alive(e, gen)) continue;
+      if (alive(e, gen, compiled)) continue;
       codemap_kinds_update(e, -1);
       retire(e);
     }
@@ -493,7 +495,15 @@ static int sweep_locked(uint64_t gen) {
 /* Drops what a replay from gen did not renew; see codemap.h. Takes writer.mu. */
 int codemap_sweep(uint64_t gen) {
   pthread_mutex_lock(&writer.mu);
-  int rc = writer.inited ? sweep_locked(gen) : -ENODEV;
+  int rc = writer.inited ? sweep_locked(gen, 0) : -ENODEV;
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
+}
+
+/* See codemap.h. Takes writer.mu. */
+int codemap_sweep_compiled(uint64_t gen) {
+  pthread_mutex_lock(&writer.mu);
+  int rc = writer.inited ? sweep_locked(gen, 1) : -ENODEV;
   pthread_mutex_unlock(&writer.mu);
   return rc;
 }

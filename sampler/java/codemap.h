@@ -1,10 +1,10 @@
 /*
  * codemap.h — the compiled-code map: PC -> the nmethod or stub whose code contains it.
  *
- * Built from JVMTI CompiledMethodLoad / CompiledMethodUnload (nmethods, with their inline
- * records from jvmticmlr.h) and DynamicCodeGenerated (interpreter, stubs, adapters,
- * intrinsics); at a run's start, the nmethods that exist are read from the code cache itself
- * (codemap_add_cache) where HotSpot's tables describe it, else replayed by the events. When AsyncGetCallTrace fails — typically because the PC is in a stub such as
+ * Built from DynamicCodeGenerated (interpreter, stubs, adapters, intrinsics) and, for the
+ * nmethods with their inline records (jvmticmlr.h), from HotSpot's code cache itself where its
+ * tables describe it (codemap_add_cache at a run's start and at its walks, codemap_add_cache_at
+ * for the code samples meet) — else from JVMTI CompiledMethodLoad / CompiledMethodUnload. When AsyncGetCallTrace fails — typically because the PC is in a stub such as
  * Math.sin's libmSin — the signal handler attributes the sample through codemap_lookup().
  *
  * Writers (JVMTI callbacks, any thread) serialize on a mutex and may allocate and wait.
@@ -39,6 +39,7 @@ struct codemap_hit {
   jmethodID inl_method[CODEMAP_MAX_INLINE]; /* innermost first, as jvmticmlr's PCStackInfo */
   jint inl_bci[CODEMAP_MAX_INLINE];
   uint64_t generation; /* of the entry: bumps at every add */
+  int32_t compile_id; /* NMETHOD read from the code cache: its compile id; 0 unknown (an event's) */
 };
 
 /* Writer-side counters (codemap_stats). */
@@ -117,9 +118,11 @@ int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_sta
 
 /* The nmethod whose code holds pc, read from the code cache and added with its inline records
  * as codemap_add_cache adds each (st->nmethods 1 when pc is in one, st->added 1 when it went
- * in): the code a sample met before its CompiledMethodLoad was posted. 0; -ENOENT when pc is
- * in no blob now (freed meanwhile), -EFAULT, -ENOTSUP, -ENOMEM as codemap_add_cache. Any
- * thread; not signal-safe. */
+ * in): the code a sample met before its CompiledMethodLoad was posted, or without it. pc may be
+ * the blob's own address (codecache_method_code's answer). 0; -ENOENT when pc is in no blob now
+ * (freed meanwhile), -EFAULT, -ENOTSUP, -ENOMEM as codemap_add_cache. A layout bound already
+ * (codecache_bind, on the calling thread) is used as it is: no system call. Any thread; not
+ * signal-safe. */
 int codemap_add_cache_at(const struct codecache_layout *l, uintptr_t pc,
                          struct codemap_cache_stats *st);
 
@@ -137,6 +140,15 @@ uint64_t codemap_generation(void);
  * while the map's events were off. Returns the number of
  * entries dropped, or -ENOMEM (nothing changed), -ENODEV. Any thread; not signal-safe. */
 int codemap_sweep(uint64_t gen);
+
+/* As codemap_sweep, for the compiled methods only (stubs stay): after a walk of the code cache
+ * during a run, whose stubs were not replayed. */
+int codemap_sweep_compiled(uint64_t gen);
+
+/* Whether the frame-kind index knows live compiled code of m (its own nmethod), or m inlined
+ * into `caller` (NULL: none) at `bci` — a frame codemap_frame_kinds would not call interpreted.
+ * Takes the index's mutex; not signal-safe. */
+int codemap_frame_known(jmethodID m, jmethodID caller, jint bci);
 
 /* Looks up pc. Returns 1 and fills *hit, or 0 (not mapped, or map not initialized).
  * ASYNC-SIGNAL-SAFE, lock-free, wait-free: callable from the signal handler on any thread

@@ -111,7 +111,10 @@ int codemap_add_cache_at(const struct codecache_layout *l, uintptr_t pc,
   memset(st, 0, sizeof *st);
   if (l->scopes_why) return -ENOTSUP;
   struct records r = {.st = st};
-  codecache_bind(l, &r.own);
+  if (l->read_bound)
+    r.own = *l; /* bound by the caller for its many calls */
+  else
+    codecache_bind(l, &r.own);
   struct codecache_blob b;
   int rc = codecache_find(&r.own, pc, &b);
   if (rc == 0 && b.is_nmethod) {

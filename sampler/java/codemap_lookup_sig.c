@@ -56,6 +56,7 @@ static void fill_hit(const struct cm_entry *e, uintptr_t pc, struct codemap_hit 
   hit->frame_words = e->frame_words;
   hit->interpreter = e->interpreter;
   hit->generation = e->gen;
+  hit->compile_id = e->compile_id;
   hit->ninline = 0;
   size_t lo = 0, hi = e->nrec;
   while (lo < hi) {

@@ -28,6 +28,7 @@
 #define POOL 41088
 #define HOLDER 41152
 #define IDS 41216
+#define ID_SLOT 41280 /* what a jmethodID points to: the Method* */
 #define CODEHEAP 45056
 #define SEGMAP 49152
 #define HEAP_LIST 53248
@@ -142,6 +143,10 @@ int fake_codecache_make(struct fake_codecache *f, jmethodID method, int32_t bci)
   l->method_const = 0, l->const_constants = 0, l->const_idnum = 8;
   l->pool_holder = 0, l->klass_jmethod_ids = 0;
   put_word(m + METHOD, base + CONST_METHOD);
+  l->method_code = 16; /* Method::_code: the nmethod, its blob's address */
+  put_word(m + METHOD + 16, blob);
+  put_word(m + ID_SLOT, base + METHOD);
+  f->id_slot = (void *)(base + ID_SLOT);
   put_word(m + CONST_METHOD, base + POOL);
   m[CONST_METHOD + 8] = 1;
   put_word(m + POOL, base + HOLDER);

@@ -20,7 +20,9 @@ struct fake_codecache {
   unsigned char *memory;          /* the heap's memory (mapped read, write, execute) */
   uintptr_t code_begin, code_end; /* the nmethod's code */
   jmethodID method;               /* its method's jmethodID */
-  int32_t bci;                    /* the bci its one scope gives every pc of the loop */
+  void
+      *id_slot; /* a jmethodID as HotSpot's are (it points to the Method*: codecache_method_code) */
+  int32_t bci;  /* the bci its one scope gives every pc of the loop */
 };
 
 /* Builds it: the nmethod of `method`, its scope at `bci`. 0, or -errno (the memory could not be
