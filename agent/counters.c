@@ -239,6 +239,10 @@ static const struct counter_spec COUNTERS[] = {
      "walks that skipped the Java caller of a leaf native call, walked again from it"},
     {"anchor_refused", SEC_ASGCT, U64(anchor_refused), COUNT, "walks", 0,
      "anchor walks refused: the JNIEnv named another thread's JavaThread"},
+    {"code_stale", SEC_ASGCT, U64(code_stale), COUNT, "lookups", 0,
+     "compiled methods the code map gave the handler that the code cache said were freed, the "
+     "range another compilation's now (the code cache as the source: no CompiledMethodUnload); "
+     "the code cache's answer taken instead"},
 
     /* Signals and losses */
     {"requests", SEC_SIGNALS, U64(n.requests), COUNT, "signals", 0, "signals sent"},
@@ -312,6 +316,9 @@ static const struct counter_spec COUNTERS[] = {
      "of the compiled methods those starts put in the map, read from HotSpot's code cache itself "
      "with their inline records (0: replayed by the events, where the JVM's tables do not "
      "describe them)"},
+    {"code_posted", SEC_TABLES, U64(code_posted), COUNT, "nmethods", 0,
+     "compiled methods HotSpot posted to the map (CompiledMethodLoad, its replays included): 0 "
+     "with the code cache as the source, where no event per compilation is on"},
     {"code_kept", SEC_TABLES, U64(n.code_kept), COUNT, "nmethods", 0,
      "compiled methods those reads found in the map already, the same compilation (address, "
      "method, compile id) read at an earlier start: kept without reading their tables again"},
@@ -322,10 +329,17 @@ static const struct counter_spec COUNTERS[] = {
      "entries a replay did not renew, dropped: code unloaded while the events were off"},
     {"code_found_late", SEC_TABLES, U64(n.code_found_late), COUNT, "samples", 0,
      "samples whose pc, or a recovery's caller, was in code compiled since the map last heard "
-     "(its CompiledMethodLoad not posted yet): found by the handler in the code cache, with its "
-     "inline chain"},
+     "(its CompiledMethodLoad not posted yet, or with the code cache as the source, not met "
+     "yet): found by the handler in the code cache, with its inline chain"},
     {"code_learned", SEC_TABLES, U64(n.code_learned), COUNT, "nmethods", 0,
-     "those compiled methods, added to the map from the code cache by the sampler thread"},
+     "compiled methods the sampler thread added to the map from the code cache during runs: "
+     "those, and (the code cache as the source) the current code of walked frames' methods the "
+     "map did not know as compiled"},
+    {"code_walks", SEC_TABLES, U64(n.code_walks), COUNT, "times", 0,
+     "walks of the code cache during runs (the code cache as the source: no CompiledMethodLoad): "
+     "what was compiled since added, compiled methods no longer there dropped"},
+    {"debug_flag_failed", SEC_TABLES, U64(n.debug_flag_failed), COUNT, "times", 1,
+     "HotSpot's DebugNonSafepoints could not be set for a run, or put back after it"},
     {"not_kept", SEC_TABLES, GET(get_not_kept), COUNT, "", 1,
      "stacks and names a full table could not keep — the tables have limits so that memory "
      "stays bounded over long runs"},
@@ -376,6 +390,8 @@ static const struct counter_spec COUNTERS[] = {
     {"code_replay_ms", SEC_COST, U64(n.code_replay_ns), NS_AS(1e6, 1), "ms", 0,
      "the sampler thread's CPU putting the JVM's code in the map at runs' starts (in "
      "`sampler_cpu_ms`)"},
+    {"code_walk_ms", SEC_COST, U64(n.code_walk_ns), NS_AS(1e6, 1), "ms", 0,
+     "the sampler thread's CPU in those walks (in `sampler_cpu_ms`)"},
     {"handler_ms", SEC_COST, U64(n.handler_ns), NS_AS(1e6, 1), "ms", 0,
      "the handler's time in all the captures (entry to exit)"},
     {"alloc_cost_ms", SEC_COST, U64(n.alloc_cost_ns), NS_AS(1e6, 1), "ms", 0,

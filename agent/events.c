@@ -607,17 +607,21 @@ static const jvmtiEvent CODE_EVENTS[] = {JVMTI_EVENT_COMPILED_METHOD_LOAD,
 
 /* Turns the code map's events on and replays the code that exists, or off (agent_internal.h).
  * The replay: HotSpot posts every live stub and (SAMPLER_CODE_REPLAY) nmethod to this thread
- * (SAMPLER_CODE_STUBS: the sampler reads the nmethods from the code cache itself); what HotSpot
+ * (SAMPLER_CODE_STUBS: the sampler reads the nmethods from the code cache itself;
+ * SAMPLER_CODE_GENERATED: and no event per compilation is on at all); what HotSpot
  * posted meanwhile on its own thread may come twice — the map keeps the newer of two entries for
  * one range. */
 int events_code(void *ctx, int how) {
   (void)ctx;
   jvmtiEnv *jvmti = agent.jvmti;
   int rc = 0, on = how != SAMPLER_CODE_OFF;
-  for (size_t i = 0; i < sizeof CODE_EVENTS / sizeof *CODE_EVENTS && !rc; i++)
-    rc = check((*jvmti)->SetEventNotificationMode(jvmti, on ? JVMTI_ENABLE : JVMTI_DISABLE,
+  for (size_t i = 0; i < sizeof CODE_EVENTS / sizeof *CODE_EVENTS && !rc; i++) {
+    int each = on && (how != SAMPLER_CODE_GENERATED ||
+                      CODE_EVENTS[i] == JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, each ? JVMTI_ENABLE : JVMTI_DISABLE,
                                                   CODE_EVENTS[i], NULL),
                "SetEventNotificationMode");
+  }
   if (!rc && on)
     rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
                "GenerateEvents");

@@ -307,6 +307,7 @@ static void write_breakdowns(FILE *f, const struct agent_options *o,
     if (n->asgct[i])
       fprintf(f, "; %s %" PRIu64 " (code %d)", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
   fputc('\n', f);
+  if (r->code_source) fprintf(f, "  compiled methods found from: %s\n", r->code_source);
   if (r->anchor_walk_off)
     fprintf(f, "  walks from the Java caller of VM code: off (%s)\n", r->anchor_walk_off);
   if (r->handler_replaced)

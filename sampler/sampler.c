@@ -6,7 +6,9 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +37,36 @@ static struct {
   int env_known;                     /* hotspot.env is valid (sampler_setup_anchor_walk) */
   struct codecache_layout codecache; /* the code cache's reader (stubwalk: blobs by pc) */
   int codecache_ok;                  /* codecache is valid */
+  const char *code_source;           /* the report's */
+  char code_why[160];                /* code_source's words when they are made here */
 } jvm_layout = {.anchor_walk_off = "not set up"};
+
+/* Where the code map gets the compiled methods a run meets, when they are compiled during it:
+ * from the code cache itself — no event per compilation (#33) — when this JVM's tables describe
+ * the records, Method::_code (how the sampler thread finds a walked frame's nmethod) and
+ * DebugNonSafepoints (the flag that makes HotSpot record the inlined frames between safepoints,
+ * as the events did: set for each run that samples, back after it); else from
+ * CompiledMethodLoad, and the report says why. Sets the report's code_source. */
+static void choose_code_source(const struct sampler_jvm *jvm, const char *cache_why) {
+  const struct codecache_layout *l = &jvm_layout.codecache;
+  uintptr_t flag = 0;
+  const char *why = cache_why            ? cache_why
+                    : l->scopes_why      ? l->scopes_why
+                    : l->method_code < 0 ? "not available: Method::_code"
+                                         : NULL;
+  int asked = !why; /* the flag's answer is the last word */
+  int rc = why ? -ENOENT
+               : hotspot_flag_find(jvm->symbol, jvm->symbol_ctx, "DebugNonSafepoints", &flag, &why);
+  if (rc >= 0) {
+    sthread_set_code_source(rc == 0 ? flag : 0);
+    jvm_layout.code_source = rc == 0 ? "the code cache (DebugNonSafepoints set while a run samples)"
+                                     : "the code cache (DebugNonSafepoints on already)";
+    return;
+  }
+  snprintf(jvm_layout.code_why, sizeof jvm_layout.code_why, "CompiledMethodLoad (%s%s)",
+           asked ? "DebugNonSafepoints: " : "", why);
+  jvm_layout.code_source = jvm_layout.code_why;
+}
 
 /* Tests only: the set-up step of sampler_init that fails (1: the first that runs, in its order),
  * as if it had run out of memory, without running; 0: none (tests/sampler/test_sampler_init.c
@@ -81,6 +112,7 @@ int sampler_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   jvm_layout.hotspot_missing = why;
   jvm_layout.codecache_ok =
       !why && codecache_init(jvm->symbol, jvm->symbol_ctx, &jvm_layout.codecache, &why) == 0;
+  if (c->codemap) choose_code_source(jvm, jvm_layout.codecache_ok ? NULL : why);
   /* HotSpot's fault entry, asked first about faults inside AsyncGetCallTrace (guard.h): its
    * SafeFetch probes fault there on purpose */
   guard_set_vm_handler(jvm->symbol ? (guard_vm_handler_fn)(uintptr_t)jvm->symbol(
@@ -207,7 +239,12 @@ int sampler_java_thread_ids(uintptr_t java_thread, pid_t *tid, JNIEnv **env) {
 
 /* ---- code ---- */
 
+/* CompiledMethodLoad events taken (the report's code_posted): a cumulative count, as the
+ * handler's are, the report's the difference since the last cut */
+static _Atomic uint64_t methods_posted;
+
 void sampler_method_loaded(jmethodID m, const void *code, jint size, const void *compile_info) {
+  atomic_fetch_add_explicit(&methods_posted, 1, memory_order_relaxed);
   if (sthread_config()->codemap) codemap_add_method(m, code, size, compile_info);
 }
 
@@ -229,8 +266,8 @@ void sampler_code_generated(const char *name, const void *code, jint size) {
 /* Cumulative counters of other modules, as they were when the profile began: its report counts
  * from there. */
 static struct {
-  uint64_t acks, stray, foreign, wrong_tid, anchor_refused, faults, vm_handled, guard_full,
-      native_cut, names_refused, stubs_walkable;
+  uint64_t acks, stray, foreign, wrong_tid, anchor_refused, code_stale, code_posted, faults,
+      vm_handled, guard_full, native_cut, names_refused, stubs_walkable;
   int registered;
 } since;
 
@@ -271,7 +308,10 @@ static void report_locked(struct sampler_report *r) {
   r->handler_foreign = atomic_load(&h->foreign) - since.foreign;
   r->handler_wrong_tid = atomic_load(&h->wrong_tid) - since.wrong_tid;
   r->anchor_refused = atomic_load(&h->anchor_refused) - since.anchor_refused;
+  r->code_stale = atomic_load(&h->code_stale) - since.code_stale;
+  r->code_posted = atomic_load(&methods_posted) - since.code_posted;
   r->anchor_walk_off = jvm_layout.anchor_walk_off;
+  r->code_source = jvm_layout.code_source;
   r->faults = guard_faults() - since.faults;
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
@@ -308,6 +348,8 @@ static void clear_locked(void) {
   since.foreign = atomic_load(&h->foreign);
   since.wrong_tid = atomic_load(&h->wrong_tid);
   since.anchor_refused = atomic_load(&h->anchor_refused);
+  since.code_stale = atomic_load(&h->code_stale);
+  since.code_posted = atomic_load(&methods_posted);
   since.faults = guard_faults();
   since.guard_full = guard_full();
   since.vm_handled = guard_vm_handled();

@@ -98,10 +98,13 @@ typedef void *(*sampler_symbol_fn)(const char *name, void *ctx);
 /* How sampler_code_events_fn turns the code map's events. */
 enum sampler_code_events {
   SAMPLER_CODE_OFF = 0,
-  SAMPLER_CODE_REPLAY = 1, /* on, and the host replays all the code that exists already
+  SAMPLER_CODE_REPLAY = 1,   /* on, and the host replays all the code that exists already
                               (sampler_method_loaded, sampler_code_generated) before it returns */
-  SAMPLER_CODE_STUBS = 2   /* on, and the host replays the generated code only (stubs: the
+  SAMPLER_CODE_STUBS = 2,    /* on, and the host replays the generated code only (stubs: the
                               sampler reads the compiled methods from the code cache itself) */
+  SAMPLER_CODE_GENERATED = 3 /* only the generated code's event (stubs) on, and replayed: no
+                                event per compilation — the sampler reads the compiled methods
+                                from the code cache, at the start and during the run */
 };
 /* Turns the events that feed the code map on or off (enum sampler_code_events). Called on the
  * sampler thread: on before the first round of a run that signals threads, off after it.
@@ -230,12 +233,16 @@ struct sampler_counters {
   uint64_t code_kept;  /* nmethods those starts found in the map already: the same compilation */
   uint64_t code_swept; /* map entries dropped after a replay: code unloaded while the
                               map's events were off */
-  uint64_t code_found_late; /* samples whose pc, or a recovery's caller, was in code the map did
+  uint64_t code_found_late;   /* samples whose pc, or a recovery's caller, was in code the map did
                                not have yet, found by the handler in the code cache */
-  uint64_t code_learned;    /* nmethods the sampler added to the map from those finds */
-  uint64_t thread_listings; /* reads of /proc/self/task (when the process has more threads
+  uint64_t code_learned;      /* nmethods the sampler added to the map from those finds, and
+                               (code cache as the source) from the walked frames' methods */
+  uint64_t code_walks;        /* walks of the code cache during runs (code cache as the source) */
+  uint64_t code_walk_ns;      /* the sampler thread's CPU in them */
+  uint64_t debug_flag_failed; /* DebugNonSafepoints could not be set or put back */
+  uint64_t thread_listings;   /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
-  uint64_t threads_refused; /* of those, not registered: the registry was full */
+  uint64_t threads_refused;   /* of those, not registered: the registry was full */
   uint64_t threads_renamed; /* of those, renamed: their kernel name changed after they were found */
   uint64_t threads_gone;    /* registrations dropped because their thread had ended */
   uint64_t sampler_cpu_ns;  /* the sampler thread's own CPU time */
@@ -282,6 +289,8 @@ struct sampler_report {
   size_t time_bytes;       /* what it holds allocated */
   uint64_t handler_acks, handler_stray, handler_foreign, handler_wrong_tid;
   uint64_t anchor_refused; /* anchor walks refused: the JNIEnv named another thread's JavaThread */
+  uint64_t code_stale;     /* code map entries the handler found replaced in the code cache */
+  uint64_t code_posted;    /* CompiledMethodLoad events taken (replays included) */
   uint64_t cost_median_ns, cost_p99_ns, cost_max_ns; /* one sample, in the handler */
   uint64_t latency_median_ns, latency_p99_ns;        /* signal sent -> handler running */
   uint64_t native_median_ns, native_p99_ns; /* the native walk of a capture with native frames */
@@ -289,7 +298,10 @@ struct sampler_report {
   uint64_t own_cpu_ns; /* the agent's own CPU: the sampler thread's and the handler's time */
   unsigned events;     /* the kinds recorded: bit 1 << enum sampler_event */
   const char *anchor_walk_off; /* NULL when the anchor walk is on, else why not */
-  uint64_t faults;             /* samples a fault interrupted (contained: the JVM went on) */
+  /* where the code map gets code compiled during a run: "the code cache (...)", or
+   * "CompiledMethodLoad: why"; NULL with codemap off */
+  const char *code_source;
+  uint64_t faults;      /* samples a fault interrupted (contained: the JVM went on) */
   int handler_replaced; /* the sampling signal's handler was replaced by another: no more signals */
   uint64_t guard_full;  /* walks not taken: every guard slot was taken (kept as lost) */
   uint64_t vm_handled;  /* faults in AsyncGetCallTrace the JVM handled itself (SafeFetch) */

@@ -26,6 +26,7 @@ struct handler_counters {
   _Atomic uint64_t wrong_tid;      /* a request that reached another thread than its slot's */
   _Atomic uint64_t anchor_refused; /* anchor walks refused: the JNIEnv's JavaThread is not this
                                       thread's (its stack or its OSThread says otherwise) */
+  _Atomic uint64_t code_stale;     /* map entries the code cache said were another's code now */
 };
 
 /* Installs the handler for `sig` (SA_SIGINFO | SA_RESTART); it walks stacks of up to `depth`
@@ -56,6 +57,13 @@ struct codecache_layout;
  * would have given it. l must read the scopes (codecache_init done, l->read and l->mask set,
  * l->scopes_why NULL); it is copied. NULL turns it off. Call before sampling; not signal-safe. */
 void handler_set_codecache(const struct codecache_layout *l);
+
+/* With on, the handler checks a compiled method the code map answers for a pc against the code
+ * cache (handler_set_codecache's reader) before it uses it: while CompiledMethodUnload is off,
+ * an entry may be code freed since and its range another compilation's (counted: code_stale;
+ * the code cache's answer is taken instead). ~1 us, on failed walks and recoveries only. Any
+ * time; not signal-safe. */
+void handler_check_code(int on);
 
 /* Turns the native stack walk on (native.h; native_init done) or off. Call before sampling. */
 void handler_set_native(int on);

@@ -40,6 +40,7 @@ static struct {
   _Atomic int native_on;         /* walk native frames too */
   struct codecache_layout cache; /* the code cache's reader (handler_set_codecache) */
   _Atomic int cache_on;          /* cache is set */
+  _Atomic int cache_check;       /* the map's compiled methods are checked against it */
   int sig;                       /* installed for this signal, 0 when not installed */
   struct sigaction previous;     /* what the signal did before */
 } handler;
@@ -68,14 +69,24 @@ struct undo {
  * *hit filled, else 0. */
 static int code_at(uintptr_t pc, struct codemap_hit *hit, struct sample_record *r, pid_t tid,
                    uint64_t mask) {
-  if (codemap_lookup(pc, hit)) return 1;
-  if (!atomic_load_explicit(&handler.cache_on, memory_order_acquire)) return 0;
+  int mapped = codemap_lookup(pc, hit);
+  if (mapped && (hit->kind != CODEMAP_NMETHOD ||
+                 !atomic_load_explicit(&handler.cache_check, memory_order_relaxed)))
+    return 1;
+  if (!atomic_load_explicit(&handler.cache_on, memory_order_acquire)) return mapped;
   struct codecache_layout l;
   codecache_bind_to(&handler.cache, &l, tid, mask);
   struct codecache_blob b;
-  if (codecache_find(&l, pc, &b) != 0 || !b.is_nmethod || !b.jmethod_id || pc < b.code_begin ||
-      pc >= b.code_end)
-    return 0;
+  int rc = codecache_find(&l, pc, &b);
+  if (mapped) { /* no CompiledMethodUnload: the map's entry may be code freed since, and pc in
+                   another compilation now — the map's answer is kept when the blob is its own */
+    if (rc == -EFAULT ||
+        (rc == 0 && b.is_nmethod && b.code_begin == hit->start &&
+         (hit->compile_id <= 0 || codecache_compile_id(&l, &b) == hit->compile_id)))
+      return 1;
+    atomic_fetch_add_explicit(&handler.counters.code_stale, 1, memory_order_relaxed);
+  }
+  if (rc != 0 || !b.is_nmethod || !b.jmethod_id || pc < b.code_begin || pc >= b.code_end) return 0;
   struct codecache_frame f[CODEMAP_MAX_INLINE];
   int n = codecache_scopes(&l, &b, pc, f, CODEMAP_MAX_INLINE);
   if (n == -ENOSPC) n = CODEMAP_MAX_INLINE; /* the innermost frames, as the map cuts a chain */
@@ -536,6 +547,7 @@ void handler_uninstall(void) {
   sigaction(handler.sig, &handler.previous, NULL);
   handler.sig = 0;
   atomic_store(&handler.cache_on, 0); /* set again by who installs it next */
+  atomic_store(&handler.cache_check, 0);
 }
 
 void handler_set_hotspot(const struct hotspot_layout *l) {
@@ -551,6 +563,8 @@ void handler_set_codecache(const struct codecache_layout *l) {
   handler.cache = *l; /* before sampling: no handler reads it meanwhile */
   atomic_store_explicit(&handler.cache_on, 1, memory_order_release);
 }
+
+void handler_check_code(int on) { atomic_store(&handler.cache_check, on); }
 
 void handler_set_active(int on) { atomic_store(&handler.active, on); }
 

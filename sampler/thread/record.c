@@ -99,6 +99,8 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
   return id;
 }
 
+static void learn_at(uintptr_t pc);
+
 /* Appends the native frames of r (outermost first) after n frames; a walk that ended before
  * reaching Java code or the thread's start says why first. Returns the frame count. */
 static int native_frames(const struct sample_record *r, int n, int max) {
@@ -107,6 +109,10 @@ static int native_frames(const struct sample_record *r, int n, int max) {
     end.stop = NATIVE_STOP_JAVA; /* interrupted in Java code: AsyncGetCallTrace walked it */
   else
     native_end_resolve(&end); /* the JVM's code, or unknown */
+  if (end.stop == NATIVE_STOP_UNKNOWN && rounds.from_cache) {
+    learn_at(end.pc); /* code compiled during the run: a native method's wrapper, say */
+    native_end_resolve(&end);
+  }
   if (end.stop != NATIVE_STOP_OFF) rounds.st.native_stops[end.stop]++;
   rounds.st.native_general += end.general > 0;
   if (r->nnative <= 0) return n;
@@ -345,11 +351,60 @@ void record_withheld(const struct thread_slot *s, struct thread_book *b) {
   b->req_units = b->req_cpu = 0;
 }
 
+/* The code cache's nmethod that holds pc (or whose blob is at pc) into the map, unless the map
+ * has it (the same compilation: renewed); counts what went in. The sampler thread's layout bound
+ * for the run when the code cache is the source, else bound for the call. */
+static void learn_at(uintptr_t pc) {
+  const struct codecache_layout *l =
+      rounds.from_cache ? &rounds.cache_own : atomic_load(&rounds.codecache);
+  struct codemap_cache_stats cs;
+  if (l && codemap_add_cache_at(l, pc, &cs) == 0 && cs.added) {
+    rounds.st.code_learned += cs.added;
+    rounds.learned_since += cs.added;
+  }
+}
+
+#define LOOKED_SLOTS 1024         /* methods whose code was looked at lately (a power of 2) */
+#define LOOK_AGAIN_NS 50000000ull /* a method's code is looked at again after this much */
+static struct {
+  jmethodID m;
+  uint64_t until; /* rounds.round_ns before which m is not looked at again */
+} looked[LOOKED_SLOTS];
+
+/* With the code cache as the source (no CompiledMethodLoad), before a walked stack's frame kinds
+ * are judged: the code at its pc, and the current code (Method::_code) of each Java frame's
+ * method the map does not know as compiled (nor inlined there), into the map — code compiled during the run, which
+ * the map would otherwise learn of at the next walk of the code cache only, its frames called
+ * interpreted until then. A frame the map knows as compiled costs a look-up in the frame-kind
+ * index; one it does not, two reads (the jmethodID's Method*, its _code), at most once in
+ * LOOK_AGAIN_NS: a method compiled meanwhile is called interpreted for that long at most. */
+static void learn_frames(const struct sample_record *r) {
+  struct codemap_hit hit;
+  if (!rounds.from_cache) return;
+  if (r->walk->frames[0].lineno != -3 && !codemap_lookup(r->pc, &hit)) learn_at(r->pc);
+  for (int i = 0; i < r->num_frames; i++) {
+    const asgct_frame *f = r->walk->frames;
+    jmethodID m = f[i].method_id, caller = i + 1 < r->num_frames ? f[i + 1].method_id : NULL;
+    if (f[i].lineno == -3 || !m || codemap_frame_known(m, caller, caller ? f[i + 1].lineno : 0))
+      continue;
+    /* an interpreted method met again and again (a loop's frame, a thread's root) is read once
+     * in LOOK_AGAIN_NS, not at every sample */
+    uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull;
+    size_t k = (size_t)(h >> 32) & (LOOKED_SLOTS - 1);
+    if (looked[k].m == m && rounds.round_ns < looked[k].until) continue;
+    looked[k].m = m;
+    looked[k].until = rounds.round_ns + LOOK_AGAIN_NS;
+    uintptr_t nm = codecache_method_code(&rounds.cache_own, (void *)m);
+    if (nm) learn_at(nm);
+  }
+}
+
 /* The frames of a walked stack (or of a failed walk's recovery) after the root; returns the
  * frame count. */
 static int walked_frames(const struct sample_record *r, int n, int code) {
   struct sampler_counters *st = &rounds.st;
   if (r->num_frames > 0) {
+    if (rounds.cfg.ann) learn_frames(r);
     if (rounds.cfg.ann) codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, rounds.kinds);
     for (int i = r->num_frames - 1; i >= 0; i--)
       rounds.fbuf[n++] = method_frame(r->walk->frames[i].method_id, r->walk->frames[i].lineno,
@@ -403,12 +458,9 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
  * compiled since the map last heard): into the map with its records, unless its event came
  * meanwhile — the next sample there is a map hit, and the frame kinds know it. */
 static void learn_code(uintptr_t code) {
-  const struct codecache_layout *l = atomic_load(&rounds.codecache);
   struct codemap_hit hit;
   rounds.st.code_found_late++;
-  if (!l || codemap_lookup(code, &hit)) return;
-  struct codemap_cache_stats cs;
-  if (codemap_add_cache_at(l, code, &cs) == 0) rounds.st.code_learned += cs.added;
+  if (!codemap_lookup(code, &hit)) learn_at(code);
 }
 
 static int waiting(int state) {

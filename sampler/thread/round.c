@@ -44,6 +44,8 @@ int sthread_init(const struct sampler_config *c, const struct sampler_jvm *jvm) 
   rounds.state_ctx = jvm->thread_state_ctx;
   rounds.code_fn = jvm->code_events;
   rounds.code_ctx = jvm->code_events_ctx;
+  rounds.cache_only = 0; /* until sthread_set_code_source */
+  rounds.debug_flag = 0;
   free(rounds.fbuf); /* a second init (tests) replaces the first */
   free(rounds.namebuf);
   free(rounds.kinds);
@@ -90,6 +92,11 @@ const struct sampler_config *sthread_config(void) { return &rounds.cfg; }
 void sthread_set_hotspot(const struct hotspot_layout *h) { atomic_store(&rounds.hotspot, h); }
 
 void sthread_set_codecache(const struct codecache_layout *l) { atomic_store(&rounds.codecache, l); }
+
+void sthread_set_code_source(uintptr_t debug_flag) {
+  rounds.cache_only = 1;
+  rounds.debug_flag = debug_flag;
+}
 
 int sthread_running(void) { return atomic_load(&rounds.running); }
 

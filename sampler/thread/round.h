@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "codecache.h"
 #include "hist.h"
 #include "registry.h"
 #include "sample.h"
@@ -20,7 +21,6 @@
 #include "types.h"
 
 struct hotspot_layout;
-struct codecache_layout;
 
 /* The sampler thread's bookkeeping of one slot, for the owner of generation `gen`. */
 struct thread_book {
@@ -86,6 +86,15 @@ struct round_state {
   /* the code cache's reader, when it reads the nmethods' records (sthread_set_codecache): a
    * run's start reads them with it, not by the events' replay; else NULL */
   const struct codecache_layout *_Atomic codecache;
+  /* The code cache instead of CompiledMethodLoad for code compiled during a run
+   * (sthread_set_code_source; run.c follow_code, record.c learn_frames): */
+  int cache_only;          /* chosen at set-up: the events of the stubs only */
+  uintptr_t debug_flag;    /* DebugNonSafepoints' value, set while such a run samples; 0: none */
+  int from_cache;          /* this run's compiled methods come from the code cache */
+  int flag_set;            /* this run set debug_flag (to be put back at its end) */
+  uint64_t next_code_walk; /* CLOCK_MONOTONIC of the run's next walk of the code cache */
+  uint64_t learned_since;  /* nmethods learned since the last walk */
+  struct codecache_layout cache_own; /* codecache bound to the sampler thread for the run */
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */
   struct hist latency;       /* signal sent -> handler entry */

@@ -25,6 +25,7 @@
 #include "codemap.h"
 #include "guard.h"
 #include "handler.h"
+#include "hotspot.h"
 #include "objects.h"
 #include "platform.h"
 #include "round.h"
@@ -549,17 +550,21 @@ void sthread_measure_process(void) {
  * CPU); a later one reads again only what it does not hold from an earlier one — the same
  * compilation (address, method, compile id) is renewed, not read (codemap_renew_compiled) —
  * 6.6-14.4 ms against 26.1-49.9 ms reading every table (#32, #33, docs/how-it-works.md).
+ * With the code cache as the source (`only`), only the stubs' event is turned on:
+ * what is compiled from here on is found by the samples and the walks (rounds.from_cache).
  * Returns the events' answer. */
-static int code_fill(void) {
+static int code_fill(int only) {
   const struct codecache_layout *l = atomic_load(&rounds.codecache);
+  rounds.from_cache = 0;
   if (l) {
     struct codemap_cache_stats cs;
-    int rc = rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_STUBS);
+    int rc = rounds.code_fn(rounds.code_ctx, only ? SAMPLER_CODE_GENERATED : SAMPLER_CODE_STUBS);
     if (rc != 0) return rc;
     if (codemap_add_cache(l, &cs) == 0) {
       rounds.st.code_from_cache += cs.added;
       rounds.st.code_kept += cs.kept;
       rounds.st.code_left_out += cs.unnamed + cs.unread;
+      rounds.from_cache = only;
       return 0;
     }
     rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_OFF); /* the replay instead */
@@ -567,24 +572,76 @@ static int code_fill(void) {
   return rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_REPLAY);
 }
 
+/* DebugNonSafepoints on for a run whose compiled methods come from the code cache (HotSpot
+ * records the debug information between safepoints while CompiledMethodLoad is on, or with the
+ * flag: without either, a pc interrupted in code compiled during the run gets the scope of the
+ * next safepoint, and AsyncGetCallTrace loses the inlined frame it was in), and back off after
+ * it (the idle agent pays nothing: a flag set for good cost javac's whole run +6.2% CPU,
+ * docs/how-it-works.md). */
+static void debug_info(int on) {
+  if (!rounds.debug_flag || on == rounds.flag_set) return;
+  if (hotspot_flag_set(rounds.debug_flag, on) == 0)
+    rounds.flag_set = on;
+  else
+    rounds.st.debug_flag_failed++;
+}
+
+/* The walk of the code cache during a run whose compiled methods come from it: what was
+ * compiled since and not met by a sample (an OSR compilation, a caller's) added, and the
+ * compiled methods no longer there dropped (what CompiledMethodUnload did). Every
+ * CODE_WALK_SOON_NS while the samples keep meeting new code, else every CODE_WALK_LATE_NS: a
+ * walk of ~2,000 nmethods that are all in the map costs ~5-10 ms (each renewed, none read). */
+#define CODE_WALK_SOON_NS 5000000000ull
+#define CODE_WALK_LATE_NS 10000000000ull
+static void code_walk(uint64_t now) {
+  if (!rounds.from_cache || now < rounds.next_code_walk) return;
+  const struct codecache_layout *l = atomic_load(&rounds.codecache);
+  uint64_t before = codemap_generation(), t0 = plat_self_cpu_ns();
+  struct codemap_cache_stats cs;
+  if (l && codemap_add_cache(l, &cs) == 0) {
+    int swept = codemap_sweep_compiled(before);
+    rounds.st.code_from_cache += cs.added;
+    rounds.st.code_kept += cs.kept;
+    rounds.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
+  }
+  rounds.st.code_walks++;
+  rounds.st.code_walk_ns += plat_self_cpu_ns() - t0;
+  rounds.next_code_walk = now + (rounds.learned_since ? CODE_WALK_SOON_NS : CODE_WALK_LATE_NS);
+  rounds.learned_since = 0;
+}
+
 /* The code map's events follow the runs that signal threads (sampler_jvm.code_events): on
  * before the first round — the code that exists read into the map (code_fill), and what the map
  * kept from an earlier run that this did not renew is code unloaded while nobody listened:
  * dropped — off after the last. An agent that is loaded but not sampling, or sampling
  * allocations or lock waits, has the JIT post nothing: HotSpot hands each compilation's event to
- * its service thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md). */
+ * its service thread, a wake-up and a pc map per nmethod (bench/results/wholejvm-idle-10ms.md).
+ * With the code cache as the source, a sampling run has it post nothing per compilation either. */
 static void follow_code(int on) {
   if (!rounds.cfg.codemap || !rounds.code_fn || on == rounds.code_on) return;
   if (on) {
     uint64_t before = codemap_generation(), t0 = plat_self_cpu_ns();
-    rounds.code_on = code_fill() == 0;
+    if (rounds.cache_only) debug_info(1); /* before the walk: what compiles from now on */
+    /* a flag that could not be set leaves the events on: they record what it would have */
+    rounds.code_on = code_fill(rounds.cache_only && (!rounds.debug_flag || rounds.flag_set)) == 0;
     int swept = rounds.code_on ? codemap_sweep(before) : 0;
+    if (!rounds.from_cache) debug_info(0); /* the events' replay: they record it */
+    if (rounds.from_cache) {
+      const struct codecache_layout *l = atomic_load(&rounds.codecache);
+      codecache_bind(l, &rounds.cache_own); /* this thread, its mask for the run */
+      rounds.next_code_walk = plat_mono_ns() + CODE_WALK_SOON_NS;
+      rounds.learned_since = 0;
+      handler_check_code(1);
+    }
     rounds.st.code_replays += (uint64_t)rounds.code_on;
     rounds.st.code_swept += swept > 0 ? (uint64_t)swept : 0;
     rounds.st.code_replay_ns += plat_self_cpu_ns() - t0;
   } else {
     rounds.code_fn(rounds.code_ctx, SAMPLER_CODE_OFF);
     rounds.code_on = 0;
+    if (rounds.from_cache) handler_check_code(0);
+    rounds.from_cache = 0;
+    debug_info(0);
   }
 }
 
@@ -688,6 +745,7 @@ int sthread_run(void) {
     }
     rounds.round_ns = now;
     if (clock) follow_code(1); /* its replay's CPU counts in this round's */
+    if (clock) code_walk(now);
     if (clock) tick();
     traces_lock();
     if (alloc) alloc_drain();

@@ -52,6 +52,16 @@ void sthread_set_hotspot(const struct hotspot_layout *h);
  * compiled method; NULL: the replay. Thread-safe (published atomically). */
 void sthread_set_codecache(const struct codecache_layout *l);
 
+/* Code compiled during a run is found in the code cache too (sthread_set_codecache's reader):
+ * a run that signals threads turns on the events of the generated code (stubs) only, not
+ * CompiledMethodLoad/Unload; the sampler thread adds the nmethods its samples meet (the leaf's pc,
+ * the walked frames' methods' current code: Method::_code) and walks the code cache every few
+ * seconds (new nmethods, and the map's compiled methods no longer there dropped). debug_flag:
+ * the address of HotSpot's DebugNonSafepoints, set for each such run and put back after it (the
+ * events made HotSpot record debug information between safepoints; without them the flag does);
+ * 0 when it is on already. Call at set-up, before the first run. */
+void sthread_set_code_source(uintptr_t debug_flag);
+
 /* 1 while sthread_run runs. Thread-safe. */
 int sthread_running(void);
 

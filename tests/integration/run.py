@@ -1070,14 +1070,20 @@ def case_codemap_follows():
     round comes in the 2 s the program runs, and the JIT posts it nothing (code_entries 0, no
     replay); at 10 ms the first round turns the events on and replays the JVM's code (one
     replay, the map full of nmethods and stubs, a stub's samples walked from its Java caller);
-    event=alloc signals nobody and needs no map."""
+    event=alloc signals nobody and needs no map. With the code cache as the source (the text
+    report's "compiled methods found from"; 17, 21 and 25), not one CompiledMethodLoad is taken
+    (code_posted 0): the nmethods come from the code cache, at the start (code_from_cache) and
+    during the run (the samples' code: code_learned; walks of the code cache: code_walks)."""
     got = {}
     for name, opts in (("idle", "interval=10s"), ("10ms", "interval=10ms"), ("alloc", "event=alloc")):
         p, stacks = run_thread("trig", 2, f"{opts},threads")
         s = summary(p.stderr)
         got[name] = s
         print(f"{name}: code_entries={s.get('code_entries')} code_replays={s.get('code_replays')} "
-              f"code_replay_ms={s.get('code_replay_ms')} recovered_stub={s.get('recovered_stub')}")
+              f"code_replay_ms={s.get('code_replay_ms')} recovered_stub={s.get('recovered_stub')} "
+              f"code_posted={s.get('code_posted')} code_from_cache={s.get('code_from_cache')} "
+              f"code_learned={s.get('code_learned')} code_walks={s.get('code_walks')}")
+        check(int(s["code_posted"]) == 0, f"{name}: {s['code_posted']} CompiledMethodLoad events taken")
     for name in ("idle", "alloc"):
         check(int(got[name]["code_entries"]) == 0, f"{name}: the map holds {got[name]['code_entries']} entries")
         check(int(got[name]["code_replays"]) == 0, f"{name}: {got[name]['code_replays']} replays")
@@ -1085,6 +1091,41 @@ def case_codemap_follows():
     check(int(s["code_replays"]) == 1, f"10ms: {s['code_replays']} replays")
     check(int(s["code_entries"]) >= 100, f"10ms: only {s['code_entries']} entries in the map")
     check(int(s["recovered_stub"]) > 0, "10ms: no sample walked from a stub's Java caller")
+    check(int(s["code_from_cache"]) > 0, "10ms: no nmethod read from the code cache")
+
+
+def case_debug_info():
+    """With the code cache as the code map's source (no CompiledMethodLoad), HotSpot's debug
+    information between safepoints (DebugNonSafepoints, which the events used to make it record)
+    is turned on by the agent for each run that samples, and back off after it. The JVM's own
+    management interface reads the flag 1 s into the program: off without the agent (the
+    precondition), off with the agent not sampling yet (interval=10s: no round), on while a run
+    samples (interval=10ms), off again after a run that ended (duration=300ms), and off when the
+    command line turned it off (-XX:-DebugNonSafepoints: left as it is, the map on the events
+    then). The text report says where the compiled methods come from."""
+    unlock = ["-XX:+UnlockDiagnosticVMOptions"]
+    runs = (("none", None, unlock, "false", None),
+            ("idle", "interval=10s", unlock, "false", "the code cache (DebugNonSafepoints set while a run samples)"),
+            ("sampling", "interval=10ms", unlock, "true", "the code cache"),
+            ("after a run", "interval=10ms,duration=300ms", unlock, "false", "the code cache"),
+            ("command line", "interval=10ms", unlock + ["-XX:-DebugNonSafepoints"], "false",
+             "CompiledMethodLoad (DebugNonSafepoints: turned off on the command line"))
+    for name, opts, jvm, want, report in runs:
+        txt = tmpfile(".txt")
+        p = run(f"{opts},file={txt}" if opts else None, "vmflag", 1, extra_jvm=jvm,
+                extra_args=["DebugNonSafepoints"])
+        check(p.returncode == 0, f"{name}: java exited {p.returncode}: {p.stderr[-1000:]}")
+        got = re.findall(r"^vmflag DebugNonSafepoints (\w+)$", p.stdout, re.M)
+        print(f"{name}: DebugNonSafepoints {got}")
+        check(got == [want], f"{name}: DebugNonSafepoints {got}, want {want}")
+        if report:
+            with open(txt, encoding="utf-8") as f:
+                line = [ln.strip() for ln in f if "compiled methods found from:" in ln]
+            print(f"{name}: report {line}")
+            check(len(line) == 1 and report in line[0], f"{name}: report says {line}, want {report}")
+        if opts and name != "command line":
+            s = summary(p.stderr)
+            check(int(s["debug_flag_failed"]) == 0, f"{name}: the flag failed {s['debug_flag_failed']} times")
 
 
 def case_codecache():

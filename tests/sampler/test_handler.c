@@ -633,3 +633,37 @@ Test(handler, a_fault_in_the_code_cache_read_is_the_reads_and_the_sample_goes_on
   stop_in_new_code(th);
   munmap(none, (size_t)page);
 }
+
+/* Without CompiledMethodUnload (the code cache as the source), the map may hold a compiled
+ * method whose code was freed and whose range is another compilation's now: with the check on,
+ * the handler asks the code cache about the map's answer, keeps it when it is the same
+ * compilation and takes the code cache's when it is not (counted: code_stale); with the check
+ * off, the map's answer stands. */
+Test(handler, a_compiled_method_the_map_holds_is_checked_against_the_code_cache) {
+  cr_assert_eq(fake_codecache_make(&new_code, NEW_CODE_METHOD, 7), 0);
+  new_code.layout.read = guard_read, new_code.layout.mask = guard_mask_now;
+  pthread_t th = start_in_new_code(&new_code.layout);
+  struct codemap_cache_stats st;
+  cr_assert_eq(codemap_add_cache_at(&new_code.layout, new_code.code_begin, &st), 0);
+  cr_assert_eq(st.added, 1, "compile id 1, scope at bci 7, in the map");
+  handler_check_code(1);
+  uint64_t stale = handler_counters()->code_stale;
+  const struct sample_record *r = ask(SAMPLE_CAPTURE);
+  cr_assert_eq(r->walk->hit.kind, CODEMAP_NMETHOD);
+  cr_expect_eq(r->walk->hit.inl_bci[0], 7);
+  cr_expect_eq(r->cache_code, 0, "the map's own: nothing to learn");
+  cr_expect_eq(handler_counters()->code_stale, stale, "the same compilation");
+  fake_codecache_recompile(&new_code, 2, 9); /* freed, and another compilation there */
+  for (int k = 0; k < 10; k++) {
+    r = ask(SAMPLE_CAPTURE);
+    cr_assert_eq(r->walk->hit.kind, CODEMAP_NMETHOD);
+    cr_expect_eq(r->walk->hit.inl_bci[0], 9, "the code cache's scope (sample %d)", k);
+    cr_expect_eq(r->cache_code, new_code.code_begin, "left for the sampler to learn");
+  }
+  cr_expect_eq(handler_counters()->code_stale, stale + 10);
+  handler_check_code(0);
+  r = ask(SAMPLE_CAPTURE);
+  cr_expect_eq(r->walk->hit.inl_bci[0], 7, "unchecked: the map's answer");
+  stop_in_new_code(th);
+  codemap_fini();
+}

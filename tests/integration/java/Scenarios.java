@@ -934,6 +934,13 @@ public class Scenarios {
                 worker("phases", () -> sink += phases(half));
                 break;
             }
+            case "vmflag": { // <seconds> <flag>: its value after that long, as the JVM's management interface reads it
+                try { Thread.sleep(millis); } catch (InterruptedException e) { throw new RuntimeException(e); }
+                System.out.println("vmflag " + args[2] + " " + java.lang.management.ManagementFactory
+                        .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                        .getVMOption(args[2]).getValue());
+                break;
+            }
             case "exit":
             case "forever":
                 worker("busy-alpha", () -> sink += busyAlpha());
