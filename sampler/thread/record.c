@@ -455,12 +455,15 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
 }
 
 /* The handler found code in the code cache that the map did not have (r->cache_code, code
- * compiled since the map last heard): into the map with its records, unless its event came
- * meanwhile — the next sample there is a map hit, and the frame kinds know it. */
+ * compiled since the map last heard), or that the map held as another compilation (code_stale):
+ * into the map with its records, unless its event came meanwhile — the next sample there is a
+ * map hit, and the frame kinds know it. */
 static void learn_code(uintptr_t code) {
   struct codemap_hit hit;
   rounds.st.code_found_late++;
-  if (!codemap_lookup(code, &hit)) learn_at(code);
+  /* a compiled method the map holds from the code cache: the same compilation is renewed, not
+   * read; another one (the handler found it stale) replaces it */
+  if (!codemap_lookup(code, &hit) || (rounds.from_cache && hit.compile_id > 0)) learn_at(code);
 }
 
 static int waiting(int state) {

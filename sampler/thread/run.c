@@ -589,8 +589,9 @@ static void debug_info(int on) {
 /* The walk of the code cache during a run whose compiled methods come from it: what was
  * compiled since and not met by a sample (an OSR compilation, a caller's) added, and the
  * compiled methods no longer there dropped (what CompiledMethodUnload did). Every
- * CODE_WALK_SOON_NS while the samples keep meeting new code, else every CODE_WALK_LATE_NS: a
- * walk of ~2,000 nmethods that are all in the map costs ~5-10 ms (each renewed, none read). */
+ * CODE_WALK_SOON_NS while the samples keep meeting new code, else every CODE_WALK_LATE_NS. A walk
+ * renews what the map holds by compile id and reads the rest: measured 26.6-28.3 ms for
+ * `Scenarios jit`'s ~5,000 nmethods; a start that renewed ~2,000 of a server's, 6.6-14.4 ms. */
 #define CODE_WALK_SOON_NS 5000000000ull
 #define CODE_WALK_LATE_NS 10000000000ull
 static void code_walk(uint64_t now) {
