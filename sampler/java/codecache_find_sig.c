@@ -16,21 +16,21 @@
 #include "platform.h"
 
 /* See codecache_internal.h. */
-void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own) {
+const struct codecache_layout *codecache_reader(const struct codecache_layout *l,
+                                                struct codecache_layout *own) {
+  if (l->read_bound) return l; /* bound already: its thread and mask asked */
   *own = *l;
-  if (l->read_bound) return; /* codecache_bind asked already */
   own->read_guarded = l->read && l->mask;
   if (own->read_guarded) {
     own->read_tid = plat_gettid();
     own->read_mask = l->mask();
   }
+  return own;
 }
 
 void codecache_bind(const struct codecache_layout *l, struct codecache_layout *own) {
-  struct codecache_layout unbound = *l;
-  unbound.read_bound = 0;
-  codecache_reader(&unbound, own);
-  own->read_bound = 1;
+  int guarded = l->read && l->mask; /* the guard's thread and mask, asked once here */
+  codecache_bind_to(l, own, guarded ? plat_gettid() : 0, guarded ? l->mask() : 0);
 }
 
 void codecache_bind_to(const struct codecache_layout *l, struct codecache_layout *own, pid_t tid,
@@ -218,28 +218,27 @@ int codecache_blob_at(const struct codecache_layout *l, uintptr_t blob, uintptr_
 
 int codecache_compile_id(const struct codecache_layout *layout, const struct codecache_blob *b) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   int32_t id = -1;
-  if (!b->is_nmethod || own.nm_compile_id < 0 ||
-      codecache_peek(&own, b->blob + (uintptr_t)own.nm_compile_id, &id, sizeof id) != 0 || id <= 0)
+  if (!b->is_nmethod || l->nm_compile_id < 0 ||
+      codecache_peek(l, b->blob + (uintptr_t)l->nm_compile_id, &id, sizeof id) != 0 || id <= 0)
     return -1;
   return id;
 }
 
 uintptr_t codecache_method_code(const struct codecache_layout *layout, void *id) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   uintptr_t m = 0, nm = 0;
-  if (!id || own.method_code < 0 || codecache_peek(&own, (uintptr_t)id, &m, sizeof m) != 0 || !m ||
-      codecache_peek(&own, m + (uintptr_t)own.method_code, &nm, sizeof nm) != 0)
+  if (!id || l->method_code < 0 || codecache_peek(l, (uintptr_t)id, &m, sizeof m) != 0 || !m ||
+      codecache_peek(l, m + (uintptr_t)l->method_code, &nm, sizeof nm) != 0)
     return 0;
   return nm;
 }
 
 int codecache_find(const struct codecache_layout *layout, uintptr_t pc, struct codecache_blob *b) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
-  const struct codecache_layout *l = &own;
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   uintptr_t heaps[CODECACHE_HEAPS];
   int n = codecache_heaps(l, heaps);
   if (n < 0) return n;

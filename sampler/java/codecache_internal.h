@@ -11,11 +11,13 @@
 
 #include "codecache.h"
 
-/* *l for one call of the reader on the calling thread into *own, with how it reads: guarded
- * loads (read_guarded, the thread's id and signal mask: two system calls) when l->read is set,
- * else process_vm_readv; as it is when l is bound already (codecache_bind). Each entry point reads through its own copy. Signal-safe,
- * any thread. */
-void codecache_reader(const struct codecache_layout *l, struct codecache_layout *own);
+/* The layout one call of the reader reads through on the calling thread: l itself when it is
+ * bound already (codecache_bind, codecache_bind_to: no copy, no system call); else *l copied
+ * into *own with how it reads — guarded loads (read_guarded, the thread's id and signal mask:
+ * two system calls) when l->read is set, else process_vm_readv — and own returned.
+ * Signal-safe, any thread. */
+const struct codecache_layout *codecache_reader(const struct codecache_layout *l,
+                                                struct codecache_layout *own);
 
 /* len bytes at addr into buf, as l->read_guarded says (codecache_reader): a plain copy by
  * l->read, or (not guarded, or the guard table full, or the guard taken out meanwhile)

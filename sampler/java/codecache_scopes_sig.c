@@ -175,8 +175,7 @@ static int nmethod_regions(const struct codecache_layout *l, const struct codeca
 int codecache_scopes(const struct codecache_layout *layout, const struct codecache_blob *b,
                      uintptr_t pc, struct codecache_frame *out, int max) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
-  const struct codecache_layout *l = &own;
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   struct regions r;
   int32_t scope = 0;
   if (pc < b->code_begin || pc >= b->code_end || max <= 0) return -EINVAL;
@@ -193,8 +192,7 @@ int codecache_scopes(const struct codecache_layout *layout, const struct codecac
 int codecache_each_scope(const struct codecache_layout *layout, const struct codecache_blob *b,
                          codecache_scope_fn fn, void *ctx) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
-  const struct codecache_layout *l = &own;
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   struct regions r;
   int rc = nmethod_regions(l, b, &r);
   if (rc != 0) return rc;

@@ -72,8 +72,7 @@ static long walk_heap(const struct codecache_layout *l, const struct codecache_h
 int codecache_each_nmethod(const struct codecache_layout *layout, codecache_nmethod_fn fn,
                            void *ctx, long *skipped) {
   struct codecache_layout own;
-  codecache_reader(layout, &own);
-  const struct codecache_layout *l = &own;
+  const struct codecache_layout *l = codecache_reader(layout, &own);
   if (l->block_length < 0) return -ENOTSUP;
   uintptr_t heaps[CODECACHE_HEAPS];
   int n = codecache_heaps(l, heaps);

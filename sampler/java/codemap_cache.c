@@ -23,7 +23,8 @@ struct records {
   jmethodID *methods;
   jint *bcis;
   size_t npcs, cap_pcs, nframes, cap_methods, cap_bcis;
-  struct codecache_layout own; /* bound to the calling thread once (codecache_bind) */
+  const struct codecache_layout *l; /* bound to the calling thread (reader_of) */
+  struct codecache_layout own;      /* where reader_of binds a layout that is not */
   struct codemap_cache_stats *st;
 };
 
@@ -74,14 +75,14 @@ static int add_nmethod(const struct codecache_blob *b, void *ctx) {
   }
   /* the same compilation, read at an earlier start: its records are what they were */
   const jint size = (jint)(b->code_end - b->code_begin);
-  int32_t id = codecache_compile_id(&r->own, b);
+  int32_t id = codecache_compile_id(r->l, b);
   if (id > 0 && codemap_renew_compiled((jmethodID)b->jmethod_id, (const void *)b->code_begin, size,
                                        id) == 0) {
     r->st->kept++;
     return 0;
   }
   r->npcs = r->nframes = 0;
-  int n = codecache_each_scope(&r->own, b, add_record, r);
+  int n = codecache_each_scope(r->l, b, add_record, r);
   if (n == -ENOMEM) return n;
   if (n < 0) { /* freed or being freed meanwhile, or a table that does not read: left out */
     r->st->unread++;
@@ -106,17 +107,21 @@ static int add_nmethod(const struct codecache_blob *b, void *ctx) {
   return 0;
 }
 
+/* The layout the reads go through: l when the caller bound it already (no copy, no system
+ * call), else l bound to this thread into r->own. */
+static void reader_of(const struct codecache_layout *l, struct records *r) {
+  if (!l->read_bound) codecache_bind(l, &r->own);
+  r->l = l->read_bound ? l : &r->own;
+}
+
 int codemap_add_cache_at(const struct codecache_layout *l, uintptr_t pc,
                          struct codemap_cache_stats *st) {
   memset(st, 0, sizeof *st);
   if (l->scopes_why) return -ENOTSUP;
   struct records r = {.st = st};
-  if (l->read_bound)
-    r.own = *l; /* bound by the caller for its many calls */
-  else
-    codecache_bind(l, &r.own);
+  reader_of(l, &r);
   struct codecache_blob b;
-  int rc = codecache_find(&r.own, pc, &b);
+  int rc = codecache_find(r.l, pc, &b);
   if (rc == 0 && b.is_nmethod) {
     st->nmethods = 1;
     rc = add_nmethod(&b, &r);
@@ -131,9 +136,9 @@ int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_sta
   memset(st, 0, sizeof *st);
   if (l->scopes_why) return -ENOTSUP; /* the records could not be read: the events' replay */
   struct records r = {.st = st};
-  codecache_bind(l, &r.own);
+  reader_of(l, &r);
   long skipped = 0;
-  int n = codecache_each_nmethod(&r.own, add_nmethod, &r, &skipped);
+  int n = codecache_each_nmethod(r.l, add_nmethod, &r, &skipped);
   st->nmethods = n > 0 ? (uint64_t)n : 0;
   st->skipped_segments = (uint64_t)skipped;
   free(r.pcs);

@@ -596,10 +596,9 @@ static void debug_info(int on) {
 #define CODE_WALK_LATE_NS 10000000000ull
 static void code_walk(uint64_t now) {
   if (!rounds.from_cache || now < rounds.next_code_walk) return;
-  const struct codecache_layout *l = atomic_load(&rounds.codecache);
   uint64_t before = codemap_generation(), t0 = plat_self_cpu_ns();
   struct codemap_cache_stats cs;
-  if (l && codemap_add_cache(l, &cs) == 0) {
+  if (codemap_add_cache(&rounds.cache_own, &cs) == 0) {
     int swept = codemap_sweep_compiled(before);
     rounds.st.code_from_cache += cs.added;
     rounds.st.code_kept += cs.kept;
@@ -626,10 +625,10 @@ static void follow_code(int on) {
     /* a flag that could not be set leaves the events on: they record what it would have */
     rounds.code_on = code_fill(rounds.cache_only && (!rounds.debug_flag || rounds.flag_set)) == 0;
     int swept = rounds.code_on ? codemap_sweep(before) : 0;
-    if (!rounds.from_cache) debug_info(0); /* the events' replay: they record it */
-    if (rounds.from_cache) {
-      const struct codecache_layout *l = atomic_load(&rounds.codecache);
-      codecache_bind(l, &rounds.cache_own); /* this thread, its mask for the run */
+    if (!rounds.from_cache) {
+      debug_info(0); /* the events' replay: they record it */
+    } else {
+      codecache_bind(atomic_load(&rounds.codecache), &rounds.cache_own); /* its mask, for the run */
       rounds.next_code_walk = plat_mono_ns() + CODE_WALK_SOON_NS;
       rounds.learned_since = 0;
       handler_check_code(1);
