@@ -109,11 +109,12 @@ struct codemap_cache_stats {
 };
 
 /* Adds every live nmethod of HotSpot's code cache with its inline records, as
- * CompiledMethodLoad would (codemap_cache.c): a run's start without GenerateEvents' replay. The
- * layout is bound to the calling thread for the walk. 0 with *st filled; -ENOTSUP when the
+ * CompiledMethodLoad would (codemap_cache.c): a run's start without GenerateEvents' replay, and
+ * its walks. The layout is bound to the calling thread for the walk. 0 with *st filled; -ENOTSUP when the
  * layout cannot read the records (l->scopes_why), -EFAULT when the code heaps cannot be read,
- * -ENOMEM; after an error the map may hold part of the code (a replay then renews it). Any
- * thread; not signal-safe. */
+ * -ENOMEM; after an error the map may hold part of the code (a replay then renews it). A
+ * layout bound already (codecache_bind, on the calling thread) is used as it is. Any thread; not
+ * signal-safe. */
 int codemap_add_cache(const struct codecache_layout *l, struct codemap_cache_stats *st);
 
 /* The nmethod whose code holds pc, read from the code cache and added with its inline records
@@ -144,11 +145,6 @@ int codemap_sweep(uint64_t gen);
 /* As codemap_sweep, for the compiled methods only (stubs stay): after a walk of the code cache
  * during a run, whose stubs were not replayed. */
 int codemap_sweep_compiled(uint64_t gen);
-
-/* Whether the frame-kind index knows live compiled code of m (its own nmethod), or m inlined
- * into `caller` (NULL: none) at `bci` — a frame codemap_frame_kinds would not call interpreted.
- * Takes the index's mutex; not signal-safe. */
-int codemap_frame_known(jmethodID m, jmethodID caller, jint bci);
 
 /* Looks up pc. Returns 1 and fills *hit, or 0 (not mapped, or map not initialized).
  * ASYNC-SIGNAL-SAFE, lock-free, wait-free: callable from the signal handler on any thread

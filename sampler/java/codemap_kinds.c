@@ -111,14 +111,6 @@ void codemap_kinds_stats(struct codemap_stats *out) {
   pthread_mutex_unlock(&kind_index.mu);
 }
 
-/* See codemap.h. Takes kind_index.mu. */
-int codemap_frame_known(jmethodID m, jmethodID caller, jint bci) {
-  pthread_mutex_lock(&kind_index.mu);
-  int yes = ki_refs(m, NULL, -1) > 0 || (caller && ki_refs(m, caller, bci) > 0);
-  pthread_mutex_unlock(&kind_index.mu);
-  return yes;
-}
-
 /* Whether the frames [0, n) carry exactly the methods of the inline chain chain[0, n)
  * (innermost first). */
 static int chain_matches(const asgct_frame *frames, int nframes, const jmethodID *chain, int n) {

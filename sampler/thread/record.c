@@ -371,24 +371,24 @@ static struct {
   uint64_t until; /* rounds.round_ns before which m is not looked at again */
 } looked[LOOKED_SLOTS];
 
-/* With the code cache as the source (no CompiledMethodLoad), before a walked stack's frame kinds
- * are judged: the code at its pc, and the current code (Method::_code) of each Java frame's
- * method the map does not know as compiled (nor inlined there), into the map — code compiled during the run, which
- * the map would otherwise learn of at the next walk of the code cache only, its frames called
- * interpreted until then. A frame the map knows as compiled costs a look-up in the frame-kind
- * index; one it does not, two reads (the jmethodID's Method*, its _code), at most once in
- * LOOK_AGAIN_NS: a method compiled meanwhile is called interpreted for that long at most. */
-static void learn_frames(const struct sample_record *r) {
+/* With the code cache as the source (no CompiledMethodLoad), after a walked stack's frame kinds
+ * were judged (kinds): the code of what was called interpreted, into the map — code compiled
+ * during the run, which the map would otherwise learn of at the next walk of the code cache only.
+ * The code at the top frame's pc when the map has none there, whatever the index said (its
+ * methods may be known from other compilations: the pc says which code ran); for every frame
+ * called interpreted, its method's current code (Method::_code: two reads, the jmethodID's Method* and its _code), at
+ * most once in LOOK_AGAIN_NS for a method (an interpreted loop's frame or a thread's root would
+ * otherwise cost them at every sample): a method compiled meanwhile is called interpreted for
+ * that long at most. Frames judged compiled or inlined cost nothing here. Returns how many
+ * nmethods went in (the caller judges again). */
+static uint64_t learn_frames(const struct sample_record *r, const unsigned char *kinds) {
   struct codemap_hit hit;
-  if (!rounds.from_cache) return;
-  if (r->walk->frames[0].lineno != -3 && !codemap_lookup(r->pc, &hit)) learn_at(r->pc);
+  uint64_t before = rounds.st.code_learned;
+  const asgct_frame *f = r->walk->frames;
+  if (f[0].lineno != -3 && !codemap_lookup(r->pc, &hit)) learn_at(r->pc);
   for (int i = 0; i < r->num_frames; i++) {
-    const asgct_frame *f = r->walk->frames;
-    jmethodID m = f[i].method_id, caller = i + 1 < r->num_frames ? f[i + 1].method_id : NULL;
-    if (f[i].lineno == -3 || !m || codemap_frame_known(m, caller, caller ? f[i + 1].lineno : 0))
-      continue;
-    /* an interpreted method met again and again (a loop's frame, a thread's root) is read once
-     * in LOOK_AGAIN_NS, not at every sample */
+    jmethodID m = f[i].method_id;
+    if (kinds[i] != CODEMAP_FRAME_INTERPRETED || !m) continue;
     uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull;
     size_t k = (size_t)(h >> 32) & (LOOKED_SLOTS - 1);
     if (looked[k].m == m && rounds.round_ns < looked[k].until) continue;
@@ -397,6 +397,7 @@ static void learn_frames(const struct sample_record *r) {
     uintptr_t nm = codecache_method_code(&rounds.cache_own, (void *)m);
     if (nm) learn_at(nm);
   }
+  return rounds.st.code_learned - before;
 }
 
 /* The frames of a walked stack (or of a failed walk's recovery) after the root; returns the
@@ -404,8 +405,12 @@ static void learn_frames(const struct sample_record *r) {
 static int walked_frames(const struct sample_record *r, int n, int code) {
   struct sampler_counters *st = &rounds.st;
   if (r->num_frames > 0) {
-    if (rounds.cfg.ann) learn_frames(r);
-    if (rounds.cfg.ann) codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, rounds.kinds);
+    if (rounds.cfg.ann) {
+      codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, rounds.kinds);
+      if (rounds.from_cache &&
+          learn_frames(r, rounds.kinds)) /* judged again with what it learned */
+        codemap_frame_kinds(r->pc, r->walk->frames, r->num_frames, rounds.kinds);
+    }
     for (int i = r->num_frames - 1; i >= 0; i--)
       rounds.fbuf[n++] = method_frame(r->walk->frames[i].method_id, r->walk->frames[i].lineno,
                                       rounds.cfg.ann ? rounds.kinds[i] : 0);

@@ -513,17 +513,25 @@ Test(codecache, a_later_start_keeps_the_same_compilation_and_reads_another) {
  * its nmethod (Method::_code, the blob's address), which goes into the map from that address,
  * and then the frame-kind index knows it; the walk during a run sweeps the compiled methods it
  * did not find again, not the stubs (they are not walked: their names are the events'). */
+/* How the frame-kind index judges a lone frame of m away from any code (a caller's frame). */
+static int kind_of(jmethodID m) {
+  asgct_frame f = {.lineno = 3, .method_id = m};
+  unsigned char kind = 0;
+  codemap_frame_kinds(0, &f, 1, &kind);
+  return kind;
+}
+
 Test(codecache, a_method_to_its_current_code_and_a_sweep_of_compiled_methods_only) {
   cr_assert_eq(codemap_init(), 0);
   struct fake_codecache f;
   cr_assert_eq(fake_codecache_make(&f, FAKE_METHOD, 7), 0);
   uintptr_t nm = codecache_method_code(&f.layout, f.id_slot);
   cr_assert_eq(nm, f.code_begin - 2048, "the blob (its code at 2048): %#lx", (unsigned long)nm);
-  cr_expect_eq(codemap_frame_known(FAKE_METHOD, NULL, 0), 0, "not known before");
+  cr_expect_eq(kind_of(FAKE_METHOD), CODEMAP_FRAME_INTERPRETED, "not known before");
   struct codemap_cache_stats st;
   cr_assert_eq(codemap_add_cache_at(&f.layout, nm, &st), 0, "from the blob's address");
   cr_expect_eq(st.added, 1);
-  cr_expect_eq(codemap_frame_known(FAKE_METHOD, NULL, 0), 1, "known as compiled now");
+  cr_expect_eq(kind_of(FAKE_METHOD), CODEMAP_FRAME_JIT, "known as compiled now");
   struct codemap_hit hit;
   cr_assert_eq(codemap_lookup(f.code_begin + 3, &hit), 1);
   cr_expect_gt(hit.compile_id, 0, "its compile id in the hit");
@@ -545,7 +553,7 @@ Test(codecache, a_method_to_its_current_code_and_a_sweep_of_compiled_methods_onl
   cr_expect_eq(codemap_lookup((uintptr_t)gone, &hit), 0);
   cr_expect_eq(codemap_lookup((uintptr_t)stub, &hit), 1, "the stub stays");
   cr_expect_eq(codemap_lookup(f.code_begin + 3, &hit), 1, "the renewed one stays");
-  cr_expect_eq(codemap_frame_known((jmethodID)0x6000, NULL, 0), 0, "the index forgot it");
+  cr_expect_eq(kind_of((jmethodID)0x6000), CODEMAP_FRAME_INTERPRETED, "the index forgot it");
   cr_expect_eq(codemap_sweep(gen), 1, "a start's sweep takes the stub too");
   fake_codecache_free(&f);
   codemap_fini();
