@@ -38,6 +38,7 @@
 
 #define SIG (SIGRTMIN + 5)
 #define SECONDS 2
+#define MAX_SECONDS 30
 #define METHOD ((jmethodID)(uintptr_t)0x5a5a0)
 
 static atomic_int stop, slot_index = -1;
@@ -131,7 +132,10 @@ int main(void) {
     }
     if (round % 1024 == 0) {
       clock_gettime(CLOCK_MONOTONIC, &now);
-      if (now.tv_sec - t0.tv_sec >= SECONDS) break;
+      /* SECONDS at least; on a busy host (the suite's own build beside it) until the counts
+       * below are reached too, MAX_SECONDS at most: a count is what is asserted, not a rate */
+      long spent = (long)(now.tv_sec - t0.tv_sec);
+      if (spent >= MAX_SECONDS || (spent >= SECONDS && answered >= 100 && withdrawn > 0)) break;
     }
   }
   atomic_store(&stop, 1);
