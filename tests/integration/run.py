@@ -366,7 +366,14 @@ def case_timers():
     samples still in proportion to their CPU (5 points); cputimers=off sends signals only."""
     s_share, c_share, s, cpu = proportion_case("spin", "spinner", interval="10ms")
     check_timer_share("spin", s, cpu_given(list(cpu.values()), 8))
-    check(int(s.get("lost_samples", -1)) == 0, f"samples lost: {s.get('lost_samples')}")
+    # none lost — but for a request still open when sampling stopped: the end waits ~20 ms for
+    # its answer, and a busy host can keep the thread off its CPU longer (CI at fed656f: 1 of
+    # 1,576 samples, with the threads given 99% of their CPU over the run)
+    lost, sent_lost = int(s.get("lost_samples", -1)), int(s.get("lost", -1))
+    at_end = int(s.get("unanswered", 0)) - int(s.get("timed_out", 0))
+    print(f"lost: {lost} samples; signals not sent {sent_lost}; requests unanswered at the end {at_end}")
+    check(lost == 0 or (sent_lost == 0 and at_end > 0 and lost <= 0.002 * int(s["samples"])),
+          f"samples lost: {lost} (signals not sent {sent_lost}, requests unanswered at the end {at_end})")
     p = run("interval=10ms,cputimers=off", "spin", 1)
     s = summary(p.stderr)
     check(p.returncode == 0 and s.get("timer_requests") == "0" and int(s.get("requests", 0)) > 0,
@@ -1091,7 +1098,10 @@ def case_codemap_follows():
     check(int(s["code_replays"]) == 1, f"10ms: {s['code_replays']} replays")
     check(int(s["code_entries"]) >= 100, f"10ms: only {s['code_entries']} entries in the map")
     check(int(s["recovered_stub"]) > 0, "10ms: no sample walked from a stub's Java caller")
-    check(int(s["code_from_cache"]) > 0, "10ms: no nmethod read from the code cache")
+    # the start's read finds what was compiled by the first round (8 and 80 nmethods in two
+    # runs): early in a JVM's life that may be none; the samples' own code is learned later
+    check(int(s["code_from_cache"]) + int(s["code_learned"]) > 0,
+          "10ms: no nmethod read from the code cache, at the start or for a sample")
 
 
 def case_debug_info():
