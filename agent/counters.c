@@ -396,12 +396,12 @@ static const struct counter_spec COUNTERS[] = {
      "the handler's time in all the captures (entry to exit)"},
     {"alloc_cost_ms", SEC_COST, U64(n.alloc_cost_ns), NS_AS(1e6, 1), "ms", 0,
      "`event=alloc`: the allocating threads' time in the agent's callback (the stack walk, the "
-     "class's name, the queue), in `own_cpu_ms`: its CPU time, read on one callback in 8 of a "
-     "thread and counted 8 times"},
+     "class's name, the queue), in `own_cpu_ms`: its CPU time, read on one callback in 32 of a "
+     "thread and counted 32 times"},
     {"lock_cost_ms", SEC_COST, U64(n.lock_cost_ns), NS_AS(1e6, 1), "ms", 0,
      "`event=lock`: the waiting threads' time in the agent after a recorded wait (the stack "
-     "walk, the lock's class, the queue), in `own_cpu_ms`: its CPU time, read on one wait in 8 "
-     "of a thread and counted 8 times"},
+     "walk, the lock's class, the queue), in `own_cpu_ms`: its CPU time, read on one wait in 32 "
+     "of a thread and counted 32 times"},
     {"own_cpu_ms", SEC_COST, U64(own_cpu_ns), NS_AS(1e6, 1), "ms", 0,
      "the agent's own CPU time: the sampler thread's, the handler's and (`event=alloc`, "
      "`lock`) the callbacks'"},

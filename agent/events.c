@@ -151,11 +151,14 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   register_current(jvmti, jni, t, 1);
 }
 
+static void forget_classes(JNIEnv *jni);
+
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t) {
   (void)jvmti, (void)t;
   /* also after death: no stale tid behind */
   void *h = sampler_thread_ended(plat_gettid(), plat_self_cpu_ns());
   if (h) (*jni)->DeleteGlobalRef(jni, (jobject)h);
+  forget_classes(jni);
 }
 
 /* Without the JavaThread layout: Java threads are matched by the name the kernel keeps for
@@ -360,6 +363,123 @@ static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int 
   return jvmti_stack(jvmti, frames, depth);
 }
 
+/* What the event callbacks keep on their thread between its events: the frames' buffer (a
+ * callback that took 16 KB from malloc and gave it back at every sample spent ~7% of its time
+ * there: perf, crypto at alloc=2m) and the signatures of the classes it allocated last (JVMTI's
+ * GetClassSignature with its Deallocate was ~13% of it; a class is recognised by JNI's
+ * IsSameObject against a weak reference, which a class unloaded clears). Made at the thread's
+ * first event; the weak references are deleted at its ThreadEnd (forget_classes), the memory
+ * by a key's destructor as the thread exits. */
+#define SIG_SEEN 4      /* classes remembered per thread */
+#define SIG_SEEN_MAX 96 /* the longest signature remembered, with its NUL */
+
+struct sig_seen {
+  jweak cls;
+  size_t len;
+  char sig[SIG_SEEN_MAX];
+};
+
+struct thread_events {
+  jvmtiFrameInfo *frames;
+  int cap, busy;
+  unsigned next; /* the entry of seen[] to replace next */
+  struct sig_seen seen[SIG_SEEN];
+};
+
+static pthread_key_t events_key;
+static pthread_once_t events_once = PTHREAD_ONCE_INIT;
+static int events_key_made;
+static __thread struct thread_events *thread_events;
+
+static void thread_events_free(void *p) {
+  struct thread_events *te = p;
+  if (te) free(te->frames);
+  free(te);
+}
+
+static void events_key_make(void) {
+  events_key_made = pthread_key_create(&events_key, thread_events_free) == 0;
+}
+
+/* The calling thread's, made at its first call; NULL when out of memory. */
+static struct thread_events *thread_events_get(void) {
+  if (thread_events) return thread_events;
+  pthread_once(&events_once, events_key_make);
+  struct thread_events *te = events_key_made ? calloc(1, sizeof *te) : NULL;
+  if (te && pthread_setspecific(events_key, te) != 0) {
+    free(te);
+    te = NULL;
+  }
+  return thread_events = te;
+}
+
+/* A buffer for depth frames: the thread's, or — when that is in use (a callback inside another:
+ * not seen, as JVMTI posts no allocation sample inside another and our callbacks wait for no
+ * lock) or cannot be had — one of its own. Give it back with event_frames_done. NULL when out
+ * of memory. */
+static jvmtiFrameInfo *event_frames(int depth) {
+  struct thread_events *te = thread_events_get();
+  if (!te || te->busy) return malloc((size_t)depth * sizeof(jvmtiFrameInfo));
+  if (te->cap < depth) {
+    jvmtiFrameInfo *f = malloc((size_t)depth * sizeof *f);
+    if (!f) return NULL;
+    free(te->frames);
+    te->frames = f;
+    te->cap = depth;
+  }
+  te->busy = 1;
+  return te->frames;
+}
+
+static void event_frames_done(jvmtiFrameInfo *frames) {
+  struct thread_events *te = thread_events;
+  if (te && frames && frames == te->frames)
+    te->busy = 0;
+  else
+    free(frames);
+}
+
+/* The signature of cls, the class of an allocation on the calling thread: one the thread saw
+ * lately, or JVMTI's (then *owned is it, to Deallocate after use; NULL when it failed). Sets
+ * *len. Only where no exception can be pending (IsSameObject is not among the JNI functions
+ * allowed then): an allocation's callback. */
+static const char *alloc_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, char **owned,
+                               size_t *len) {
+  *owned = NULL;
+  struct thread_events *te = thread_events_get();
+  for (int i = 0; te && i < SIG_SEEN; i++)
+    if (te->seen[i].cls && (*jni)->IsSameObject(jni, cls, te->seen[i].cls)) {
+      *len = te->seen[i].len;
+      return te->seen[i].sig;
+    }
+  if ((*jvmti)->GetClassSignature(jvmti, cls, owned, NULL) != JVMTI_ERROR_NONE || !*owned) {
+    *owned = NULL;
+    return NULL;
+  }
+  *len = strlen(*owned);
+  if (te && *len < SIG_SEEN_MAX) {
+    struct sig_seen *e = &te->seen[te->next++ % SIG_SEEN];
+    jweak w = (*jni)->NewWeakGlobalRef(jni, cls);
+    if (w) {
+      if (e->cls) (*jni)->DeleteWeakGlobalRef(jni, e->cls);
+      e->cls = w;
+      e->len = *len;
+      memcpy(e->sig, *owned, *len + 1);
+    }
+  }
+  return *owned;
+}
+
+/* At the calling thread's ThreadEnd: the classes it remembered are let go. */
+static void forget_classes(JNIEnv *jni) {
+  struct thread_events *te = thread_events;
+  for (int i = 0; te && i < SIG_SEEN; i++)
+    if (te->seen[i].cls) {
+      (*jni)->DeleteWeakGlobalRef(jni, te->seen[i].cls);
+      te->seen[i].cls = NULL;
+    }
+}
+
 /* ---- allocations (event=alloc) ---- */
 
 static _Atomic int alloc_depth; /* frames taken per sample while an allocation run is on */
@@ -373,14 +493,15 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   int depth = atomic_load(&alloc_depth);
   if (!depth || atomic_load(&agent.dead)) return;
   uint64_t cost = sampler_cost_begin(0);
-  char *sig = NULL;
-  if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
-  jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
+  char *owned;
+  size_t len = 1;
+  const char *c = alloc_class(jvmti, jni, cls, &owned, &len);
+  if (!c) c = "?", len = 1;
+  jvmtiFrameInfo *frames = event_frames(depth);
   int n = frames ? java_stack(jvmti, jni, frames, depth, 1) : 0; /* 0: under its class alone */
-  const char *c = sig ? sig : "?";
-  sampler_alloc_sample(c, strlen(c), size > 0 ? (uint64_t)size : 0, frames, n, cost);
-  free(frames);
-  if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+  sampler_alloc_sample(c, len, size > 0 ? (uint64_t)size : 0, frames, n, cost);
+  event_frames_done(frames);
+  if (owned) (*jvmti)->Deallocate(jvmti, (unsigned char *)owned);
 }
 
 /* Turns allocation sampling on (mean interval `bytes`, frames up to depth) or off (bytes 0).
@@ -438,11 +559,11 @@ static void record_wait(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, uint64_t wait_
   if (!depth) return;
   char *sig = NULL;
   if (cls && (*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
-  jvmtiFrameInfo *frames = malloc((size_t)depth * sizeof *frames);
+  jvmtiFrameInfo *frames = event_frames(depth);
   int n = frames ? java_stack(jvmti, jni, frames, depth, 0) : 0; /* 0: under its class alone */
   const char *c = sig ? sig : cls ? "?" : "";
   sampler_lock_wait(c, strlen(c), wait_ns, frames, n, cost);
-  free(frames);
+  event_frames_done(frames);
   if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 }
 

@@ -80,6 +80,15 @@ static void count_lost(uint64_t size, uint64_t i) {
 
 uint64_t alloc_cost_begin(int lock) {
   static __thread unsigned turn[2]; /* this thread's callbacks of each kind, counted */
+  static __thread int phased;
+  static _Atomic unsigned threads;
+  if (!phased) { /* a phase of its own: a thread's first callback (its stub made walkable, its
+                  * first nmethods decoded: up to milliseconds) is not measured every time and
+                  * counted ALLOC_COST_EVERY times, but one time in ALLOC_COST_EVERY */
+    unsigned h = (atomic_fetch_add(&threads, 1) + 1) * 2654435761u;
+    turn[0] = h >> 16, turn[1] = h >> 8;
+    phased = 1;
+  }
   if (turn[!!lock]++ % ALLOC_COST_EVERY) return 0;
   return plat_self_cpu_ns() + 1; /* never 0: 0 is "not measured" */
 }

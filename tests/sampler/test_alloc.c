@@ -235,7 +235,7 @@ Test(alloc, the_cost_is_the_callbacks_cpu_not_their_wall_time) {
   cr_assert_eq(lock_set_threshold(1, 1000000), 0);
   uint64_t a, l;
   alloc_take_costs(&a, &l);
-  const struct timespec wait = {0, 20 * 1000000}; /* 20 ms asleep in every callback */
+  const struct timespec wait = {0, 5 * 1000000}; /* 5 ms asleep in every callback */
   for (int i = 0; i < ALLOC_COST_EVERY * 2; i++) {
     uint64_t cost = alloc_cost_begin(0);
     nanosleep(&wait, NULL);
@@ -246,22 +246,22 @@ Test(alloc, the_cost_is_the_callbacks_cpu_not_their_wall_time) {
   }
   alloc_take_costs(&a, &l);
   cr_log_info("asleep: alloc %lu ns, lock %lu ns", (unsigned long)a, (unsigned long)l);
-  /* their wall time would be 320 ms; their CPU is microseconds, but it is estimated from 2 of
-   * the 16 scaled by ALLOC_COST_EVERY, and on a busy VM one callback's clock once read 1.35 ms
-   * (CI: 21.6 ms against a bound of 20): a quarter of the wall time tells the two apart */
-  cr_expect_lt(a, 80000000u, "16 callbacks asleep 20 ms each counted %lu ns", (unsigned long)a);
-  cr_expect_lt(l, 80000000u, "16 waits' callbacks asleep 20 ms each counted %lu ns",
+  /* their wall time would be 2 x 32 x 5 = 320 ms; their CPU is microseconds, but it is
+   * estimated from 2 of the 64 scaled by ALLOC_COST_EVERY (32), and on a busy VM one callback's
+   * clock once read 1.35 ms (43 ms, scaled): a quarter of the wall time tells the two apart */
+  cr_expect_lt(a, 80000000u, "64 callbacks asleep 5 ms each counted %lu ns", (unsigned long)a);
+  cr_expect_lt(l, 80000000u, "64 waits' callbacks asleep 5 ms each counted %lu ns",
                (unsigned long)l);
   for (int i = 0; i < ALLOC_COST_EVERY; i++) {
     uint64_t cost = alloc_cost_begin(0);
-    burn_cpu_ms(4);
+    burn_cpu_ms(1);
     alloc_push("[B", 2, 100, NULL, 0, cost);
   }
   alloc_take_costs(&a, &l);
   cr_log_info("computing: alloc %lu ns", (unsigned long)a);
-  /* 8 callbacks of 4 ms of CPU: one of them read, counted 8 times */
-  cr_expect_geq(a, 28000000u, "8 callbacks of 4 ms CPU counted %lu ns", (unsigned long)a);
-  cr_expect_leq(a, 60000000u, "8 callbacks of 4 ms CPU counted %lu ns", (unsigned long)a);
+  /* 32 callbacks of 1 ms of CPU: one of them read, counted 32 times */
+  cr_expect_geq(a, 28000000u, "32 callbacks of 1 ms CPU counted %lu ns", (unsigned long)a);
+  cr_expect_leq(a, 60000000u, "32 callbacks of 1 ms CPU counted %lu ns", (unsigned long)a);
   alloc_set_interval(0);
   lock_set_threshold(0, 0);
 }
