@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The agent's own share of a JVM's CPU, counted in perf's samples of the whole process.
+
+    bench/agentshare.py [--runs 3] [--freq 2999] [--top 8] -- java -agentpath:...=... Main ...
+
+Runs the command RUNS times under `perf record -e cpu-clock --call-graph dwarf` (software
+events: this VM has no hardware counters) and counts, of each run's samples, those on the agent's
+sampler thread and those whose stack holds a frame of libsampler.so (its JVMTI callbacks, with
+the JVM's work they call: GetClassMethods, GetStackTrace ...). Reports per run the share, and
+the outermost agent function of those samples, the commonest first. Where whole-process CPU
+totals scatter by several percent between runs (a JIT-heavy program's compilations), this
+measures what the agent itself does, to a few hundredths of a percent. What it cannot see: work
+the JVM does differently because the agent is loaded without an agent frame on the stack (events
+it posts, debug information its compilers record) — measure that with bench/wholejvm.py.
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import children  # noqa: E402  (every process started ends with the harness)
+children.install()
+
+FRAME = re.compile(r"^\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def count(script_out, top):
+    """(samples, the agent's, Counter of outermost agent function) from `perf script` text."""
+    total = ours = 0
+    where = collections.Counter()
+    comm, frames = None, []
+
+    def flush():
+        nonlocal total, ours
+        if comm is None:
+            return
+        total += 1
+        mine = [sym for dso, sym in frames if "libsampler" in os.path.basename(dso)]
+        if comm == "sampler" or mine:
+            ours += 1
+            where[("sampler thread: " if comm == "sampler" else "callback: ") +
+                  (mine[-1] if mine else frames[0][1] if frames else "?")] += 1
+
+    for line in script_out.splitlines():
+        if not line.strip():
+            flush()
+            comm, frames = None, []
+        elif not line[0].isspace():
+            comm = line.split()[0]
+        else:
+            m = FRAME.match(line)
+            if m:
+                frames.append((m.group(2), m.group(1)))
+    flush()
+    return total, ours, where
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--freq", type=int, default=2999, help="perf's sampling frequency (Hz)")
+    ap.add_argument("--top", type=int, default=8, help="agent functions listed per run")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the JVM's command line")
+    args = ap.parse_args()
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        sys.exit("give the JVM's command after --")
+    shares = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "perf.data")
+        for r in range(args.runs):
+            subprocess.run(["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "-F", str(args.freq),
+                            "--call-graph", "dwarf,8192", "--", *cmd],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
+                                 capture_output=True, text=True, check=True).stdout
+            total, ours, where = count(out, args.top)
+            share = 100 * ours / max(total, 1)
+            shares.append(share)
+            print(f"run {r + 1}: {ours} of {total} samples are the agent's: {share:.3f}%")
+            for name, n in where.most_common(args.top):
+                print(f"    {n:6d}  {name}")
+    shares.sort()
+    print(f"median {shares[len(shares) // 2]:.3f}% (min {shares[0]:.3f}, max {shares[-1]:.3f}) of "
+          f"{args.runs} runs")
+
+
+if __name__ == "__main__":
+    main()
