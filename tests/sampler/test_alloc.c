@@ -235,8 +235,8 @@ Test(alloc, the_cost_is_the_callbacks_cpu_not_their_wall_time) {
   cr_assert_eq(lock_set_threshold(1, 1000000), 0);
   uint64_t a, l;
   alloc_take_costs(&a, &l);
-  const struct timespec wait = {0, 5 * 1000000}; /* 5 ms asleep in every callback */
-  for (int i = 0; i < ALLOC_COST_EVERY * 2; i++) {
+  const struct timespec wait = {0, 20 * 1000000}; /* 20 ms asleep in every callback */
+  for (int i = 0; i < ALLOC_COST_EVERY; i++) {
     uint64_t cost = alloc_cost_begin(0);
     nanosleep(&wait, NULL);
     alloc_push("[B", 2, 100, NULL, 0, cost); /* an unregistered thread: lost, still costed */
@@ -246,11 +246,12 @@ Test(alloc, the_cost_is_the_callbacks_cpu_not_their_wall_time) {
   }
   alloc_take_costs(&a, &l);
   cr_log_info("asleep: alloc %lu ns, lock %lu ns", (unsigned long)a, (unsigned long)l);
-  /* their wall time would be 2 x 32 x 5 = 320 ms; their CPU is microseconds, but it is
-   * estimated from 2 of the 64 scaled by ALLOC_COST_EVERY (32), and on a busy VM one callback's
-   * clock once read 1.35 ms (43 ms, scaled): a quarter of the wall time tells the two apart */
-  cr_expect_lt(a, 80000000u, "64 callbacks asleep 5 ms each counted %lu ns", (unsigned long)a);
-  cr_expect_lt(l, 80000000u, "64 waits' callbacks asleep 5 ms each counted %lu ns",
+  /* their wall time would be 32 x 20 = 640 ms; their CPU is microseconds, but it is estimated
+   * from 1 of the 32 scaled by ALLOC_COST_EVERY (32), and on a busy VM one callback's clock once
+   * read 1.35 ms (43 ms, scaled): a quarter of the wall time (160 ms) tells the two apart with
+   * room for a read of 5 ms */
+  cr_expect_lt(a, 160000000u, "32 callbacks asleep 20 ms each counted %lu ns", (unsigned long)a);
+  cr_expect_lt(l, 160000000u, "32 waits' callbacks asleep 20 ms each counted %lu ns",
                (unsigned long)l);
   for (int i = 0; i < ALLOC_COST_EVERY; i++) {
     uint64_t cost = alloc_cost_begin(0);
