@@ -397,38 +397,61 @@ static int parse_cie(const unsigned char *at, const unsigned char *hi, struct ci
   return 0;
 }
 
-/* The rule's position in rules[0, *n), added when new; -1 when the table of positions is full.
- * hash: cap slots of positions + 1 (0: empty). */
-static long rule_id(const struct cfi_rule *r, struct cfi_rule *rules, size_t *n, uint32_t *hash,
-                    size_t cap) {
+/* The distinct rules, with an open-addressed index of their positions: few are distinct
+ * (libjvm.so's ~190,000 rows use 8), so the index starts small and doubles when half full. */
+struct ruleset {
+  struct cfi_rule *rules; /* n distinct, in order of first use */
+  size_t n;
+  uint32_t *slot; /* cap (a power of two) positions + 1; 0: empty */
+  size_t cap;
+};
+
+static size_t rule_hash(const struct cfi_rule *r, size_t cap) {
   uint64_t k = (uint64_t)(uint32_t)r->cfa << 32 | (uint64_t)(uint16_t)r->fp << 16 | (uint16_t)r->ra;
-  for (size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) % cap, probes = 0; probes < cap;
-       h = (h + 1) % cap, probes++) {
-    if (!hash[h]) {
-      rules[*n] = *r;
-      hash[h] = (uint32_t)++ * n;
-      return (long)(*n - 1);
-    }
-    if (same_rule(&rules[hash[h] - 1], r)) return (long)(hash[h] - 1);
+  return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static int ruleset_grow(struct ruleset *s) {
+  size_t cap = s->cap ? 2 * s->cap : 64;
+  uint32_t *slot = calloc(cap, sizeof *slot);
+  if (!slot) return -1;
+  for (size_t i = 0; i < s->n; i++) {
+    size_t h = rule_hash(&s->rules[i], cap);
+    while (slot[h]) h = (h + 1) & (cap - 1);
+    slot[h] = (uint32_t)(i + 1);
   }
-  return -1;
+  free(s->slot);
+  s->slot = slot;
+  s->cap = cap;
+  return 0;
+}
+
+/* The rule's position in s->rules (room for one more there is the caller's), added when new;
+ * -1 when the index cannot grow. */
+static long rule_id(struct ruleset *s, const struct cfi_rule *r) {
+  if (2 * (s->n + 1) > s->cap && ruleset_grow(s)) return -1;
+  size_t h = rule_hash(r, s->cap);
+  for (; s->slot[h]; h = (h + 1) & (s->cap - 1))
+    if (same_rule(&s->rules[s->slot[h] - 1], r)) return (long)(s->slot[h] - 1);
+  s->rules[s->n] = *r;
+  s->slot[h] = (uint32_t)++s->n;
+  return (long)(s->n - 1);
 }
 
 /* The table of rows (at least one, the last ending the code): rows packed with their rules'
  * positions, the buckets' index, the distinct rules. NULL: no memory, or too many rows. */
 static struct cfi_table *pack(const struct rows *rows, int ra_column) {
-  size_t n = rows->n, cap = 2 * n + 1;
-  struct cfi_rule *rules = malloc(n * sizeof *rules);
-  uint32_t *hash = calloc(cap, sizeof *hash);
-  size_t nrules = 0;
+  size_t n = rows->n;
+  struct ruleset set = {.rules = malloc(n * sizeof *set.rules)};
   /* buckets up to the end row's, and one more (n): any pc past it is the end row's */
   size_t nbuckets = (rows->row[n - 1].pc >> CFI_BUCKET_SHIFT) + 2;
   struct cfi_table *t = NULL;
   uint32_t *row = malloc(n * sizeof *row), *bucket = malloc(nbuckets * sizeof *bucket);
-  if (!rules || !hash || !row || !bucket || n >= UINT32_MAX || n > (1u << CFI_RULE_BITS)) goto out;
+  if (!set.rules || !row || !bucket || n >= UINT32_MAX || n > (1u << CFI_RULE_BITS)) goto out;
   const uint32_t low = (1u << CFI_BUCKET_SHIFT) - 1;
-  for (size_t i = 0; i < n; i++) { /* n distinct rules at most: rule_id always finds a slot */
-    long id = rule_id(&rows->row[i].r, rules, &nrules, hash, cap);
+  for (size_t i = 0; i < n; i++) { /* n distinct rules at most: set.rules has room */
+    long id = rule_id(&set, &rows->row[i].r);
+    if (id < 0) goto out;
     row[i] = (rows->row[i].pc & low) << CFI_RULE_BITS | (uint32_t)id;
   }
   for (size_t b = 0, r = 0; b < nbuckets;
@@ -437,9 +460,10 @@ static struct cfi_table *pack(const struct rows *rows, int ra_column) {
     bucket[b] = (uint32_t)r;
   }
   bucket[nbuckets - 1] = (uint32_t)n;
+  size_t nrules = set.n;
   t = malloc(sizeof *t + nrules * sizeof(struct cfi_rule) + (n + nbuckets) * sizeof(uint32_t));
   if (!t) goto out;
-  memcpy(t->rules, rules, nrules * sizeof *rules);
+  memcpy(t->rules, set.rules, nrules * sizeof *set.rules);
   uint32_t *trow = (uint32_t *)(t->rules + nrules), *tbucket = trow + n;
   memcpy(trow, row, n * sizeof *row);
   memcpy(tbucket, bucket, nbuckets * sizeof *bucket);
@@ -454,7 +478,7 @@ static struct cfi_table *pack(const struct rows *rows, int ra_column) {
   for (size_t i = 0; i < n; i++)
     t->general += cfi_rule_cfa(&t->rules[trow[i] & ((1u << CFI_RULE_BITS) - 1)]) == CFI_GENERAL;
 out:
-  free(rules), free(hash), free(row), free(bucket);
+  free(set.rules), free(set.slot), free(row), free(bucket);
   return t;
 }
 
@@ -463,11 +487,16 @@ struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entr
                             uintptr_t map_hi) {
   const unsigned char *lo = (const unsigned char *)map_lo, *hi = (const unsigned char *)map_hi;
   if (table < map_lo || entries > (map_hi - table) / 8) return NULL;
-  struct rows rows = {0};
+  /* room for the rows at once: ~4.4 a function in libjvm.so, whose 3 MB of rows grown by
+   * doubling were copied and faulted in again at each step */
+  struct rows rows = {.cap = entries < SIZE_MAX / 5 / sizeof(struct row) ? entries * 5 + 16 : 0};
+  rows.row = rows.cap ? malloc(rows.cap * sizeof *rows.row) : NULL;
+  if (!rows.row) rows.cap = 0;
   const unsigned char *cie_at = NULL;
   int ra_column = 0; /* the first CIE's: a row whose CIE names another is general */
   struct cie cie;
-  int cie_ok = 0;
+  struct state cie_state; /* the state cie's initial instructions leave */
+  int cie_ok = 0, cie_general = 0;
   for (size_t i = 0; i < entries && !rows.nomem; i++) {
     int32_t rel[2];
     memcpy(rel, (const void *)(table + i * 8), 8);
@@ -480,10 +509,20 @@ struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entr
     if (id == 0) continue; /* a CIE where an FDE was expected */
     const unsigned char *c = idp - id;
     if (c < lo || c >= hi) continue;
-    if (c != cie_at) {
+    if (c != cie_at) { /* the CIE's initial instructions run once for the FDEs that follow it */
       cie_at = c;
       cie_ok = parse_cie(c, hi, &cie) == 0;
       if (cie_ok && !ra_column) ra_column = cie.ra_column;
+      if (cie_ok) {
+        struct program init = {.cie = &cie};
+        init.st.cfa_reg = plat_dwarf_sp;
+        init.st.fp_rule = RULE_SAME;
+        init.st.ra_rule = RULE_SAME;
+        struct reader ci = {cie.insns, cie.insns_end, 0};
+        cie_ok = run(&init, &ci, 0, 0, NULL) >= 0;
+        cie_state = init.st;
+        cie_general = init.all_general;
+      }
     }
     if (!cie_ok) continue;
     uintptr_t begin = get_encoded(&r, cie.fde_enc);
@@ -498,14 +537,13 @@ struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entr
     int64_t start = (int64_t)(begin - text_start), end = start + (int64_t)range;
     if (end > UINT32_MAX) continue;
     if (rows.n && rows.row[rows.n - 1].pc > start) continue; /* overlaps the previous FDE */
-    struct program pg = {.cie = &cie, .all_general = cie.ra_column != ra_column};
-    pg.st.cfa_reg = plat_dwarf_sp;
-    pg.st.fp_rule = RULE_SAME;
-    pg.st.ra_rule = RULE_SAME;
-    struct reader ci = {cie.insns, cie.insns_end, 0};
-    if (run(&pg, &ci, 0, 0, NULL) < 0) continue;
-    pg.initial = pg.st;
+    struct program pg; /* not zeroed whole: its stack is written before it is read, and
+                          clearing it for each of libjvm.so's ~44,000 FDEs was a tenth of the
+                          build */
+    pg.cie = &cie;
+    pg.st = pg.initial = cie_state;
     pg.depth = 0;
+    pg.all_general = cie_general || cie.ra_column != ra_column;
     size_t mark = rows.n;
     int64_t at = run(&pg, &r, start, end, &rows);
     if (at < 0) { /* malformed: the whole function goes to libunwind */

@@ -26,7 +26,8 @@
  *   with a running maximum of the ends, so the innermost range containing a pc is found by a
  *   binary search and a walk back that stops as soon as nothing earlier can reach the pc.
  *
- * Names are copied out of the file, which is closed after reading. The display form of a C++
+ * The string tables that hold the kept names are read whole into the object's memory (one
+ * read each, no copy of the names after it), and the file is closed. The display form of a C++
  * name (demangled, parameter list cut) is made on its first lookup and kept beside the symbols.
  * An object's memory is freed when a rebuild finds it unloaded.
  */
@@ -89,8 +90,8 @@ struct obj {
   bool read; /* symbols read (or the attempt failed: then nsyms is 0) */
   struct sym *syms;
   size_t nsyms;
-  unsigned char *ready; /* bit i: syms[i].name is its display form */
-  char *pool;           /* the raw names */
+  unsigned char *ready;  /* bit i: syms[i].name is its display form */
+  struct chunk *strtabs; /* the string tables the raw names point into */
   struct chunk *display;
   size_t bytes; /* everything above */
 };
@@ -213,15 +214,19 @@ int symbols_demangle(const char *raw, char *buf, size_t len) {
 
 /* ---- the list of objects (objects.h) ---- */
 
-static void obj_free(struct obj *o) {
-  if (!o) return;
-  for (struct chunk *c = o->display, *next; c; c = next) {
+static void chunks_free(struct chunk *c) {
+  for (struct chunk *next; c; c = next) {
     next = c->next;
     free(c);
   }
+}
+
+static void obj_free(struct obj *o) {
+  if (!o) return;
+  chunks_free(o->display);
+  chunks_free(o->strtabs);
   free(o->syms);
   free(o->ready);
-  free(o->pool);
   free(o->path);
   free(o->name);
   free(o);
@@ -365,6 +370,7 @@ struct efile {
   int fd;
   Elf *elf;
   void *image; /* a copy of an in-memory image (vDSO) */
+  size_t image_size;
 };
 
 static void efile_close(struct efile *f) {
@@ -410,6 +416,7 @@ static int efile_image(struct efile *f, uintptr_t base, size_t avail) {
     return -ENOEXEC;
   if (!(f->image = malloc(need))) return -ENOMEM;
   memcpy(f->image, (const void *)base, need);
+  f->image_size = need;
   f->elf = elf_memory(f->image, need);
   if (!f->elf || !elf_usable(f->elf)) {
     efile_close(f);
@@ -530,22 +537,61 @@ static int open_debug(const struct obj *o, Elf *e, struct efile *out) {
   return -ENOENT;
 }
 
-struct cand { /* a symbol while the table is being built; name points into the ELF file's data */
+struct cand { /* a symbol while the table is being built; name points into a string table */
   uintptr_t addr, end;
   const char *name;
   uint32_t len; /* strlen(name): measured once, not at every comparison */
   unsigned char bind;
   bool sized;
+  unsigned char tab; /* the string table's position in cands.tabs */
 };
+
+#define MAX_STRTABS 8 /* a file's .strtab and .dynstr, and its debug file's */
 
 struct cands {
   struct cand *v;
   size_t n, cap;
+  struct chunk *tabs[MAX_STRTABS]; /* read whole; data[used] is a NUL past the table's end */
+  size_t ntabs;
 };
 
-/* Adds the function symbols of e's .symtab and .dynsym to c; *has_symtab: e has a .symtab
+/* Reads the string table of section index ndx into c->tabs, whole (pread from the file, or
+ * copied from the in-memory image): libelf's own read would be followed by a copy of every name
+ * kept (libjvm.so's 2.6 MB of names, a quarter of its symbols' read). Returns its position or
+ * -1. */
+static int strtab_read(const struct efile *f, size_t ndx, struct cands *c) {
+  GElf_Shdr sh;
+  Elf_Scn *scn = elf_getscn(f->elf, ndx);
+  if (c->ntabs == MAX_STRTABS || !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+      sh.sh_size >= SIZE_MAX - sizeof(struct chunk) - 1)
+    return -1;
+  size_t size = (size_t)sh.sh_size;
+  struct chunk *t = malloc(sizeof *t + size + 1);
+  if (!t) return -1;
+  *t = (struct chunk){.used = size, .cap = size + 1};
+  if (f->image) {
+    if (sh.sh_offset > f->image_size || size > f->image_size - sh.sh_offset) goto bad;
+    memcpy(t->data, (const char *)f->image + sh.sh_offset, size);
+  } else {
+    for (size_t got = 0; got < size;) {
+      ssize_t r = pread(f->fd, t->data + got, size - got, (off_t)(sh.sh_offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) goto bad; /* an error, or the file is shorter than its headers say */
+      got += (size_t)r;
+    }
+  }
+  t->data[size] = '\0';
+  c->tabs[c->ntabs] = t;
+  return (int)c->ntabs++;
+bad:
+  free(t);
+  return -1;
+}
+
+/* Adds the function symbols of f's .symtab and .dynsym to c; *has_symtab: f has a .symtab
  * with function symbols. */
-static int collect(Elf *e, struct cands *c, bool *has_symtab) {
+static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
+  Elf *e = f->elf;
   size_t shnum;
   if (elf_getshdrnum(e, &shnum) != 0) return -ENOEXEC;
   uintptr_t *send = calloc(shnum ? shnum : 1, sizeof *send); /* end of each allocated section */
@@ -565,6 +611,16 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d) continue;
     size_t n = sh.sh_size / sh.sh_entsize, before = c->n;
+    int tab = -1;
+    if (c->cap - c->n < n) { /* room for all of them at once */
+      struct cand *v = realloc(c->v, (c->n + n) * sizeof *v);
+      if (!v) {
+        rc = -ENOMEM;
+        goto out;
+      }
+      c->v = v;
+      c->cap = c->n + n;
+    }
     for (size_t j = 1; j < n; j++) {
       GElf_Sym s;
       if (!gelf_getsym(d, (int)j, &s)) break;
@@ -572,18 +628,10 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
       if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
           s.st_shndx >= SHN_LORESERVE || !s.st_value)
         continue;
-      const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-      if (!name || !name[0]) continue;
-      if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 1024;
-        struct cand *v = realloc(c->v, cap * sizeof *v);
-        if (!v) {
-          rc = -ENOMEM;
-          goto out;
-        }
-        c->v = v;
-        c->cap = cap;
-      }
+      if (tab < 0 && (tab = strtab_read(f, sh.sh_link, c)) < 0) break;
+      const struct chunk *strs = c->tabs[tab];
+      if (s.st_name >= strs->used || !strs->data[s.st_name]) continue;
+      const char *name = strs->data + s.st_name;
       uintptr_t end = s.st_value + s.st_size;
       if (!s.st_size)
         end =
@@ -591,9 +639,13 @@ static int collect(Elf *e, struct cands *c, bool *has_symtab) {
       if (end < s.st_value) end = UINTPTR_MAX;
       size_t len = strlen(name);
       if (len > UINT32_MAX) continue;
-      c->v[c->n++] = (struct cand){
-          s.st_value,    end, name, (uint32_t)len, (unsigned char)GELF_ST_BIND(s.st_info),
-          s.st_size != 0};
+      c->v[c->n++] = (struct cand){s.st_value,
+                                   end,
+                                   name,
+                                   (uint32_t)len,
+                                   (unsigned char)GELF_ST_BIND(s.st_info),
+                                   s.st_size != 0,
+                                   (unsigned char)tab};
     }
     if (sh.sh_type == SHT_SYMTAB && c->n > before) *has_symtab = true;
   }
@@ -647,28 +699,24 @@ static int sort_cands(struct cands *c) {
   return 0;
 }
 
-/* Turns the candidates into o's table: one symbol per address, ends settled, names copied. */
+/* Turns the candidates into o's table: one symbol per address, ends settled; the string tables
+ * that hold a kept name move to o, the others stay in c. */
 static int finish(struct obj *o, struct cands *c) {
   int rc = sort_cands(c);
   if (rc) return rc;
-  size_t k = 0, bytes = 0;
+  size_t k = 0;
   for (size_t i = 0; i < c->n; i++)
-    if (i == 0 || c->v[i].addr != c->v[i - 1].addr) {
-      k++;
-      bytes += c->v[i].len + 1;
-    }
+    if (i == 0 || c->v[i].addr != c->v[i - 1].addr) k++;
   if (!k) return 0;
   o->syms = malloc(k * sizeof *o->syms);
-  o->pool = malloc(bytes);
   o->ready = calloc((k + 7) / 8, 1);
-  if (!o->syms || !o->pool || !o->ready) {
+  if (!o->syms || !o->ready) {
     free(o->syms);
-    free(o->pool);
     free(o->ready);
-    o->syms = NULL, o->pool = NULL, o->ready = NULL;
+    o->syms = NULL, o->ready = NULL;
     return -ENOMEM;
   }
-  char *p = o->pool;
+  bool used[MAX_STRTABS] = {false};
   uintptr_t maxend = 0;
   for (size_t i = 0, n = 0; i < c->n; n++) {
     const struct cand *best = &c->v[i];
@@ -677,15 +725,20 @@ static int finish(struct obj *o, struct cands *c) {
     for (; j < c->n && c->v[j].addr == best->addr; j++)
       if (c->v[j].sized && c->v[j].end > end) end = c->v[j].end; /* aliases of another size */
     if (!best->sized && j < c->n && c->v[j].addr < end) end = c->v[j].addr;
-    size_t len = best->len + 1;
-    memcpy(p, best->name, len);
     if (end > maxend) maxend = end;
-    o->syms[n] = (struct sym){best->addr, end, maxend, p};
-    p += len;
+    o->syms[n] = (struct sym){best->addr, end, maxend, best->name};
+    used[best->tab] = true;
     i = j;
   }
+  for (size_t t = 0; t < c->ntabs; t++)
+    if (used[t]) {
+      c->tabs[t]->next = o->strtabs;
+      o->strtabs = c->tabs[t];
+      o->bytes += sizeof *c->tabs[t] + c->tabs[t]->cap;
+      c->tabs[t] = NULL;
+    }
   o->nsyms = k;
-  o->bytes += k * sizeof *o->syms + bytes + (k + 7) / 8;
+  o->bytes += k * sizeof *o->syms + (k + 7) / 8;
   return 0;
 }
 
@@ -712,15 +765,16 @@ static void obj_read(struct obj *o) {
     rc = -ESTALE; /* the file on disk is not the one loaded */
     goto out;
   }
-  if ((rc = collect(f.elf, &c, &has_symtab))) goto out;
+  if ((rc = collect(&f, &c, &has_symtab))) goto out;
   if (!has_symtab && !o->vdso && open_debug(o, f.elf, &dbg) == 0) {
     sy.st.debug_files++;
-    if ((rc = collect(dbg.elf, &c, &unused))) goto out;
+    if ((rc = collect(&dbg, &c, &unused))) goto out;
   }
   rc = finish(o, &c);
 out:
   if (rc) sy.st.read_failed++;
   free(c.v);
+  for (size_t t = 0; t < c.ntabs; t++) free(c.tabs[t]);
   efile_close(&dbg);
   efile_close(&f);
   sy.st.read_ns += now_ns() - t0;
