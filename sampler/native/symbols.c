@@ -555,6 +555,27 @@ struct cands {
   size_t ntabs;
 };
 
+/* Copies len bytes at off of section sh into out: pread from the file, or from the in-memory
+ * image. Returns 0, or -1 when they lie outside the section or the file (shorter than its
+ * headers say) or the read fails. */
+static int section_bytes(const struct efile *f, const GElf_Shdr *sh, size_t off, void *out,
+                         size_t len) {
+  if (off > sh->sh_size || len > sh->sh_size - off) return -1;
+  uint64_t at = sh->sh_offset + off;
+  if (f->image) {
+    if (at > f->image_size || len > f->image_size - at) return -1;
+    memcpy(out, (const char *)f->image + at, len);
+    return 0;
+  }
+  for (size_t got = 0; got < len;) {
+    ssize_t r = pread(f->fd, (char *)out + got, len - got, (off_t)(at + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
 /* Reads the string table of section index ndx into c->tabs, whole (pread from the file, or
  * copied from the in-memory image): libelf's own read would be followed by a copy of every name
  * kept (libjvm.so's 2.6 MB of names, a quarter of its symbols' read). Returns its position or
@@ -569,27 +590,20 @@ static int strtab_read(const struct efile *f, size_t ndx, struct cands *c) {
   struct chunk *t = malloc(sizeof *t + size + 1);
   if (!t) return -1;
   *t = (struct chunk){.used = size, .cap = size + 1};
-  if (f->image) {
-    if (sh.sh_offset > f->image_size || size > f->image_size - sh.sh_offset) goto bad;
-    memcpy(t->data, (const char *)f->image + sh.sh_offset, size);
-  } else {
-    for (size_t got = 0; got < size;) {
-      ssize_t r = pread(f->fd, t->data + got, size - got, (off_t)(sh.sh_offset + got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) goto bad; /* an error, or the file is shorter than its headers say */
-      got += (size_t)r;
-    }
+  if (section_bytes(f, &sh, 0, t->data, size)) {
+    free(t);
+    return -1;
   }
   t->data[size] = '\0';
   c->tabs[c->ntabs] = t;
   return (int)c->ntabs++;
-bad:
-  free(t);
-  return -1;
 }
 
+#define SYM_BATCH 256 /* symbols read at a time */
+
 /* Adds the function symbols of f's .symtab and .dynsym to c; *has_symtab: f has a .symtab
- * with function symbols. */
+ * with function symbols. The symbols are read in batches into a buffer on the stack, not whole
+ * into memory of libelf's (1.4 MB of libjvm.so's, faulted in for one pass over it). */
 static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
   Elf *e = f->elf;
   size_t shnum;
@@ -606,10 +620,8 @@ static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-        !sh.sh_entsize)
+        sh.sh_entsize != sizeof(ElfW(Sym)))
       continue;
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d) continue;
     size_t n = sh.sh_size / sh.sh_entsize, before = c->n;
     int tab = -1;
     if (c->cap - c->n < n) { /* room for all of them at once */
@@ -621,9 +633,13 @@ static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
       c->v = v;
       c->cap = c->n + n;
     }
+    ElfW(Sym) batch[SYM_BATCH];
     for (size_t j = 1; j < n; j++) {
-      GElf_Sym s;
-      if (!gelf_getsym(d, (int)j, &s)) break;
+      if (j == 1 || j % SYM_BATCH == 0) {
+        size_t from = j == 1 ? 0 : j, count = n - from < SYM_BATCH ? n - from : SYM_BATCH;
+        if (section_bytes(f, &sh, from * sizeof *batch, batch, count * sizeof *batch)) break;
+      }
+      const ElfW(Sym) s = batch[j % SYM_BATCH];
       int type = GELF_ST_TYPE(s.st_info);
       if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
           s.st_shndx >= SHN_LORESERVE || !s.st_value)
@@ -671,11 +687,10 @@ static int cand_cmp(const struct cand *x, const struct cand *y) {
   return d ? d : strcmp(x->name, y->name);
 }
 
-static int cand_qcmp(const void *a, const void *b) { return cand_cmp(a, b); }
-
 /* Sorts c by address (a radix sort: libjvm.so has ~48,000 function symbols, which qsort with a
- * comparator took ~20 ms to order, on the exit path of a JVM whose profile names them), and the
- * few symbols at one address (aliases) by cand_cmp. Returns 0 or -ENOMEM. */
+ * comparator took ~20 ms to order, on the exit path of a JVM whose profile names them), and puts
+ * the preferred of the symbols at one address (aliases: up to ~600 at one of libjvm.so's, code
+ * folded by the linker) first, by cand_cmp. Returns 0 or -ENOMEM. */
 static int sort_cands(struct cands *c) {
   size_t n = c->n;
   struct cand *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
@@ -692,9 +707,13 @@ static int sort_cands(struct cands *c) {
   }
   if (from != c->v) memcpy(c->v, from, n * sizeof *from);
   free(tmp);
-  for (size_t i = 0, j; i < n; i = j) { /* each address's run */
-    for (j = i + 1; j < n && c->v[j].addr == c->v[i].addr;) j++;
-    if (j - i > 1) qsort(c->v + i, j - i, sizeof *c->v, cand_qcmp);
+  for (size_t i = 0, j; i < n; i = j) { /* each address's run: the preferred name first */
+    size_t best = i;
+    for (j = i + 1; j < n && c->v[j].addr == c->v[i].addr; j++)
+      if (cand_cmp(&c->v[j], &c->v[best]) < 0) best = j;
+    struct cand first = c->v[i];
+    c->v[i] = c->v[best];
+    c->v[best] = first;
   }
   return 0;
 }
