@@ -51,8 +51,9 @@ struct object {
 
 /* Reads the loaded objects and publishes them, with their unwind tables when `tables`; without,
  * walks go through libunwind until objects_refresh() has compiled them (the agent's start does
- * not wait for libjvm.so's: ~13 ms here). Returns 0 or -ENOMEM. Not signal-safe (takes the
- * loader's lock through dl_iterate_phdr); call on the sampler thread or at start. */
+ * not wait for the tables: ~17 ms here for a JVM's objects). Returns 0 or -ENOMEM. Not
+ * signal-safe (takes the loader's lock through dl_iterate_phdr); call on the sampler thread or
+ * at start. */
 int objects_init(int tables);
 
 /* Frees the snapshot and the unwind tables: the table is empty again (objects_find finds
