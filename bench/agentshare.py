@@ -7,7 +7,10 @@ Runs the command RUNS times under `perf record -e cpu-clock --call-graph dwarf` 
 events: this VM has no hardware counters) and counts, of each run's samples, those on the agent's
 sampler thread and those whose stack holds a frame of libsampler.so (its JVMTI callbacks, with
 the JVM's work they call: GetClassMethods, GetStackTrace ...). Reports per run the share, and
-the outermost agent function of those samples, the commonest first. Where whole-process CPU
+the outermost agent function of those samples, the commonest first. Apart from those, it counts
+the samples in the kernel's delivery of a signal and return from its handler (any signal's: the
+JVM's own use signals too, so run the command without the agent for the baseline). Where
+whole-process CPU
 totals scatter by several percent between runs (a JIT-heavy program's compilations), this
 measures what the agent itself does, to a few hundredths of a percent. What it cannot see: work
 the JVM does differently because the agent is loaded without an agent frame on the stack (events
@@ -24,19 +27,26 @@ import children  # noqa: E402  (every process started ends with the harness)
 children.install()
 
 FRAME = re.compile(r"^\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
+# The kernel's side of a signal on the thread that takes it: delivery on the way back to user
+# mode (the frame written on the stack) and rt_sigreturn after the handler.
+SIGNAL_KERNEL = {"arch_do_signal_or_restart", "get_signal", "x64_setup_rt_frame",
+                 "__x64_sys_rt_sigreturn", "restore_sigcontext"}
 
 
 def count(script_out, top):
-    """(samples, the agent's, Counter of outermost agent function) from `perf script` text."""
-    total = ours = 0
+    """(samples, the agent's, in signal delivery, Counter of outermost agent function) from
+    `perf script` text."""
+    total = ours = signals = 0
     where = collections.Counter()
     comm, frames = None, []
 
     def flush():
-        nonlocal total, ours
+        nonlocal total, ours, signals
         if comm is None:
             return
         total += 1
+        if any("kernel" in dso and sym.split("+")[0] in SIGNAL_KERNEL for dso, sym in frames):
+            signals += 1
         mine = [sym for dso, sym in frames if "libsampler" in os.path.basename(dso)]
         if comm == "sampler" or mine:
             ours += 1
@@ -54,7 +64,7 @@ def count(script_out, top):
             if m:
                 frames.append((m.group(2), m.group(1)))
     flush()
-    return total, ours, where
+    return total, ours, signals, where
 
 
 def main():
@@ -67,24 +77,31 @@ def main():
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         sys.exit("give the JVM's command after --")
-    shares = []
+    shares, sigshares = [], []
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")
         for r in range(args.runs):
             subprocess.run(["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "-F", str(args.freq),
                             "--call-graph", "dwarf,8192", "--", *cmd],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-            out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
+            # --no-inline: perf would ask addr2line for the inlined functions at every address of
+            # an object with debug information (minutes a run); the agent's frames are counted,
+            # not named to the inlined function
+            out = subprocess.run(["perf", "script", "--no-inline", "-i", data,
+                                  "-F", "comm,tid,ip,sym,dso"],
                                  capture_output=True, text=True, check=True).stdout
-            total, ours, where = count(out, args.top)
+            total, ours, signals, where = count(out, args.top)
             share = 100 * ours / max(total, 1)
             shares.append(share)
-            print(f"run {r + 1}: {ours} of {total} samples are the agent's: {share:.3f}%")
+            sigshares.append(100 * signals / max(total, 1))
+            print(f"run {r + 1}: {ours} of {total} samples are the agent's: {share:.3f}%; "
+                  f"{signals} in the kernel's signal delivery: {sigshares[-1]:.3f}%")
             for name, n in where.most_common(args.top):
                 print(f"    {n:6d}  {name}")
-    shares.sort()
-    print(f"median {shares[len(shares) // 2]:.3f}% (min {shares[0]:.3f}, max {shares[-1]:.3f}) of "
-          f"{args.runs} runs")
+    for what, v in (("the agent's", shares), ("signal delivery", sigshares)):
+        v.sort()
+        print(f"{what}: median {v[len(v) // 2]:.3f}% (min {v[0]:.3f}, max {v[-1]:.3f}) of "
+              f"{args.runs} runs")
 
 
 if __name__ == "__main__":
