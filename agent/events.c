@@ -382,6 +382,7 @@ struct sig_seen {
 struct thread_events {
   jvmtiFrameInfo *frames;
   int cap, busy;
+  int ended;     /* past its ThreadEnd: no class is remembered any more (nothing would delete it) */
   unsigned next; /* the entry of seen[] to replace next */
   struct sig_seen seen[SIG_SEEN];
 };
@@ -457,7 +458,7 @@ static const char *alloc_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, char **
     return NULL;
   }
   *len = strlen(*owned);
-  if (te && *len < SIG_SEEN_MAX) {
+  if (te && !te->ended && *len < SIG_SEEN_MAX) {
     struct sig_seen *e = &te->seen[te->next++ % SIG_SEEN];
     jweak w = (*jni)->NewWeakGlobalRef(jni, cls);
     if (w) {
@@ -473,6 +474,7 @@ static const char *alloc_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, char **
 /* At the calling thread's ThreadEnd: the classes it remembered are let go. */
 static void forget_classes(JNIEnv *jni) {
   struct thread_events *te = thread_events;
+  if (te) te->ended = 1; /* an allocation the JVM posts after it leaks no weak reference */
   for (int i = 0; te && i < SIG_SEEN; i++)
     if (te->seen[i].cls) {
       (*jni)->DeleteWeakGlobalRef(jni, te->seen[i].cls);
