@@ -4,7 +4,7 @@
  * It loads libjvm.so (dlopen, nothing run in it) and times, ROUNDS times, each in a fresh state:
  * objects_init(1), which compiles the unwind tables of every loaded object (cfi.c), and the
  * first symbols_name of a pc in libjvm.so, which reads its ~48,000 function symbols
- * (symbols.c). Prints one line a round, in ms; the first round of a process pays the cold
+ * (symbols.c). Prints one line a round, in ms, with the memory the symbols hold; the first round of a process pays the cold
  * caches. Run builds alternately to compare them.
  *
  * Usage: readcost [ROUNDS] [PATH-TO-libjvm.so] (default 5, the JDK the build found). */
@@ -44,9 +44,10 @@ int main(int argc, char **argv) {
     struct symbols_stats st;
     symbols_stats(&st);
     symbols_fini();
-    printf("round %d: unwind tables %.2f ms, libjvm.so's symbols %.2f ms (%llu symbols, %s)\n",
+    printf("round %d: unwind tables %.2f ms, libjvm.so's symbols %.2f ms (%llu symbols, %llu "
+           "bytes held, %s)\n",
            r + 1, (double)(t1 - t0) / 1e6, (double)(t3 - t2) / 1e6, (unsigned long long)st.symbols,
-           name);
+           (unsigned long long)st.bytes, name);
   }
   return 0;
 }
