@@ -2031,13 +2031,17 @@ def case_wall():
     stacks = parse_folded(out)
     want = {"holder": "[running]", "blocked": "[blocked on monitor]", "sleeper": "[sleeping]",
             "parker": "[parked]", "waiter": "[waiting]"}
-    per = {}
+    per, other = {}, {}
     for st, n in stacks.items():
         m = re.match(r"^\[(.+?) tid=\d+\]", st)
         if m and m.group(1) in want:
             t = per.setdefault(m.group(1), [0, 0])
             t[0] += n
-            t[1] += n if st.endswith(";" + want[m.group(1)]) else 0
+            if st.endswith(";" + want[m.group(1)]):
+                t[1] += n
+            else:  # what a sample out of its state ends with, for the failure's message
+                leaf = other.setdefault(m.group(1), collections.Counter())
+                leaf[";".join(st.split(";")[-2:])] += n
     samples, reused = int(s["samples"]), int(s["wall_reused"])
     print(f"{samples} samples, {reused} given again without a signal, {s['captures']} captures; per thread "
           f"(samples, in its state): {per}")
@@ -2052,7 +2056,8 @@ def case_wall():
         check(total >= least * secs * 1000, f"{name}: {total} samples in {secs} s at 1 ms (wall: one per interval)")
         # a state read before the thread went into its wait is read again (it used to cost the
         # sleeper ~1% here, and 19% on a busy host, where the wrong state was given again)
-        check(in_state >= 0.97 * total, f"{name}: {in_state} of {total} samples {state}")
+        check(in_state >= 0.97 * total, f"{name}: {in_state} of {total} samples {state}; the others end "
+              f"with {other.get(name, collections.Counter()).most_common(5)}")
     totals = [t for t, _ in per.values()]
     check(max(totals) <= 1.1 * min(totals), f"the same wall time, the same samples: {totals}")
     check(reused >= 0.7 * samples, "idle threads should be sampled without a signal")
