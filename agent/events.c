@@ -365,8 +365,8 @@ static int java_stack(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames, int 
 
 /* What the event callbacks keep on their thread between its events: the frames' buffer (a
  * callback that took 16 KB from malloc and gave it back at every sample spent ~7% of its time
- * there: perf, crypto at alloc=2m) and the signatures of the classes it allocated last (JVMTI's
- * GetClassSignature with its Deallocate was ~13% of it; a class is recognised by JNI's
+ * there: perf, crypto at alloc=2m) and the signatures of the classes it allocated or waited for
+ * last (JVMTI's GetClassSignature with its Deallocate was ~13% of it; a class is recognised by JNI's
  * IsSameObject against a weak reference, which a class unloaded clears). Made at the thread's
  * first event; the weak references are deleted at its ThreadEnd (forget_classes), the memory
  * by a key's destructor as the thread exits. */
@@ -440,14 +440,15 @@ static void event_frames_done(jvmtiFrameInfo *frames) {
     free(frames);
 }
 
-/* The signature of cls, the class of an allocation on the calling thread: one the thread saw
- * lately, or JVMTI's (then *owned is it, to Deallocate after use; NULL when it failed). Sets
- * *len. Only where no exception can be pending (IsSameObject is not among the JNI functions
- * allowed then): an allocation's callback. */
-static const char *alloc_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, char **owned,
-                               size_t *len) {
+/* The signature of cls, the class of an allocation or a lock on the calling thread: one the
+ * thread saw lately, or JVMTI's (then *owned is it, to Deallocate after use; NULL when it
+ * failed). Sets *len. The thread's classes are looked at only when `remembered` says no exception
+ * can be pending (IsSameObject is not among the JNI functions allowed then): an allocation's
+ * callback, or a lock wait's after ExceptionCheck. */
+static const char *event_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, int remembered,
+                               char **owned, size_t *len) {
   *owned = NULL;
-  struct thread_events *te = thread_events_get();
+  struct thread_events *te = remembered ? thread_events_get() : NULL;
   for (int i = 0; te && i < SIG_SEEN; i++)
     if (te->seen[i].cls && (*jni)->IsSameObject(jni, cls, te->seen[i].cls)) {
       *len = te->seen[i].len;
@@ -497,7 +498,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jo
   uint64_t cost = sampler_cost_begin(0);
   char *owned;
   size_t len = 1;
-  const char *c = alloc_class(jvmti, jni, cls, &owned, &len);
+  const char *c = event_class(jvmti, jni, cls, 1, &owned, &len);
   if (!c) c = "?", len = 1;
   jvmtiFrameInfo *frames = event_frames(depth);
   int n = frames ? java_stack(jvmti, jni, frames, depth, 1) : 0; /* 0: under its class alone */
@@ -559,14 +560,18 @@ static _Atomic int early_n;
 static void record_wait(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, uint64_t wait_ns, uint64_t cost) {
   int depth = atomic_load(&lock_depth);
   if (!depth) return;
-  char *sig = NULL;
-  if (cls && (*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE) sig = NULL;
+  char *owned = NULL;
+  size_t len = 0;
+  const char *c = "";
+  if (cls) { /* (GetClassSignature and its Deallocate for every wait: the thread's classes) */
+    c = event_class(jvmti, jni, cls, !(*jni)->ExceptionCheck(jni), &owned, &len);
+    if (!c) c = "?", len = 1;
+  }
   jvmtiFrameInfo *frames = event_frames(depth);
   int n = frames ? java_stack(jvmti, jni, frames, depth, 0) : 0; /* 0: under its class alone */
-  const char *c = sig ? sig : cls ? "?" : "";
-  sampler_lock_wait(c, strlen(c), wait_ns, frames, n, cost);
+  sampler_lock_wait(c, len, wait_ns, frames, n, cost);
   event_frames_done(frames);
-  if (sig) (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+  if (owned) (*jvmti)->Deallocate(jvmti, (unsigned char *)owned);
 }
 
 /* A thread found a monitor held (MonitorContendedEnter): its wait begins now. */
