@@ -696,12 +696,19 @@ static int sort_cands(struct cands *c) {
   struct cand *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
   if (n > 1 && !tmp) return -ENOMEM;
   struct cand *from = c->v, *to = tmp;
-  for (unsigned shift = 0; n > 1 && shift < 8 * sizeof(uintptr_t); shift += 8) {
-    size_t count[257] = {0};
-    for (size_t i = 0; i < n; i++) count[((from[i].addr >> shift) & 0xff) + 1]++;
-    if (count[((from[0].addr >> shift) & 0xff) + 1] == n) continue; /* one byte value: in order */
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (size_t i = 0; i < n; i++) to[count[(from[i].addr >> shift) & 0xff]++] = from[i];
+  enum { BYTES = sizeof(uintptr_t) };
+  size_t count[BYTES][257]; /* every byte's counts in one pass: an object's addresses differ in
+                               their low three bytes or so, and a pass per byte to find the
+                               others all alike was most of the sort */
+  memset(count, 0, sizeof count);
+  for (size_t i = 0; n > 1 && i < n; i++)
+    for (unsigned b = 0; b < BYTES; b++) count[b][((from[i].addr >> (8 * b)) & 0xff) + 1]++;
+  for (unsigned b = 0; n > 1 && b < BYTES; b++) {
+    unsigned shift = 8 * b;
+    size_t *cnt = count[b];
+    if (cnt[((from[0].addr >> shift) & 0xff) + 1] == n) continue; /* one byte value: in order */
+    for (int v = 0; v < 256; v++) cnt[v + 1] += cnt[v];
+    for (size_t i = 0; i < n; i++) to[cnt[(from[i].addr >> shift) & 0xff]++] = from[i];
     struct cand *swap = from;
     from = to, to = swap;
   }
