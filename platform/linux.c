@@ -328,6 +328,17 @@ void plat_block_free(void *p, size_t len) {
     free(p);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void plat_prefault(void *p, size_t len) {
+  if (!p || len < BLOCK_MAPPED) return;
+  uintptr_t start = (uintptr_t)block_pages((uintptr_t)p); /* the first page boundary in it */
+  uintptr_t end = ((uintptr_t)p + len) & ~(uintptr_t)(block_pages(1) - 1);
+  if (end > start) madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* EINVAL: older */
+}
+
 void plat_thread_running_release(void) {
   for (int k = 0; k < RUNNING_FDS; k++) running_close(k);
 }

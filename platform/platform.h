@@ -150,6 +150,13 @@ int plat_malloc_stats(size_t *in_use, size_t *kept_free);
 void *plat_block_resize(void *p, size_t old_len, size_t new_len);
 void plat_block_free(void *p, size_t len);
 
+/* Makes the whole pages of [p, p + len) present at once (one system call, MADV_POPULATE_WRITE:
+ * Linux 5.14; nothing on an older kernel), for a large block of fresh memory about to be written
+ * whole: page by page, each first write faults, ~3.5 µs a page in this VM against ~1 µs in the
+ * one call (a JVM's start pays it for ~2,700 pages of unwind tables and symbols). Below 64 KB it
+ * does nothing. Its contents stay what they were. Not signal-safe. */
+void plat_prefault(void *p, size_t len);
+
 /* Closes the descriptors plat_thread_running keeps; the number it keeps now. */
 void plat_thread_running_release(void);
 int plat_thread_running_kept(void);

@@ -589,6 +589,7 @@ static int strtab_read(const struct efile *f, size_t ndx, struct cands *c) {
   size_t size = (size_t)sh.sh_size;
   struct chunk *t = malloc(sizeof *t + size + 1);
   if (!t) return -1;
+  plat_prefault(t->data, size); /* written whole below */
   *t = (struct chunk){.used = size, .cap = size + 1};
   if (section_bytes(f, &sh, 0, t->data, size)) {
     free(t);
@@ -632,6 +633,7 @@ static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
       }
       c->v = v;
       c->cap = c->n + n;
+      plat_prefault(v + c->n, n * sizeof *v); /* most of them are functions */
     }
     ElfW(Sym) batch[SYM_BATCH];
     for (size_t j = 1; j < n; j++) {
@@ -695,6 +697,7 @@ static int sort_cands(struct cands *c) {
   size_t n = c->n;
   struct cand *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
   if (n > 1 && !tmp) return -ENOMEM;
+  plat_prefault(tmp, n * sizeof *tmp);
   struct cand *from = c->v, *to = tmp;
   enum { BYTES = sizeof(uintptr_t) };
   size_t count[BYTES][257]; /* every byte's counts in one pass: an object's addresses differ in
@@ -742,6 +745,7 @@ static int finish(struct obj *o, struct cands *c) {
     o->syms = NULL, o->ready = NULL;
     return -ENOMEM;
   }
+  plat_prefault(o->syms, k * sizeof *o->syms);
   bool used[MAX_STRTABS] = {false};
   uintptr_t maxend = 0;
   for (size_t i = 0, n = 0; i < c->n; n++) {
