@@ -695,8 +695,9 @@ static int cand_cmp(const struct cand *x, const struct cand *y) {
  * folded by the linker) first, by cand_cmp. Returns 0 or -ENOMEM. */
 static int sort_cands(struct cands *c) {
   size_t n = c->n;
-  struct cand *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
-  if (n > 1 && !tmp) return -ENOMEM;
+  if (n < 2) return 0; /* in order, no aliases */
+  struct cand *tmp = malloc(n * sizeof *tmp);
+  if (!tmp) return -ENOMEM;
   plat_prefault(tmp, n * sizeof *tmp);
   struct cand *from = c->v, *to = tmp;
   enum { BYTES = sizeof(uintptr_t) };
@@ -704,9 +705,9 @@ static int sort_cands(struct cands *c) {
                                their low three bytes or so, and a pass per byte to find the
                                others all alike was most of the sort */
   memset(count, 0, sizeof count);
-  for (size_t i = 0; n > 1 && i < n; i++)
+  for (size_t i = 0; i < n; i++)
     for (unsigned b = 0; b < BYTES; b++) count[b][((from[i].addr >> (8 * b)) & 0xff) + 1]++;
-  for (unsigned b = 0; n > 1 && b < BYTES; b++) {
+  for (unsigned b = 0; b < BYTES; b++) {
     unsigned shift = 8 * b;
     size_t *cnt = count[b];
     if (cnt[((from[0].addr >> shift) & 0xff) + 1] == n) continue; /* one byte value: in order */
