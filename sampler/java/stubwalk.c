@@ -201,6 +201,25 @@ static int decode(const struct hotspot_layout *l, const struct codecache_layout 
   return 0;
 }
 
+/* frames[0..n) with the walk's top chain c->near replaced by the call's own, c->exact (up to
+ * depth frames); returns the new count, or -1 when the walk's top frames are not c->near. */
+static int exact_frames(const struct chains *c, struct stubwalk_frame *frames, int n, int depth) {
+  /* the walk's top frames must be the chain AsyncGetCallTrace was to find: the near one, or
+   * the call's own when there is none */
+  int nn = c->nn ? c->nn : c->ne;
+  const struct codecache_frame *want = c->nn ? c->near : c->exact;
+  if (nn > n) return -1;
+  for (int k = 0; k < nn; k++)
+    if (frames[k].method != want[k].jmethod_id || frames[k].bci != want[k].bci) return -1;
+  /* the callers below the nmethod's chain stay; its chain becomes the call's own */
+  int ne = c->ne < depth ? c->ne : depth, rest = n - nn,
+      keep = depth - ne < rest ? depth - ne : rest;
+  memmove(frames + ne, frames + nn, (size_t)keep * sizeof *frames);
+  for (int k = 0; k < ne; k++)
+    frames[k] = (struct stubwalk_frame){.method = c->exact[k].jmethod_id, .bci = c->exact[k].bci};
+  return ne + keep;
+}
+
 int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_layout *cc,
                        const void *java_thread, struct stubwalk_frame *frames, int n, int depth) {
   if (!java_thread || !cc || atomic_load_explicit(&stubwalk_table.n, memory_order_acquire) == 0)
@@ -212,32 +231,23 @@ int stubwalk_exact_top(const struct hotspot_layout *l, const struct codecache_la
   /* the stub's caller, as HotSpot finds it: the return address at the top of the stub's frame
    * (the stub's live frame on this thread's own stack: a plain load) */
   uintptr_t ret = ((const uintptr_t *)sp)[stubwalk_table.seen[i].frame_words - 1];
-  struct chains c;
-  pthread_mutex_lock(&cache.lock);
   struct chains *slot = &cache.at[(ret >> 2) % STUBWALK_CHAINS];
-  int hit = slot->ret == ret;
-  if (hit) c = *slot;
+  /* a hit is used in place, under the lock (not copied out: the chains are ~800 bytes), once
+   * its nmethod is seen to be the same (a guarded read of its compile id: a fault is contained
+   * there, and the lock let go as always) */
+  pthread_mutex_lock(&cache.lock);
+  int m = slot->ret == ret && compile_id(l, cc, slot->blob) == slot->compile_id
+              ? exact_frames(slot, frames, n, depth)
+              : -2; /* not kept, or another nmethod now: decoded below */
   pthread_mutex_unlock(&cache.lock);
-  if (!hit || compile_id(l, cc, c.blob) != c.compile_id) {
-    int rc = decode(l, cc, ret, &c);
-    if (rc) return rc > 0 ? n : -1;
-    pthread_mutex_lock(&cache.lock);
-    *slot = c;
-    pthread_mutex_unlock(&cache.lock);
-  }
-  /* the walk's top frames must be the chain AsyncGetCallTrace was to find: the near one, or
-   * the call's own when there is none */
-  int nn = c.nn ? c.nn : c.ne;
-  const struct codecache_frame *want = c.nn ? c.near : c.exact;
-  if (nn > n) return -1;
-  for (int k = 0; k < nn; k++)
-    if (frames[k].method != want[k].jmethod_id || frames[k].bci != want[k].bci) return -1;
-  /* the callers below the nmethod's chain stay; its chain becomes the call's own */
-  int ne = c.ne < depth ? c.ne : depth, rest = n - nn, keep = depth - ne < rest ? depth - ne : rest;
-  memmove(frames + ne, frames + nn, (size_t)keep * sizeof *frames);
-  for (int k = 0; k < ne; k++)
-    frames[k] = (struct stubwalk_frame){.method = c.exact[k].jmethod_id, .bci = c.exact[k].bci};
-  return ne + keep;
+  if (m != -2) return m;
+  struct chains c;
+  int rc = decode(l, cc, ret, &c);
+  if (rc) return rc > 0 ? n : -1;
+  pthread_mutex_lock(&cache.lock);
+  *slot = c;
+  pthread_mutex_unlock(&cache.lock);
+  return exact_frames(&c, frames, n, depth);
 }
 
 uint64_t stubwalk_changed(void) { return atomic_load(&changed); }
