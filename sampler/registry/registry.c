@@ -102,6 +102,7 @@ static void set_info(struct thread_slot *s, const struct sampler_target *t) {
     s->stack_lo = t->stack_lo;
     s->stack_hi = t->stack_hi;
   }
+  atomic_fetch_add_explicit(&s->info_seq, 1, memory_order_release);
 }
 
 int registry_add(const struct sampler_target *t) {
@@ -204,24 +205,31 @@ int registry_has(pid_t tid) {
   return found;
 }
 
-int registry_identity(pid_t tid, int *hint, char *name, size_t len, int64_t *java_id) {
-  int i = *hint;
-  struct thread_slot *s = registry_slot(i);
+int registry_identity(pid_t tid, struct registry_ident *id) {
+  struct thread_slot *s = registry_slot(id->slot);
+  /* the slot's registration as read last: the copy is still right (a reuse of the slot, a
+   * rename, a Java id learnt: each bumps info_seq) */
+  if (s && atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_LIVE &&
+      atomic_load_explicit(&s->info_seq, memory_order_acquire) == id->info_seq)
+    return 0;
   if (!s || atomic_load(&s->state) != SLOT_LIVE || s->tid != tid) {
     pthread_mutex_lock(&registry.mu);
-    i = find_live(tid);
+    int i = find_live(tid);
     pthread_mutex_unlock(&registry.mu);
     if (i < 0) return -ESRCH;
-    *hint = i;
+    id->slot = i;
     s = registry_slot(i);
   }
   pthread_mutex_lock(&s->lock); /* a rename writes the name under it */
   int rc = atomic_load(&s->state) == SLOT_LIVE && s->tid == tid ? 0 : -ESRCH;
-  if (!rc) { /* a copy, not snprintf: this runs once per recorded allocation and wait */
-    size_t n = len ? strnlen(s->name, len - 1) : 0;
-    memcpy(name, s->name, n);
-    if (len) name[n] = '\0';
-    *java_id = s->java_id;
+  if (!rc) {
+    id->len = strnlen(s->name, sizeof id->name - 1);
+    memcpy(id->name, s->name, id->len);
+    id->name[id->len] = '\0';
+    id->java_id = s->java_id;
+    id->info_seq = atomic_load_explicit(&s->info_seq, memory_order_relaxed);
+  } else {
+    id->slot = -1;
   }
   pthread_mutex_unlock(&s->lock);
   return rc;

@@ -38,6 +38,10 @@ struct sample_record;
 struct thread_slot {
   pthread_mutex_t lock;
   _Atomic int32_t state; /* enum slot_state */
+  /* bumped (release) after every write of the registration (set_info): a slot's (index,
+   * info_seq) names one version of one thread's identity, for registry_identity's callers
+   * (beside state: the two are read together, one cache line) */
+  _Atomic uint32_t info_seq;
   /* the registration: written under `lock` before the slot goes live */
   int32_t tid;
   uint32_t gen; /* bumped at every registration */
@@ -91,11 +95,21 @@ int registry_has(pid_t tid);
  * returns how many there are, which may be more than cap. Thread-safe. */
 int registry_live_tids(pid_t *out, int cap);
 
-/* The name and Java id of the live thread with this tid into name[len] and *java_id, for
- * events the thread posts itself (an allocation sampled). *hint: the slot index found last
- * (-1 at first), tried first and updated. Returns 0 or -ESRCH (not registered). Thread-safe:
- * takes the slot's lock, and the registry's when the hint misses. */
-int registry_identity(pid_t tid, int *hint, char *name, size_t len, int64_t *java_id);
+/* A thread's identity as registry_identity gives it, kept by the thread between its calls. */
+struct registry_ident {
+  int slot;          /* the slot it was found in; -1 at first */
+  uint32_t info_seq; /* that slot's info_seq when it was read */
+  int64_t java_id;   /* java.lang.Thread's id, 0 when none is known */
+  size_t len;        /* of name, without its NUL */
+  char name[REG_NAME_MAX];
+};
+
+/* The name and Java id of the live thread with this tid, for events the thread posts itself
+ * (an allocation sampled): *id as the calling thread left it at its last call (slot -1 at
+ * first), refreshed when its registration changed since. Returns 0 or -ESRCH (not registered).
+ * Thread-safe: when the slot's info_seq is the one read last, no lock and no copy (an atomic
+ * load); else the slot's lock, and the registry's when the slot is not the thread's any more. */
+int registry_identity(pid_t tid, struct registry_ident *id);
 
 /* qsort/bsearch order of pid_t values. */
 int registry_tid_cmp(const void *a, const void *b);

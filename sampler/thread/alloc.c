@@ -124,22 +124,20 @@ int alloc_push(const char *sig, size_t sig_len, uint64_t size, const struct allo
  * -ESRCH or -ENOSPC (the caller counts it lost). */
 static int push(int kind, const char *sig, size_t sig_len, uint64_t size,
                 const struct alloc_frame *frames, int n) {
-  static __thread int hint = -1; /* this thread's registry slot, found once */
-  static __thread pid_t tid;     /* its kernel id, asked once (a system call: ~1 µs here) */
-  char name[REG_NAME_MAX];
-  int64_t java_id = 0;
+  static __thread struct registry_ident me = {.slot = -1}; /* this thread's, read once */
+  static __thread pid_t tid; /* its kernel id, asked once (a system call: ~1 µs here) */
   if (!tid) tid = plat_gettid();
-  if (registry_identity(tid, &hint, name, sizeof name, &java_id) != 0) return -ESRCH;
+  if (registry_identity(tid, &me) != 0) return -ESRCH;
   if (n < 0) n = 0;
   if (sig_len > CLASS_MAX) sig_len = CLASS_MAX;
-  size_t name_len = strlen(name);
+  size_t name_len = me.len;
   size_t len = sizeof(struct alloc_rec) + (size_t)n * sizeof *frames + name_len + sig_len;
   struct evq_ticket t;
   unsigned char *p = evq_reserve(len, &t);
   if (!p) return -ENOSPC;
   struct alloc_rec r = {.when = plat_mono_ns(),
                         .size = size,
-                        .java_id = java_id,
+                        .java_id = me.java_id,
                         .tid = (int32_t)tid,
                         .name_len = (uint16_t)name_len,
                         .class_len = (uint16_t)sig_len,
@@ -149,7 +147,7 @@ static int push(int kind, const char *sig, size_t sig_len, uint64_t size,
   p += sizeof r;
   memcpy(p, frames, (size_t)n * sizeof *frames);
   p += (size_t)n * sizeof *frames;
-  memcpy(p, name, name_len);
+  memcpy(p, me.name, name_len);
   memcpy(p + name_len, sig, sig_len);
   evq_commit(&t);
   return 0;

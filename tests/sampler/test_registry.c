@@ -1,6 +1,7 @@
 /* Unit tests of the thread registry: add, rename, remove, slot reuse, limits. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <string.h>
 
 #include "registry.h"
 #include "sample.h"
@@ -81,6 +82,51 @@ Test(registry, the_registration_is_kept_and_updated) {
   cr_expect_eq(registry_add(&other), i, "the free slot is reused");
   cr_expect_null(s->env, "a new owner does not inherit the old one's env");
   cr_expect_eq(s->stack_hi, 0u);
+}
+
+/* registry_identity's copy is kept while the registration stays as it was, and read again when
+ * it changed: a rename, a Java id learnt, the slot given to another thread. */
+Test(registry, an_identity_is_kept_until_its_registration_changes) {
+  cr_assert_eq(registry_init(4), 0);
+  struct sampler_target t = {.tid = 501, .name = "kernel name"};
+  int i = registry_add(&t);
+  cr_assert_geq(i, 0);
+  struct registry_ident me = {.slot = -1};
+  cr_assert_eq(registry_identity(501, &me), 0);
+  cr_expect_eq(me.slot, i);
+  cr_expect_str_eq(me.name, "kernel name");
+  cr_expect_eq(me.len, strlen("kernel name"));
+  cr_expect_eq(me.java_id, 0);
+
+  /* unchanged: the copy is used as it is (a scribble on it shows it was not read again) */
+  me.name[0] = '#';
+  cr_assert_eq(registry_identity(501, &me), 0);
+  cr_expect_eq(me.name[0], '#', "an unchanged registration is not copied again");
+
+  /* its ThreadStart: a name and a Java id */
+  struct sampler_target start = {.tid = 501, .name = "worker-1", .java_id = 42};
+  cr_assert_eq(registry_add(&start), i);
+  cr_assert_eq(registry_identity(501, &me), 0);
+  cr_expect_str_eq(me.name, "worker-1");
+  cr_expect_eq(me.java_id, 42);
+
+  /* the same name again, a Java id learnt: read again too */
+  struct sampler_target id_only = {.tid = 501, .name = "worker-1", .java_id = 43};
+  cr_assert_eq(registry_add(&id_only), i);
+  cr_assert_eq(registry_identity(501, &me), 0);
+  cr_expect_eq(me.java_id, 43);
+
+  /* the thread gone, its slot another's: not this thread's identity any more */
+  registry_remove(501, 0);
+  cr_expect_eq(registry_identity(501, &me), -ESRCH, "a thread that left is not found");
+  struct sampler_target other = {.tid = 502, .name = "other"};
+  cr_assert_eq(registry_add(&other), i, "the free slot is reused");
+  struct registry_ident stale = {.slot = i, .info_seq = 0};
+  cr_expect_eq(registry_identity(501, &stale), -ESRCH, "another thread's slot is not ours");
+  struct registry_ident theirs = {.slot = -1};
+  cr_assert_eq(registry_identity(502, &theirs), 0);
+  cr_expect_str_eq(theirs.name, "other");
+  cr_expect_eq(theirs.java_id, 0, "the new owner does not inherit the Java id");
 }
 
 Test(registry, long_names_are_cut) {
