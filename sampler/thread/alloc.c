@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "itab.h"
 #include "platform.h"
 #include "registry.h"
 #include "round.h"
@@ -192,12 +193,48 @@ static uint64_t round_unbiased(double x) {
 /* The interned leaf of class sig with its frame kind: "byte[]_[a]" (an allocated class),
  * "java.lang.Object_[l]" (a lock's class); an empty sig (a park without a blocker) is
  * "[park without blocker]". */
-static uint32_t class_frame(const char *sig, size_t n, const char *suffix) {
+static uint32_t class_name_frame(const char *sig, size_t n, const char *suffix) {
   char name[CLASS_MAX * 3 + 24];
   if (!n) return intern_string("[park without blocker]", 22);
   size_t l = alloc_class_name(sig, n, name, sizeof name - 5);
   memcpy(name + l, suffix, 5);
   return intern_string(name, l + 4);
+}
+
+/* The leaves made lately, by kind and signature: a program allocates a few classes over and
+ * over, and making the name (alloc_class_name, then the interner's cleaning, hash and mutex)
+ * was a fifth of the sampler thread's time on an allocation run (perf, crypto at alloc=2m).
+ * Direct-mapped by the signature's hash; an interned id stays valid for the life of the process
+ * (intern.h). The sampler thread's alone. */
+#define CLASS_SEEN 64
+#define CLASS_SEEN_SIG 96 /* the longest signature kept here */
+static struct {
+  uint32_t id; /* TRACES_NO_ID: empty */
+  uint16_t n;
+  char suffix2; /* the suffix's kind letter: 'a' or 'l' */
+  char sig[CLASS_SEEN_SIG];
+} class_seen[CLASS_SEEN];
+static int class_seen_ready;
+
+static uint32_t class_frame(const char *sig, size_t n, const char *suffix) {
+  if (!n || n > CLASS_SEEN_SIG) return class_name_frame(sig, n, suffix);
+  if (!class_seen_ready) {
+    for (int i = 0; i < CLASS_SEEN; i++) class_seen[i].id = TRACES_NO_ID;
+    class_seen_ready = 1;
+  }
+  unsigned i =
+      (unsigned)(itab_hash_bytes(sig, n) ^ (uint64_t)(unsigned char)suffix[2]) % CLASS_SEEN;
+  if (class_seen[i].id != TRACES_NO_ID && class_seen[i].n == n &&
+      class_seen[i].suffix2 == suffix[2] && memcmp(class_seen[i].sig, sig, n) == 0)
+    return class_seen[i].id;
+  uint32_t id = class_name_frame(sig, n, suffix);
+  if (id != TRACES_NO_ID) { /* a refusal (the interner full) is asked again next time */
+    class_seen[i].id = id;
+    class_seen[i].n = (uint16_t)n;
+    class_seen[i].suffix2 = suffix[2];
+    memcpy(class_seen[i].sig, sig, n);
+  }
+  return id;
 }
 
 /* Records one queued record (evq_drain's callback). */
