@@ -382,9 +382,8 @@ struct sig_seen {
 struct thread_events {
   jvmtiFrameInfo *frames;
   int cap, busy;
-  int ended;     /* past its ThreadEnd: no class is remembered any more (nothing would delete it) */
-  unsigned next; /* the entry of seen[] to replace next */
-  struct sig_seen seen[SIG_SEEN];
+  int ended; /* past its ThreadEnd: no class is remembered any more (nothing would delete it) */
+  struct sig_seen seen[SIG_SEEN]; /* most recently used first; the used ones before the empty */
 };
 
 static pthread_key_t events_key;
@@ -449,10 +448,16 @@ static const char *event_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, int rem
                                char **owned, size_t *len) {
   *owned = NULL;
   struct thread_events *te = remembered ? thread_events_get() : NULL;
-  for (int i = 0; te && i < SIG_SEEN; i++)
-    if (te->seen[i].cls && (*jni)->IsSameObject(jni, cls, te->seen[i].cls)) {
-      *len = te->seen[i].len;
-      return te->seen[i].sig;
+  /* most recent first (each look is a JNI call): a hit moves to the front */
+  for (int i = 0; te && i < SIG_SEEN && te->seen[i].cls; i++)
+    if ((*jni)->IsSameObject(jni, cls, te->seen[i].cls)) {
+      if (i) {
+        struct sig_seen hit = te->seen[i];
+        memmove(&te->seen[1], &te->seen[0], (size_t)i * sizeof hit);
+        te->seen[0] = hit;
+      }
+      *len = te->seen[0].len;
+      return te->seen[0].sig;
     }
   if ((*jvmti)->GetClassSignature(jvmti, cls, owned, NULL) != JVMTI_ERROR_NONE || !*owned) {
     *owned = NULL;
@@ -460,13 +465,14 @@ static const char *event_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls, int rem
   }
   *len = strlen(*owned);
   if (te && !te->ended && *len < SIG_SEEN_MAX) {
-    struct sig_seen *e = &te->seen[te->next++ % SIG_SEEN];
     jweak w = (*jni)->NewWeakGlobalRef(jni, cls);
-    if (w) {
-      if (e->cls) (*jni)->DeleteWeakGlobalRef(jni, e->cls);
-      e->cls = w;
-      e->len = *len;
-      memcpy(e->sig, *owned, *len + 1);
+    if (w) { /* in front; the least recent goes */
+      jweak last = te->seen[SIG_SEEN - 1].cls;
+      if (last) (*jni)->DeleteWeakGlobalRef(jni, last);
+      memmove(&te->seen[1], &te->seen[0], (SIG_SEEN - 1) * sizeof te->seen[0]);
+      te->seen[0].cls = w;
+      te->seen[0].len = *len;
+      memcpy(te->seen[0].sig, *owned, *len + 1);
     }
   }
   return *owned;
