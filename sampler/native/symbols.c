@@ -539,8 +539,7 @@ static int open_debug(const struct obj *o, Elf *e, struct efile *out) {
 
 struct cand { /* a symbol while the table is being built; name points into a string table */
   uintptr_t addr, end;
-  const char *name;
-  uint32_t len; /* strlen(name): measured once, not at every comparison */
+  const char *name; /* measured only where aliases are compared (cand_cmp): not for every one */
   unsigned char bind;
   bool sized;
   unsigned char tab; /* the string table's position in cands.tabs */
@@ -655,15 +654,12 @@ static int collect(const struct efile *f, struct cands *c, bool *has_symtab) {
         end =
             s.st_shndx < shnum && send[s.st_shndx] > s.st_value ? send[s.st_shndx] : s.st_value + 1;
       if (end < s.st_value) end = UINTPTR_MAX;
-      size_t len = strlen(name);
-      if (len > UINT32_MAX) continue;
-      c->v[c->n++] = (struct cand){s.st_value,
-                                   end,
-                                   name,
-                                   (uint32_t)len,
-                                   (unsigned char)GELF_ST_BIND(s.st_info),
-                                   s.st_size != 0,
-                                   (unsigned char)tab};
+      c->v[c->n++] = (struct cand){.addr = s.st_value,
+                                   .end = end,
+                                   .name = name,
+                                   .bind = (unsigned char)GELF_ST_BIND(s.st_info),
+                                   .sized = s.st_size != 0,
+                                   .tab = (unsigned char)tab};
     }
     if (sh.sh_type == SHT_SYMTAB && c->n > before) *has_symtab = true;
   }
@@ -685,7 +681,10 @@ static int cand_cmp(const struct cand *x, const struct cand *y) {
   if (x->sized != y->sized) return x->sized ? -1 : 1;
   int d = underscores(x->name) - underscores(y->name);
   if (!d) d = bind_rank(x->bind) - bind_rank(y->bind);
-  if (!d) d = x->len < y->len ? -1 : x->len > y->len;
+  if (!d) {
+    size_t xl = strlen(x->name), yl = strlen(y->name);
+    d = xl < yl ? -1 : xl > yl;
+  }
   return d ? d : strcmp(x->name, y->name);
 }
 
