@@ -209,23 +209,18 @@ static uint32_t class_name_frame(const char *sig, size_t n, const char *suffix) 
 #define CLASS_SEEN 64
 #define CLASS_SEEN_SIG 96 /* the longest signature kept here */
 static struct {
-  uint32_t id; /* TRACES_NO_ID: empty */
-  uint16_t n;
+  uint32_t id;
+  uint16_t n;   /* 0: empty (an empty signature is never kept here) */
   char suffix2; /* the suffix's kind letter: 'a' or 'l' */
   char sig[CLASS_SEEN_SIG];
 } class_seen[CLASS_SEEN];
-static int class_seen_ready;
 
 static uint32_t class_frame(const char *sig, size_t n, const char *suffix) {
   if (!n || n > CLASS_SEEN_SIG) return class_name_frame(sig, n, suffix);
-  if (!class_seen_ready) {
-    for (int i = 0; i < CLASS_SEEN; i++) class_seen[i].id = TRACES_NO_ID;
-    class_seen_ready = 1;
-  }
   unsigned i =
       (unsigned)(itab_hash_bytes(sig, n) ^ (uint64_t)(unsigned char)suffix[2]) % CLASS_SEEN;
-  if (class_seen[i].id != TRACES_NO_ID && class_seen[i].n == n &&
-      class_seen[i].suffix2 == suffix[2] && memcmp(class_seen[i].sig, sig, n) == 0)
+  if (class_seen[i].n == n && class_seen[i].suffix2 == suffix[2] &&
+      memcmp(class_seen[i].sig, sig, n) == 0)
     return class_seen[i].id;
   uint32_t id = class_name_frame(sig, n, suffix);
   if (id != TRACES_NO_ID) { /* a refusal (the interner full) is asked again next time */
