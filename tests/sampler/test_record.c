@@ -7,6 +7,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "platform.h"
+#include "registry.h"
 #include "round_fixture.h"
 #include "sample.h"
 #include "sample_walk.h"
@@ -425,4 +428,38 @@ Test(record, a_stack_the_table_refuses_is_kept_apart) {
   cr_expect_eq(rounds.not_kept[SAMPLER_EVENT_CPU].units, 2u);
   cr_expect_eq(rounds.not_kept[SAMPLER_EVENT_CPU].cpu_ns, 20 * MS);
   cr_expect_eq(rounds.st.units, 3u, "both in the profile's totals");
+}
+
+/* Allocation and lock records become stacks with the class as a leaf of its own kind — also
+ * when one class is both allocated and locked (the sampler thread remembers the leaves it made,
+ * by kind and signature), and a class seen again is the same leaf, the same stack. */
+Test(record, class_leaves_keep_their_kind) {
+  struct sampler_config cfg = fix_config();
+  fix_setup(&cfg);
+  cr_assert_eq(registry_init(16), 0);
+  struct sampler_target me = {.tid = plat_gettid(), .name = "worker"};
+  cr_assert_geq(registry_add(&me), 0);
+  cr_assert_eq(alloc_set_interval(1024), 0);
+  cr_assert_eq(lock_set_threshold(1, 0), 0);
+  struct alloc_frame f = {.method = (jmethodID)(uintptr_t)7, .bci = -1};
+  const char *obj = "Ljava/lang/Object;", *arr = "[B";
+  for (int k = 0; k < 3; k++) {
+    cr_assert_eq(alloc_push(obj, strlen(obj), 64, &f, 1, 0), 0);
+    cr_assert_eq(lock_push(obj, strlen(obj), 5000, &f, 1, 0), 0);
+    cr_assert_eq(alloc_push(arr, strlen(arr), 64, &f, 1, 0), 0);
+  }
+  traces_lock();
+  alloc_drain(); /* the queue's halves: the first drain takes the one written, the next reads it */
+  alloc_drain();
+  traces_unlock();
+  struct fix_stack a, l, b;
+  cr_assert(fix_find("m7;java.lang.Object_[a]", &a), "the allocated class's leaf");
+  cr_assert(fix_find("m7;java.lang.Object_[l]", &l), "the lock's class's leaf");
+  cr_assert(fix_find("m7;byte[]_[a]", &b), "another class's leaf");
+  cr_expect_eq(a.samples, 3);
+  cr_expect_eq(l.samples, 3);
+  cr_expect_eq(b.samples, 3);
+  cr_expect_eq(a.kind, SAMPLER_EVENT_ALLOC);
+  cr_expect_eq(l.kind, SAMPLER_EVENT_LOCK);
+  cr_expect_eq(fix_stacks(), 3u, "three stacks, each once");
 }
