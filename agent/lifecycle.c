@@ -224,6 +224,14 @@ static int setup(JavaVM *vm, const char *options) {
     say("%s", err);
     return rc;
   }
+  /* the unwind tables' cache: a directory asked for must work; the default may be off */
+  rc = sampler_set_cache(agent.opt.cache[0] ? agent.opt.cache : NULL, err, sizeof err);
+  if (rc && agent.opt.cache_given) {
+    say("cache=%s; accepted: a directory of this user's that only this user can write (made "
+        "when missing), or off",
+        err);
+    return rc;
+  }
   agent.vm = vm;
   if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
     say("%s", "this JVM offers no JVMTI 1.2 environment");

@@ -541,6 +541,17 @@ static int parse_weight(const struct opt_spec *opt, const char *v, struct agent_
   return 0;
 }
 
+/* cache=DIR or off (the default directory is settle()'s, from the environment). */
+static int parse_cache(const struct opt_spec *opt, const char *v, struct agent_options *o,
+                       char *err, size_t errlen) {
+  o->cache_given = 1;
+  if (!strcmp(v, "off")) {
+    o->cache[0] = 0;
+    return 0;
+  }
+  return parse_path(opt, v, o, err, errlen);
+}
+
 static int parse_help(const struct opt_spec *opt, const char *v, struct agent_options *o, char *err,
                       size_t errlen) {
   (void)opt, (void)v, (void)err, (void)errlen;
@@ -610,8 +621,8 @@ static const struct opt_spec OPTIONS[] = {
     {"cstack", "MODE", OPT_TAKES_VALUE, parse_cstack, 0, "dwarf", NULL,
      "native frames (C/C++: the JVM, libc, JNI libraries) — `dwarf`: walked from the interrupted "
      "code up to the Java frames with the objects' DWARF call frame information (compiled into "
-     "tables by the sampler thread when it first sees an object; libunwind for frames they cannot "
-     "describe, and until then); `no`: Java frames only"},
+     "tables by the sampler thread when it first sees an object, or read from `cache`; libunwind "
+     "for frames they cannot describe, and until then); `no`: Java frames only"},
     {"jvmthreads", NULL, SWITCH(jvmthreads), NULL, "on with `cstack=dwarf`, off with `cstack=no`",
      "sample the JVM's own threads too (GC workers, JIT compilers, the VM thread: every thread "
      "of the process), with their native frames; needs `cstack=dwarf`"},
@@ -647,6 +658,13 @@ static const struct opt_spec OPTIONS[] = {
      "docs/how-it-works.md) to this file as JSON, whole or not at all, each time a profile is "
      "written (with `loop=`, each chunk's); `%p` is the pid, `%t` the start time; at exit "
      "only one short line is said"},
+    {"cache", "DIR", OPT_TAKES_VALUE, parse_cache, offsetof(struct agent_options, cache), NULL,
+     "`$XDG_CACHE_HOME/sampler`, else `$HOME/.cache/sampler`",
+     "where the native walk's compiled unwind tables are kept between runs, a file per "
+     "library build (its GNU build-id; a few MB for a JVM's libraries): a JVM's start reads "
+     "them instead of compiling them again (`cstack=dwarf`); made with mode 0700 when missing, "
+     "used only when it is this user's and nobody else can write it; `off`: compile at every "
+     "start, write nothing"},
     {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL,
      "print the options; the program then runs without sampling"},
 };
@@ -772,6 +790,14 @@ static int settle(struct agent_options *o, char *err, size_t errlen) {
     snprintf(pattern, sizeof pattern, "%s", o->stats);
     if (expand_pattern(pattern, 0, time(NULL), o->stats, sizeof o->stats))
       return fail(err, errlen, "stats=%s: path too long", pattern);
+  }
+  if (!o->cache_given) { /* the default: the user's cache directory (XDG), if there is one */
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = xdg && xdg[0] == '/' ? snprintf(o->cache, sizeof o->cache, "%s/sampler", xdg)
+            : home && home[0] == '/'
+                ? snprintf(o->cache, sizeof o->cache, "%s/.cache/sampler", home)
+                : 0;
+    if (n < 0 || (size_t)n >= sizeof o->cache) o->cache[0] = 0;
   }
   if (o->ann < 0) /* the formats that show how a frame ran (JFR: its frames' types) */
     o->ann = o->codemap &&

@@ -56,6 +56,9 @@ struct agent_options {
   uint64_t lock_ns;         /* lock=         threshold of the waits all recorded, 10us */
   char reply[OPT_FILE_MAX]; /* reply=   where answers go besides stderr; "" none */
   char stats[OPT_FILE_MAX]; /* stats=   the counters as JSON, %p and %t expanded; "" none */
+  char cache[OPT_FILE_MAX]; /* cache=   the unwind tables' directory; "" none (off, or no
+                                        home to put the default in) */
+  int cache_given;          /* cache= was given (a directory that fails is then an error) */
   int help;                 /* help */
 };
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cfi_cache.h"
 #include "codecache.h"
 #include "codemap.h"
 #include "evq.h"
@@ -66,6 +67,21 @@ static void choose_code_source(const struct sampler_jvm *jvm, const char *cache_
   snprintf(jvm_layout.code_why, sizeof jvm_layout.code_why, "CompiledMethodLoad (%s%s)",
            asked ? "DebugNonSafepoints: " : "", why);
   jvm_layout.code_source = jvm_layout.code_why;
+}
+
+/* The report's words on the unwind tables' cache: its directory, or "off" and why. */
+static char cache_words[4400] = "off";
+
+int sampler_set_cache(const char *dir, char *why, size_t len) {
+  char err[4300] = "";
+  int rc = cfi_cache_open(dir, err, sizeof err);
+  if (rc) {
+    snprintf(cache_words, sizeof cache_words, "off (%s)", err);
+    if (why) snprintf(why, len, "%s", err);
+  } else {
+    snprintf(cache_words, sizeof cache_words, "%s", dir ? dir : "off");
+  }
+  return rc;
 }
 
 /* Tests only: the set-up step of sampler_init that fails (1: the first that runs, in its order),
@@ -316,6 +332,13 @@ static void report_locked(struct sampler_report *r) {
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
+  struct cfi_cache_stats cs;
+  cfi_cache_stats(&cs);
+  r->unwind_cache = cache_words;
+  r->cache_read = cs.read;
+  r->cache_written = cs.written;
+  r->cache_refused = cs.refused;
+  r->cache_failed = cs.failed;
   r->n.stubs_walkable = stubwalk_changed() - since.stubs_walkable;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns + r->n.lock_cost_ns;
   uint64_t process = r->n.process_cpu_ns;

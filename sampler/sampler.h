@@ -31,6 +31,12 @@
  * memory is freed, its signal handlers taken out. Call once, before anything else here. */
 int sampler_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
 
+/* Keeps the native walk's compiled unwind tables in dir between runs of the JVM (one file per
+ * object's build-id: native/cfi_cache.h), or not (dir NULL). Returns 0, or a negative errno with
+ * why (the directory cannot be made or written, or others can write it: the cache is then
+ * off). Call before sampler_init; once. */
+int sampler_set_cache(const char *dir, char *why, size_t len);
+
 /* Sets the configuration of the next sampler_run (between runs: -EBUSY while one runs). The
  * signal, the depth and codemap are fixed by sampler_init (-EINVAL if c changes them); native
  * frames can be turned on (their tables are made then). Returns 0, -EBUSY, -EINVAL, -ENOMEM. */

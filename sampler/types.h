@@ -306,6 +306,12 @@ struct sampler_report {
   uint64_t guard_full;  /* walks not taken: every guard slot was taken (kept as lost) */
   uint64_t vm_handled;  /* faults in AsyncGetCallTrace the JVM handled itself (SafeFetch) */
   uint64_t native_cut;  /* native walks a fault cut (each may leave one libunwind pool object) */
+  /* The unwind tables' cache (sampler_set_cache), since the process started */
+  const char *unwind_cache; /* its directory, or "off" and why */
+  uint64_t cache_read;      /* tables read from it */
+  uint64_t cache_written;   /* tables compiled and written to it */
+  uint64_t cache_refused;   /* files there not used (another agent build, damaged, foreign) */
+  uint64_t cache_failed;    /* writes that failed */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */
   int coverage_permille; /* CPU in the profile (n.cpu_ns) */
   int lost_permille;     /* of which under [sample lost], [not sampled: signal blocked] or a

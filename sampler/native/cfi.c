@@ -438,6 +438,58 @@ static long rule_id(struct ruleset *s, const struct cfi_rule *r) {
   return (long)(s->n - 1);
 }
 
+/* ---- the table's one allocation ---- */
+
+/* The bytes of t's allocation: the header, the rules, the rows, the buckets. */
+size_t cfi_bytes(const struct cfi_table *t) {
+  return sizeof *t + t->nrules * sizeof(struct cfi_rule) + (t->n + t->nbuckets) * sizeof(uint32_t);
+}
+
+struct cfi_table *cfi_alloc(size_t n, size_t nbuckets, size_t nrules) {
+  if (!n || nbuckets < 2 || !nrules || n > (1u << CFI_RULE_BITS) || nrules > n ||
+      nbuckets > (UINT32_MAX >> CFI_BUCKET_SHIFT) + 2)
+    return NULL;
+  struct cfi_table probe = {.n = n, .nbuckets = nbuckets, .nrules = nrules};
+  struct cfi_table *t = malloc(cfi_bytes(&probe));
+  if (!t) return NULL;
+  *t = probe;
+  uint32_t *row = (uint32_t *)(t->rules + nrules); /* rules, rows, buckets: one block */
+  t->row = row;
+  t->bucket = row + n;
+  return t;
+}
+
+static size_t count_general(const struct cfi_table *t) {
+  size_t general = 0;
+  for (size_t i = 0; i < t->n; i++)
+    general += cfi_rule_cfa(&t->rules[t->row[i] & ((1u << CFI_RULE_BITS) - 1)]) == CFI_GENERAL;
+  return general;
+}
+
+int cfi_adopt(struct cfi_table *t) {
+  const uint32_t mask = (1u << CFI_RULE_BITS) - 1;
+  if (t->ra_column < 0 || t->ra_column > 127 || t->bucket[t->nbuckets - 1] != t->n) return -1;
+  size_t b = 0;      /* the bucket of row i: bucket[b] <= i < bucket[b + 1] */
+  uint64_t last = 0; /* the previous row's start */
+  for (size_t i = 0; i < t->n; i++) {
+    if ((t->row[i] & mask) >= t->nrules) return -1;
+    while (b + 1 < t->nbuckets && t->bucket[b + 1] <= i) {
+      if (t->bucket[b + 1] < t->bucket[b]) return -1;
+      b++;
+    }
+    if (b + 1 >= t->nbuckets || t->bucket[b] > i) return -1;
+    uint64_t start = (uint64_t)b << CFI_BUCKET_SHIFT | t->row[i] >> CFI_RULE_BITS;
+    /* rows in order (the search within a bucket), the first at `first` (a pc at or past it
+     * always finds a row that starts at or before it: cfi_find reads row[lo - 1]) */
+    if (i ? start <= last : start != t->first) return -1;
+    last = start;
+  }
+  for (; b + 1 < t->nbuckets; b++)
+    if (t->bucket[b + 1] < t->bucket[b]) return -1;
+  t->general = count_general(t);
+  return 0;
+}
+
 /* The table of rows (at least one, the last ending the code): rows packed with their rules'
  * positions, the buckets' index, the distinct rules. NULL: no memory, or too many rows. */
 static struct cfi_table *pack(const struct rows *rows, int ra_column) {
@@ -461,25 +513,15 @@ static struct cfi_table *pack(const struct rows *rows, int ra_column) {
     bucket[b] = (uint32_t)r;
   }
   bucket[nbuckets - 1] = (uint32_t)n;
-  size_t nrules = set.n;
-  size_t tsize = sizeof *t + nrules * sizeof(struct cfi_rule) + (n + nbuckets) * sizeof(uint32_t);
-  t = malloc(tsize);
+  t = cfi_alloc(n, nbuckets, set.n);
   if (!t) goto out;
-  plat_prefault(t, tsize);
-  memcpy(t->rules, set.rules, nrules * sizeof *set.rules);
-  uint32_t *trow = (uint32_t *)(t->rules + nrules), *tbucket = trow + n;
-  memcpy(trow, row, n * sizeof *row);
-  memcpy(tbucket, bucket, nbuckets * sizeof *bucket);
-  t->n = n;
-  t->nbuckets = nbuckets;
-  t->nrules = nrules;
+  plat_prefault(t, cfi_bytes(t));
+  memcpy(t->rules, set.rules, set.n * sizeof *set.rules);
+  memcpy((uint32_t *)t->row, row, n * sizeof *row);
+  memcpy((uint32_t *)t->bucket, bucket, nbuckets * sizeof *bucket);
   t->first = rows->row[0].pc;
   t->ra_column = ra_column;
-  t->row = trow;
-  t->bucket = tbucket;
-  t->general = 0;
-  for (size_t i = 0; i < n; i++)
-    t->general += cfi_rule_cfa(&t->rules[trow[i] & ((1u << CFI_RULE_BITS) - 1)]) == CFI_GENERAL;
+  t->general = count_general(t);
 out:
   free(set.rules), free(set.slot), free(row), free(bucket);
   return t;

@@ -71,6 +71,21 @@ struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entr
                             uintptr_t text_start, uintptr_t text_end, uintptr_t map_lo,
                             uintptr_t map_hi);
 
+/* A table of n rows, nbuckets buckets and nrules rules, its pointers set and the rest for the
+ * caller to fill (one allocation: free() it), or NULL (no memory, or counts no table has). */
+struct cfi_table *cfi_alloc(size_t n, size_t nbuckets, size_t nrules);
+
+/* The size of t's allocation; its rules, rows and buckets follow the header in one block of
+ * cfi_bytes(t) - sizeof *t bytes from t->rules (how cfi_cache.c writes and reads it). */
+size_t cfi_bytes(const struct cfi_table *t);
+
+/* Checks a table filled from elsewhere (a file: cfi_cache.c) into cfi_alloc's block: that
+ * cfi_find can read nothing outside it and finds a row for every pc at or past `first` — every
+ * rule index in range, the buckets in order and ending at n, the rows in order of their starts,
+ * the first at `first` — and sets its statistics. Returns 0, or -1 (the table must not be used).
+ * Not signal-safe. */
+int cfi_adopt(struct cfi_table *t);
+
 /* The rule for pc (an offset from the object's text_start), or NULL when no row covers it.
  * SIGNAL-SAFE: a short binary search, no calls. */
 const struct cfi_rule *cfi_find(const struct cfi_table *t, uintptr_t pc);

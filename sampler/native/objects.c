@@ -15,14 +15,31 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "cfi_cache.h"
 #include "objects_internal.h"
 
 static struct {
   pthread_mutex_t mu;
   unsigned long long adds, subs; /* the loader's counters at the last snapshot */
   int inited;
-  int untabled; /* the snapshot has objects whose unwind tables were left for later */
+  int untabled;      /* the snapshot has objects whose unwind tables were left for later */
+  uint8_t agent_len; /* this agent's own build-id (0: none, or not seen yet): the cache's key */
+  unsigned char agent[OBJECTS_BUILD_ID_MAX];
 } writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* An unwind table with what it was compiled from (cfi_cache.h): read from the cache before the
+ * loader's lock is taken, or compiled under it and written to the cache after. */
+struct kept {
+  struct cfi_table *t;
+  uint64_t text_off, text_size, hdr_off, entries;
+  uint8_t id_len;
+  unsigned char id[OBJECTS_BUILD_ID_MAX];
+};
+
+struct kept_list {
+  struct kept *k;
+  size_t n, cap;
+};
 
 struct collect {
   struct object *obj;
@@ -31,16 +48,24 @@ struct collect {
   int tables;   /* compile the unwind tables the published snapshot lacks */
   int untabled; /* objects left without one (tables == 0) */
   int err;
-  size_t name_bytes; /* of the objects' names, with their NULs (each obj[i].name malloc'd) */
-  uintptr_t vdso;    /* the vDSO's image (AT_SYSINFO_EHDR), 0 when none */
+  size_t name_bytes;     /* of the objects' names, with their NULs (each obj[i].name malloc'd) */
+  uintptr_t vdso;        /* the vDSO's image (AT_SYSINFO_EHDR), 0 when none */
+  struct kept_list read; /* tables read from the cache for this snapshot (each taken once) */
+  struct kept_list compiled; /* tables compiled for it, to be written to the cache */
 };
 
-/* Frees what collecting left: the names and the array (the unwind tables are not freed here). */
+/* Frees what collecting left: the names, the array, the tables read from the cache that no
+ * object took (the objects' unwind tables are not freed here). */
 static void collect_free(struct collect *c) {
   for (size_t i = 0; i < c->n; i++) free((void *)c->obj[i].name);
   free(c->obj);
   c->obj = NULL;
   c->n = c->cap = 0;
+  for (size_t i = 0; i < c->read.n; i++) free(c->read.k[i].t);
+  free(c->read.k);
+  free(c->compiled.k);
+  memset(&c->read, 0, sizeof c->read);
+  memset(&c->compiled, 0, sizeof c->compiled);
 }
 
 /* Reads a DWARF-encoded value of .eh_frame_hdr at *p (only the encodings linkers write there:
@@ -124,6 +149,47 @@ static uint64_t hash_name(const char *s) {
   return h;
 }
 
+/* What o's unwind table is compiled from, into k (k->t NULL). */
+static void key_of(const struct object *o, struct kept *k) {
+  memset(k, 0, sizeof *k);
+  k->text_off = o->text_start - o->base;
+  k->text_size = o->text_end - o->text_start;
+  k->hdr_off = o->eh_frame_hdr - o->base;
+  k->entries = o->table_entries;
+  k->id_len = o->build_id_len;
+  memcpy(k->id, o->build_id, o->build_id_len);
+}
+
+static int same_key(const struct kept *a, const struct kept *b) {
+  return a->text_off == b->text_off && a->text_size == b->text_size && a->hdr_off == b->hdr_off &&
+         a->entries == b->entries && a->id_len == b->id_len && !memcmp(a->id, b->id, a->id_len);
+}
+
+/* k's key as the cache takes it (writer.mu held: the agent's build-id). */
+static struct cfi_cache_key cache_key(const struct kept *k) {
+  return (struct cfi_cache_key){.id = k->id,
+                                .id_len = k->id_len,
+                                .agent = writer.agent,
+                                .agent_len = writer.agent_len,
+                                .text_off = k->text_off,
+                                .text_size = k->text_size,
+                                .hdr_off = k->hdr_off,
+                                .entries = k->entries};
+}
+
+/* Appends k to l: 0, or -1 without memory (a table then not read or not written: no harm). */
+static int kept_add(struct kept_list *l, const struct kept *k) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 8;
+    struct kept *more = realloc(l->k, cap * sizeof *more);
+    if (!more) return -1;
+    l->k = more;
+    l->cap = cap;
+  }
+  l->k[l->n++] = *k;
+  return 0;
+}
+
 /* The same object in the published snapshot (writer.mu held), or NULL. */
 static const struct object *published_twin(const struct object *o) {
   const struct objects_snapshot *s = atomic_load(&objects_published.current);
@@ -140,15 +206,28 @@ static const struct object *published_twin(const struct object *o) {
 /* The unwind table of o: the published twin's, or compiled now when `tables` (the object is
  * mapped: we are inside dl_iterate_phdr, which holds the loader's lock), else none yet. Reads
  * stay in the segment of .eh_frame_hdr, where linkers put .eh_frame too. */
-static const struct cfi_table *unwind_table(const struct object *o, int tables) {
+static const struct cfi_table *unwind_table(const struct object *o, struct collect *c) {
   const struct object *twin = published_twin(o);
-  if (twin && (twin->cfi || !tables)) return twin->cfi;
-  if (!tables) return NULL;
+  if (twin && (twin->cfi || !c->tables)) return twin->cfi;
+  if (!c->tables) return NULL;
+  struct kept k;
+  key_of(o, &k);
+  for (size_t i = 0; i < c->read.n; i++) {
+    struct kept *r = &c->read.k[i];
+    if (r->t && same_key(r, &k)) {
+      k.t = r->t;
+      r->t = NULL; /* the snapshot's now */
+      return k.t;
+    }
+  }
   for (int i = 0; i < o->nsegments; i++) {
     const struct object_segment *g = &o->segments[i];
-    if (o->eh_frame_hdr >= g->start && o->eh_frame_hdr < g->end)
-      return cfi_build(o->eh_frame_hdr, o->table, o->table_entries, o->text_start, o->text_end,
-                       g->start, g->end);
+    if (o->eh_frame_hdr >= g->start && o->eh_frame_hdr < g->end) {
+      k.t = cfi_build(o->eh_frame_hdr, o->table, o->table_entries, o->text_start, o->text_end,
+                      g->start, g->end);
+      if (k.t && k.id_len) kept_add(&c->compiled, &k); /* or not written: no harm */
+      return k.t;
+    }
   }
   return NULL;
 }
@@ -179,6 +258,11 @@ static int identify(struct object *o, const struct dl_phdr_info *info, struct co
   o->map_base = info->dlpi_addr + (lo & ~(page - 1));
   o->map_size = ((info->dlpi_addr + hi + page - 1) & ~(page - 1)) - o->map_base;
   o->vdso = c->vdso && o->map_base == c->vdso;
+  uintptr_t self = (uintptr_t)&objects_init; /* this agent: its build-id keys the cache */
+  if (self - o->map_base < o->map_size && o->build_id_len) {
+    memcpy(writer.agent, o->build_id, o->build_id_len);
+    writer.agent_len = o->build_id_len;
+  }
   o->program = c->n == 0; /* the loader lists the program first */
   const char *name = info->dlpi_name ? info->dlpi_name : "";
   size_t len = strlen(name) + 1;
@@ -228,7 +312,7 @@ static int collect_one(struct dl_phdr_info *info, size_t size, void *vctx) {
   }
   if (identify(&o, info, c)) goto nomem;
   if (o.table) {
-    o.cfi = unwind_table(&o, c->tables);
+    o.cfi = unwind_table(&o, c);
     if (!o.cfi && !c->tables) c->untabled = 1;
   }
   c->obj[c->n++] = o;
@@ -248,11 +332,43 @@ static int by_start(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Builds and publishes a snapshot, compiling the unwind tables it lacks when `tables`. writer.mu
- * held. */
+/* Reads from the cache (cfi_cache.h) the unwind tables that the objects loaded now lack, into
+ * c->read for unwind_table: file I/O, so before the loader's lock is taken to collect (the
+ * objects are listed once more for it: a new one is compiled, a table of one gone is freed).
+ * writer.mu held. */
+static void read_cached(struct collect *c) {
+  char dir[2];
+  cfi_cache_dir(dir, sizeof dir);
+  if (!dir[0]) return;
+  struct collect scan = {.vdso = c->vdso};
+  dl_iterate_phdr(collect_one, &scan); /* which finds this agent's build-id too, the first time */
+  for (size_t i = 0; i < scan.n && writer.agent_len; i++) {
+    const struct object *o = &scan.obj[i];
+    if (!o->table || o->cfi || !o->build_id_len) continue;
+    struct kept k;
+    key_of(o, &k);
+    struct cfi_cache_key ck = cache_key(&k);
+    k.t = cfi_cache_load(&ck);
+    if (k.t && kept_add(&c->read, &k)) free(k.t);
+  }
+  collect_free(&scan);
+}
+
+/* Writes the tables compiled for the snapshot just published to the cache (writer.mu held: they
+ * stay while it is). */
+static void write_compiled(const struct collect *c) {
+  for (size_t i = 0; i < c->compiled.n && writer.agent_len; i++) {
+    struct cfi_cache_key ck = cache_key(&c->compiled.k[i]);
+    cfi_cache_store(&ck, c->compiled.k[i].t);
+  }
+}
+
+/* Builds and publishes a snapshot, compiling the unwind tables it lacks when `tables` (or
+ * reading them from the cache). writer.mu held. */
 static int publish(int tables) {
   struct collect c = {.tables = tables};
   c.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+  if (tables) read_cached(&c);
   dl_iterate_phdr(collect_one, &c);
   if (c.err) {
     drop_unpublished(c.obj, c.n);
@@ -314,6 +430,7 @@ static int publish(int tables) {
     }
     free(old);
   }
+  write_compiled(&c);
   collect_free(&c); /* the names copied, the array too: last, for it zeroes c.n */
   return 1;
 }

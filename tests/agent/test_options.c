@@ -212,9 +212,9 @@ ParameterizedTestParameters(options, rejected) {
        "loop= with file=/tmp/p-%p-%%n.html: every chunk would overwrite the last; put %n (the "
        "chunk's number) or %t (its start time) in file=, e.g. file=profile-%n.html"},
       {"nope",
-       "unknown option 'nope' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'nope' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, cache, help)"},
       {"Interval=1ms",
-       "unknown option 'Interval' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"},
+       "unknown option 'Interval' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, cache, help)"},
       {"depth=5,depth=6", "option 'depth' given twice"},
       {"hasrun=regs,weight=cpu",
        "weight=cpu: needs hasrun=auto or hasrun=cpu (hasrun=regs does not measure CPU time)"},
@@ -243,6 +243,31 @@ ParameterizedTest(struct bad *b, options, bad_signals) {
   cr_assert_eq(opt_parse(b->in, &o, err, sizeof err), -EINVAL, "%s accepted", b->in);
   cr_expect(strstr(err, ": accepted: RTMIN+N (N = 0..") != NULL, "%s", err);
   cr_expect(strstr(err, "signals the JVM uses itself are refused") != NULL, "%s", err);
+}
+
+/* The unwind tables' cache defaults to the user's cache directory (XDG), else none. */
+Test(options, cache_defaults_to_the_users_cache_directory) {
+  struct agent_options o;
+  char err[256];
+  setenv("HOME", "/home/u", 1);
+  unsetenv("XDG_CACHE_HOME");
+  cr_assert_eq(opt_parse("", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "/home/u/.cache/sampler");
+  cr_expect_eq(o.cache_given, 0);
+  setenv("XDG_CACHE_HOME", "/var/cache/u", 1);
+  cr_assert_eq(opt_parse("", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "/var/cache/u/sampler");
+  setenv("XDG_CACHE_HOME", "relative", 1); /* not absolute: ignored, as the XDG spec says */
+  cr_assert_eq(opt_parse("", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "/home/u/.cache/sampler");
+  unsetenv("HOME");
+  cr_assert_eq(opt_parse("", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "", "no home: no cache");
+  cr_assert_eq(opt_parse("cache=/tmp/c", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "/tmp/c");
+  cr_expect_eq(o.cache_given, 1);
+  cr_assert_eq(opt_parse("cache=off", &o, err, sizeof err), 0, "%s", err);
+  cr_expect_str_eq(o.cache, "");
 }
 
 Test(options, durations_print) {
@@ -295,6 +320,7 @@ static bool is_loop_10m(const struct agent_options *p) {
   return p->loop_ns == 600ull * 1000000000ull && strstr(p->file_pattern, "%n") != NULL;
 }
 static bool is_reply(const struct agent_options *p) { return !strcmp(p->reply, "/tmp/r"); }
+static bool is_cache_off(const struct agent_options *p) { return p->cache_given && !p->cache[0]; }
 static bool is_stats_pid(const struct agent_options *p) {
   char want[64];
   snprintf(want, sizeof want, "/tmp/s-%d.json", (int)getpid());
@@ -362,6 +388,7 @@ static const struct option_case OPTION_CASES[] = {
      "weight=samples"},
     {"reply", "reply=/tmp/r", is_reply, "reply=", "reply=: empty path", NULL},
     {"stats", "stats=/tmp/s-%p.json", is_stats_pid, "stats=", "stats=: empty path", NULL},
+    {"cache", "cache=off", is_cache_off, "cache=", "cache=: empty path", NULL},
     {"help", "help", is_help, "help=on", "help takes no value", NULL},
 };
 #define OPTION_CASE_COUNT (sizeof OPTION_CASES / sizeof *OPTION_CASES)
@@ -393,6 +420,7 @@ static void expect_same_options(const struct agent_options *a, const struct agen
   cr_expect_eq(a->lock_ns, b->lock_ns, "%s: lock_ns", what);
   cr_expect_str_eq(a->reply, b->reply, "%s: reply", what);
   cr_expect_str_eq(a->stats, b->stats, "%s: stats", what);
+  cr_expect_str_eq(a->cache, b->cache, "%s: cache", what);
   cr_expect_eq(a->help, b->help, "%s: help", what);
 }
 

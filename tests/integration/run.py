@@ -424,7 +424,7 @@ BAD_OPTIONS = [
     ("interval=10us", "interval=10us: out of range: 100us to 10s"),
     ("interval=11s", "interval=11s: out of range: 100us to 10s"),
     ("interval=1ms,interval=2ms", "option 'interval' given twice"),
-    ("bogus=1", "unknown option 'bogus' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, help)"),
+    ("bogus=1", "unknown option 'bogus' (known: event, alloc, lock, interval, file, format, depth, threads, lines, ann, codemap, hasrun, cstack, jvmthreads, signal, cputimers, duration, loop, timeline, weight, reply, stats, cache, help)"),
     ("format=png", "format=png: accepted: folded, text, svg, html"),
     ("depth=0", "depth=0: accepted: a whole number from 1 to 8192"),
     ("depth=9999", "depth=9999: accepted: a whole number from 1 to 8192"),
@@ -444,6 +444,8 @@ BAD_OPTIONS = [
     ("file=/proc/version", "file=/proc/version: cannot be written"),
     ("file=/tmp", "file=/tmp: is a directory"),
     ("stats=", "stats=: empty path"),
+    ("cache=", "cache=: empty path"),
+    ("cache=/proc/version/x", "cache=/proc/version/x: cannot make it (Not a directory); accepted: a directory of this user's"),
     ("stats=/nonexistent-dir/s.json", "stats=/nonexistent-dir/s.json: cannot be written (a temporary file beside it could not be created: No such file or directory)"),
     ("help,interval=5", "interval=5: needs a unit: ns, us, ms or s"),
 ]
@@ -1028,6 +1030,48 @@ def case_dlopen():
     check_samples_follow_cpu("the dlopen thread", total, [thread_cpu(p.stdout)["dlopen"]], 1000000)
     check(s.get("faults") == "0", f"faults during samples: {s.get('faults')}")
     check(jni > 0.25 * total, f"the JNI function is named in only {jni} of {total} samples")
+
+
+def case_unwind_cache():
+    """The unwind tables' cache (cache=DIR): the first start compiles the tables of the JVM's
+    libraries and writes them, a file per build-id (mode 0600, no temporary left); the next start
+    reads them back and compiles none; a damaged file is refused, compiled again and rewritten.
+    Every run walks the GC's native frames (G1's functions under the GC threads) all the same."""
+    d = tempfile.mkdtemp(prefix="unwind-cache-", dir=ARGS.tmp)
+    jvm = ["-Xmx64m", "-XX:+UseG1GC"]
+    got = []
+    for i in range(3):
+        if i == 2:  # the last byte of every file: a bucket, under the checksum
+            for f in os.listdir(d):
+                with open(os.path.join(d, f), "r+b") as fh:
+                    fh.seek(-1, os.SEEK_END)
+                    b = fh.read(1)
+                    fh.seek(-1, os.SEEK_END)
+                    fh.write(bytes([b[0] ^ 0x40]))
+        p, stacks = run_all("gc", 3, opts=f"interval=1ms,threads,cache={d}", extra_jvm=jvm)
+        s = summary(p.stderr)
+        gc = {k: n for k, n in stacks.items() if re.match(r"\[GC Thread", k)}
+        g1 = sum(n for k, n in gc.items() if re.search(r";G1[A-Za-z]*::", k))
+        files = sorted(os.listdir(d))
+        r = {k: int(s[k]) for k in ("tables_from_cache", "tables_to_cache", "cache_refused", "cache_write_failed")}
+        print(f"run {i + 1}: {r}; {len(files)} files; GC threads {sum(gc.values())} samples, {g1} in G1's functions")
+        check(g1 >= 20, f"run {i + 1}: only {g1} samples of the GC threads in G1's functions")
+        check(r["cache_write_failed"] == 0, f"run {i + 1}: writes failed")
+        check(all(f.endswith(".cfi") for f in files), f"run {i + 1}: not a table: {files}")
+        for f in files:
+            mode = os.stat(os.path.join(d, f)).st_mode & 0o777
+            check(mode == 0o600, f"{f}: mode {mode:o}")
+        got.append((r, len(files)))
+    (r1, n1), (r2, n2), (r3, n3) = got
+    check(r1["tables_to_cache"] > 5 and r1["tables_from_cache"] == 0 and n1 == r1["tables_to_cache"],
+          f"the first run: {r1}, {n1} files")
+    # a library loaded late may be tabled in one run and not in the other
+    check(r2["tables_from_cache"] >= n1 - 2 and r2["tables_to_cache"] <= 2 and r2["cache_refused"] == 0,
+          f"the second run read {r2['tables_from_cache']} of {n1} tables: {r2}")
+    check(r3["cache_refused"] >= n2 - 2 and r3["tables_from_cache"] <= 2
+          and r3["tables_to_cache"] >= r3["cache_refused"],
+          f"the damaged files were not all refused and rewritten: {r3}")
+    shutil.rmtree(d)
 
 
 def case_coverage():
@@ -3658,7 +3702,8 @@ DEFAULT_JDK_ONLY = {"jfrconv", "formats", "pprof", "loop", "stats", "launcher_er
                     "launcher_reply_root", "reply_file", "squatted_names", "stderr_unread",
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
-                    "same_result", "alloc_outputs", "lock_outputs", "lock_attach", "codemap_follows"}
+                    "same_result", "alloc_outputs", "lock_outputs", "lock_attach", "codemap_follows",
+                    "unwind_cache"}
 
 
 def list_cases():
