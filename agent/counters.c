@@ -212,16 +212,22 @@ static const struct counter_spec COUNTERS[] = {
      "native frames recorded"},
     {"native_libunwind", SEC_THREADS, U64(n.native_general), COUNT, "walks", 0,
      "native walks libunwind did (a frame the compiled unwind tables could not follow)"},
-    {"tables_from_cache", SEC_THREADS, U64(cache_read), COUNT, "tables", 0,
+    {"tables_from_cache", SEC_THREADS, U64(tables_read), COUNT, "tables", 0,
      "objects' unwind tables read from the cache (`cache=`) in this process, not compiled"},
-    {"tables_to_cache", SEC_THREADS, U64(cache_written), COUNT, "tables", 0,
+    {"tables_to_cache", SEC_THREADS, U64(tables_written), COUNT, "tables", 0,
      "unwind tables compiled in this process and written to the cache"},
+    {"symbols_from_cache", SEC_THREADS, U64(symbols_read), COUNT, "objects", 0,
+     "objects whose function symbols were read from the cache in this process, not from their "
+     "files"},
+    {"symbols_to_cache", SEC_THREADS, U64(symbols_written), COUNT, "objects", 0,
+     "objects whose symbols were read from their files in this process and written to the cache "
+     "(those with a `.symtab` of their own)"},
     {"cache_refused", SEC_THREADS, U64(cache_refused), COUNT, "files", 0,
      "files in the cache not used: from another build of the agent or another object with the "
      "same build-id, damaged, or not this user's (compiled again and overwritten)"},
-    {"cache_write_failed", SEC_THREADS, U64(cache_failed), COUNT, "tables", 0,
-     "unwind tables the cache could not write (disk full, directory gone): compiled again next "
-     "time"},
+    {"cache_write_failed", SEC_THREADS, U64(cache_failed), COUNT, "entries", 0,
+     "unwind tables and symbols the cache could not write (disk full, directory gone): made "
+     "again next time"},
 
     /* AsyncGetCallTrace */
     {"asgct_ok", SEC_ASGCT, GET(get_asgct_ok), COUNT, "walks", 0,

@@ -660,11 +660,11 @@ static const struct opt_spec OPTIONS[] = {
      "only one short line is said"},
     {"cache", "DIR", OPT_TAKES_VALUE, parse_cache, offsetof(struct agent_options, cache), NULL,
      "`$XDG_CACHE_HOME/sampler`, else `$HOME/.cache/sampler`",
-     "where the native walk's compiled unwind tables are kept between runs, a file per "
-     "library build (its GNU build-id; a few MB for a JVM's libraries): a JVM's start reads "
-     "them instead of compiling them again (`cstack=dwarf`); made with mode 0700 when missing, "
-     "used only when it is this user's and nobody else can write it; `off`: compile at every "
-     "start, write nothing"},
+     "where the native walk's compiled unwind tables and the libraries' function symbols are "
+     "kept between runs, a file each per library build (its GNU build-id; a few MB for a JVM's "
+     "libraries): a JVM's start reads them instead of making them again (`cstack=dwarf`); made "
+     "with mode 0700 when missing, used only when it is this user's and nobody else can write "
+     "it; `off`: make them at every start, write nothing"},
     {"help", NULL, OPT_NO_VALUE, parse_help, 0, NULL, NULL,
      "print the options; the program then runs without sampling"},
 };

@@ -308,11 +308,11 @@ static void write_breakdowns(FILE *f, const struct agent_options *o,
       fprintf(f, "; %s %" PRIu64 " (code %d)", asgct_code_frame(1 - i), n->asgct[i], 1 - i);
   fputc('\n', f);
   if (r->code_source) fprintf(f, "  compiled methods found from: %s\n", r->code_source);
-  if (r->unwind_cache && (n->native_frames || r->cache_read || r->cache_written))
+  if (r->disk_cache && (n->native_frames || r->tables_read || r->tables_written))
     fprintf(f,
-            "  unwind tables: %" PRIu64 " read from the cache, %" PRIu64 " compiled and written"
-            " to it (%s)\n",
-            r->cache_read, r->cache_written, r->unwind_cache);
+            "  unwind tables: %" PRIu64 " read from the cache, %" PRIu64 " compiled and written;"
+            " symbols: %" PRIu64 " objects read from it, %" PRIu64 " written (%s)\n",
+            r->tables_read, r->tables_written, r->symbols_read, r->symbols_written, r->disk_cache);
   if (r->anchor_walk_off)
     fprintf(f, "  walks from the Java caller of VM code: off (%s)\n", r->anchor_walk_off);
   if (r->handler_replaced)

@@ -7,8 +7,8 @@
  * (symbols.c). Prints one line a round, in ms, with the memory the symbols hold; the first round of a process pays the cold
  * caches. Run builds alternately to compare them.
  *
- * With a third argument, the unwind tables' cache in that directory (cfi_cache.h): a first
- * round that finds it empty compiles and writes the tables, the next rounds read them.
+ * With a third argument, the disk cache in that directory (diskcache.h): a first round that
+ * finds it empty makes and writes the tables and the symbols, the next rounds read them.
  *
  * Usage: readcost [ROUNDS] [PATH-TO-libjvm.so] [CACHE-DIR] (default 5, the JDK the build
  * found, no cache). */
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "native/cfi_cache.h"
+#include "native/diskcache.h"
 #include "native/objects.h"
 #include "native/symbols.h"
 
@@ -38,17 +38,18 @@ int main(int argc, char **argv) {
     return 1;
   }
   char why[512];
-  if (argc > 3 && cfi_cache_open(argv[3], why, sizeof why)) {
+  if (argc > 3 && diskcache_open(argv[3], why, sizeof why)) {
     fprintf(stderr, "readcost: cache: %s\n", why);
     return 1;
   }
   for (int r = 0; r < rounds; r++) {
-    struct cfi_cache_stats c0, c1;
-    cfi_cache_stats(&c0);
+    struct diskcache_stats c0, c1, s0, s1;
+    diskcache_stats(DISKCACHE_CFI, &c0);
+    diskcache_stats(DISKCACHE_SYMBOLS, &s0);
     uint64_t t0 = now_ns();
     if (objects_init(1)) return 1;
     uint64_t t1 = now_ns();
-    cfi_cache_stats(&c1);
+    diskcache_stats(DISKCACHE_CFI, &c1);
     objects_fini();
     char name[256];
     uint64_t t2 = now_ns();
@@ -56,12 +57,15 @@ int main(int argc, char **argv) {
     uint64_t t3 = now_ns();
     struct symbols_stats st;
     symbols_stats(&st);
+    diskcache_stats(DISKCACHE_SYMBOLS, &s1);
     symbols_fini();
     printf("round %d: unwind tables %.2f ms (%llu read from the cache, %llu written), libjvm.so's "
-           "symbols %.2f ms (%llu symbols, %llu bytes held, %s)\n",
+           "symbols %.2f ms (%llu symbols, %llu bytes held, %s; %llu read from the cache, %llu "
+           "written)\n",
            r + 1, (double)(t1 - t0) / 1e6, (unsigned long long)(c1.read - c0.read),
            (unsigned long long)(c1.written - c0.written), (double)(t3 - t2) / 1e6,
-           (unsigned long long)st.symbols, (unsigned long long)st.bytes, name);
+           (unsigned long long)st.symbols, (unsigned long long)st.bytes, name,
+           (unsigned long long)(s1.read - s0.read), (unsigned long long)(s1.written - s0.written));
   }
   return 0;
 }

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "cfi_cache.h"
 #include "codecache.h"
 #include "codemap.h"
+#include "diskcache.h"
 #include "evq.h"
 #include "guard.h"
 #include "handler.h"
@@ -74,7 +74,7 @@ static char cache_words[4400] = "off";
 
 int sampler_set_cache(const char *dir, char *why, size_t len) {
   char err[4300] = "";
-  int rc = cfi_cache_open(dir, err, sizeof err);
+  int rc = diskcache_open(dir, err, sizeof err);
   if (rc) {
     snprintf(cache_words, sizeof cache_words, "off (%s)", err);
     if (why) snprintf(why, len, "%s", err);
@@ -332,13 +332,16 @@ static void report_locked(struct sampler_report *r) {
   r->guard_full = guard_full() - since.guard_full;
   r->vm_handled = guard_vm_handled() - since.vm_handled;
   r->native_cut = native_walks_cut() - since.native_cut;
-  struct cfi_cache_stats cs;
-  cfi_cache_stats(&cs);
-  r->unwind_cache = cache_words;
-  r->cache_read = cs.read;
-  r->cache_written = cs.written;
-  r->cache_refused = cs.refused;
-  r->cache_failed = cs.failed;
+  struct diskcache_stats tables, syms;
+  diskcache_stats(DISKCACHE_CFI, &tables);
+  diskcache_stats(DISKCACHE_SYMBOLS, &syms);
+  r->disk_cache = cache_words;
+  r->tables_read = tables.read;
+  r->tables_written = tables.written;
+  r->symbols_read = syms.read;
+  r->symbols_written = syms.written;
+  r->cache_refused = tables.refused + syms.refused;
+  r->cache_failed = tables.failed + syms.failed;
   r->n.stubs_walkable = stubwalk_changed() - since.stubs_walkable;
   r->own_cpu_ns = r->n.sampler_cpu_ns + r->n.handler_ns + r->n.alloc_cost_ns + r->n.lock_cost_ns;
   uint64_t process = r->n.process_cpu_ns;

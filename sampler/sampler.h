@@ -31,10 +31,10 @@
  * memory is freed, its signal handlers taken out. Call once, before anything else here. */
 int sampler_init(const struct sampler_config *cfg, const struct sampler_jvm *jvm);
 
-/* Keeps the native walk's compiled unwind tables in dir between runs of the JVM (one file per
- * object's build-id: native/cfi_cache.h), or not (dir NULL). Returns 0, or a negative errno with
- * why (the directory cannot be made or written, or others can write it: the cache is then
- * off). Call before sampler_init; once. */
+/* Keeps the native walk's compiled unwind tables and the objects' symbols in dir between runs
+ * of the JVM (a file per object's build-id and kind: native/diskcache.h), or not (dir NULL).
+ * Returns 0, or a negative errno with why (the directory cannot be made or written, or others
+ * can write it: the cache is then off). Call before sampler_init; once. */
 int sampler_set_cache(const char *dir, char *why, size_t len);
 
 /* Sets the configuration of the next sampler_run (between runs: -EBUSY while one runs). The

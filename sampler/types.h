@@ -306,10 +306,12 @@ struct sampler_report {
   uint64_t guard_full;  /* walks not taken: every guard slot was taken (kept as lost) */
   uint64_t vm_handled;  /* faults in AsyncGetCallTrace the JVM handled itself (SafeFetch) */
   uint64_t native_cut;  /* native walks a fault cut (each may leave one libunwind pool object) */
-  /* The unwind tables' cache (sampler_set_cache), since the process started */
-  const char *unwind_cache; /* its directory, or "off" and why */
-  uint64_t cache_read;      /* tables read from it */
-  uint64_t cache_written;   /* tables compiled and written to it */
+  /* The disk cache of unwind tables and symbols (sampler_set_cache), since the process started */
+  const char *disk_cache;   /* its directory, or "off" and why */
+  uint64_t tables_read;     /* unwind tables read from it */
+  uint64_t tables_written;  /* unwind tables compiled and written to it */
+  uint64_t symbols_read;    /* objects' symbols read from it */
+  uint64_t symbols_written; /* objects' symbols read from their files and written to it */
   uint64_t cache_refused;   /* files there not used (another agent build, damaged, foreign) */
   uint64_t cache_failed;    /* writes that failed */
   /* Coverage, in per mille of n.process_cpu_ns (hasrun=regs measures no CPU: all 0) */

@@ -76,10 +76,10 @@ struct cfi_table *cfi_build(uintptr_t eh_frame_hdr, uintptr_t table, size_t entr
 struct cfi_table *cfi_alloc(size_t n, size_t nbuckets, size_t nrules);
 
 /* The size of t's allocation; its rules, rows and buckets follow the header in one block of
- * cfi_bytes(t) - sizeof *t bytes from t->rules (how cfi_cache.c writes and reads it). */
+ * cfi_bytes(t) - sizeof *t bytes from t->rules (how objects.c keeps it on disk: diskcache.h). */
 size_t cfi_bytes(const struct cfi_table *t);
 
-/* Checks a table filled from elsewhere (a file: cfi_cache.c) into cfi_alloc's block: that
+/* Checks a table filled from elsewhere (a file: diskcache.h) into cfi_alloc's block: that
  * cfi_find can read nothing outside it and finds a row for every pc at or past `first` — every
  * rule index in range, the buckets in order and ending at n, the rows in order of their starts,
  * the first at `first` — and sets its statistics. Returns 0, or -1 (the table must not be used).

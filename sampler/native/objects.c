@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "cfi_cache.h"
+#include "diskcache.h"
 #include "objects_internal.h"
 
 static struct {
@@ -27,8 +27,8 @@ static struct {
   unsigned char agent[OBJECTS_BUILD_ID_MAX];
 } writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* An unwind table with what it was compiled from (cfi_cache.h): read from the cache before the
- * loader's lock is taken, or compiled under it and written to the cache after. */
+/* An unwind table with what it was compiled from (diskcache.h): read from the cache before the
+ * loader's lock is taken, or compiled under it and written to the cache after (diskcache.h). */
 struct kept {
   struct cfi_table *t;
   uint64_t text_off, text_size, hdr_off, entries;
@@ -165,16 +165,56 @@ static int same_key(const struct kept *a, const struct kept *b) {
          a->entries == b->entries && a->id_len == b->id_len && !memcmp(a->id, b->id, a->id_len);
 }
 
-/* k's key as the cache takes it (writer.mu held: the agent's build-id). */
-static struct cfi_cache_key cache_key(const struct kept *k) {
-  return (struct cfi_cache_key){.id = k->id,
+/* k's key as the disk cache takes it (writer.mu held: the agent's build-id). */
+static struct diskcache_key disk_key(const struct kept *k) {
+  return (struct diskcache_key){.id = k->id,
                                 .id_len = k->id_len,
                                 .agent = writer.agent,
                                 .agent_len = writer.agent_len,
-                                .text_off = k->text_off,
-                                .text_size = k->text_size,
-                                .hdr_off = k->hdr_off,
-                                .entries = k->entries};
+                                .k = {k->text_off, k->text_size, k->hdr_off, k->entries}};
+}
+
+/* A table's counts, the first part of its entry on disk; the rest is its block (cfi_bytes). */
+struct cfi_pre {
+  uint64_t n, nbuckets, nrules;
+  uint32_t first;
+  int32_t ra_column;
+};
+
+/* diskcache_load's room: the table the counts describe (into *ctx), its block to be read. */
+static int cfi_room(void *ctx, const void *pre, size_t rest, struct iovec out[2]) {
+  const struct cfi_pre *p = pre;
+  struct cfi_table **tp = ctx;
+  if (p->n > UINT32_MAX || p->nbuckets > UINT32_MAX || p->nrules > UINT32_MAX) return 0;
+  struct cfi_table *t = *tp = cfi_alloc((size_t)p->n, (size_t)p->nbuckets, (size_t)p->nrules);
+  if (!t || cfi_bytes(t) - sizeof *t != rest) return 0;
+  t->first = p->first;
+  t->ra_column = p->ra_column;
+  out[0] = (struct iovec){t->rules, rest};
+  return 1;
+}
+
+/* The table of k kept on disk, checked (cfi_adopt), or NULL. */
+static struct cfi_table *disk_table(const struct kept *k) {
+  struct diskcache_key dk = disk_key(k);
+  struct cfi_pre pre;
+  struct cfi_table *t = NULL;
+  if (!diskcache_load(DISKCACHE_CFI, &dk, &pre, sizeof pre, cfi_room, &t)) {
+    int ok = !cfi_adopt(t);
+    diskcache_took(DISKCACHE_CFI, ok);
+    if (ok) return t;
+  }
+  free(t);
+  return NULL;
+}
+
+/* Keeps k's table on disk. */
+static void disk_store(const struct kept *k) {
+  const struct cfi_table *t = k->t;
+  struct cfi_pre pre = {t->n, t->nbuckets, t->nrules, t->first, t->ra_column};
+  struct iovec parts[2] = {{&pre, sizeof pre}, {(void *)t->rules, cfi_bytes(t) - sizeof *t}};
+  struct diskcache_key dk = disk_key(k);
+  diskcache_store(DISKCACHE_CFI, &dk, parts, 2);
 }
 
 /* Appends k to l: 0, or -1 without memory (a table then not read or not written: no harm). */
@@ -332,13 +372,13 @@ static int by_start(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Reads from the cache (cfi_cache.h) the unwind tables that the objects loaded now lack, into
+/* Reads from the disk cache (diskcache.h) the unwind tables that the objects loaded now lack, into
  * c->read for unwind_table: file I/O, so before the loader's lock is taken to collect (the
  * objects are listed once more for it: a new one is compiled, a table of one gone is freed).
  * writer.mu held. */
 static void read_cached(struct collect *c) {
   char dir[2];
-  cfi_cache_dir(dir, sizeof dir);
+  diskcache_dir(dir, sizeof dir);
   if (!dir[0]) return;
   struct collect scan = {.vdso = c->vdso};
   dl_iterate_phdr(collect_one, &scan); /* which finds this agent's build-id too, the first time */
@@ -347,8 +387,7 @@ static void read_cached(struct collect *c) {
     if (!o->table || o->cfi || !o->build_id_len) continue;
     struct kept k;
     key_of(o, &k);
-    struct cfi_cache_key ck = cache_key(&k);
-    k.t = cfi_cache_load(&ck);
+    k.t = disk_table(&k);
     if (k.t && kept_add(&c->read, &k)) free(k.t);
   }
   collect_free(&scan);
@@ -357,10 +396,7 @@ static void read_cached(struct collect *c) {
 /* Writes the tables compiled for the snapshot just published to the cache (writer.mu held: they
  * stay while it is). */
 static void write_compiled(const struct collect *c) {
-  for (size_t i = 0; i < c->compiled.n && writer.agent_len; i++) {
-    struct cfi_cache_key ck = cache_key(&c->compiled.k[i]);
-    cfi_cache_store(&ck, c->compiled.k[i].t);
-  }
+  for (size_t i = 0; i < c->compiled.n && writer.agent_len; i++) disk_store(&c->compiled.k[i]);
 }
 
 /* Builds and publishes a snapshot, compiling the unwind tables it lacks when `tables` (or
@@ -433,6 +469,14 @@ static int publish(int tables) {
   write_compiled(&c);
   collect_free(&c); /* the names copied, the array too: last, for it zeroes c.n */
   return 1;
+}
+
+size_t objects_agent_id(unsigned char *out) {
+  pthread_mutex_lock(&writer.mu);
+  size_t n = writer.agent_len;
+  memcpy(out, writer.agent, n);
+  pthread_mutex_unlock(&writer.mu);
+  return n;
 }
 
 int objects_init(int tables) {

@@ -83,6 +83,12 @@ int objects_sync(uint64_t *generation);
  * call only. Thread-safe; not signal-safe. */
 int objects_each(uint64_t *generation, int (*fn)(void *ctx, const struct object *o), void *ctx);
 
+/* This agent's own GNU build-id (the object holding this code, as the last snapshot found it)
+ * into out (OBJECTS_BUILD_ID_MAX bytes); returns its length, 0 when none is known (no snapshot
+ * yet, or an agent built without one). What the disk cache keys its entries by (diskcache.h).
+ * Thread-safe; not signal-safe. */
+size_t objects_agent_id(unsigned char *out);
+
 /* Reader side (objects_lookup_sig.c). A walk enters once, looks up as often as it needs,
  * and leaves; the snapshot it sees is not freed meanwhile. All three are SIGNAL-SAFE. */
 unsigned objects_enter(void);

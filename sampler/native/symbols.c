@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diskcache.h"
 #include "objects.h"
 #include "platform.h"
 #include "utf8.h"
@@ -772,6 +773,107 @@ static int finish(struct obj *o, struct cands *c) {
   return 0;
 }
 
+/* ---- the symbols kept on disk (diskcache.h) ---- */
+
+/* An object's entry: the counts, then its symbols as struct sym with the name an offset into
+ * the names that follow (only the kept ones, one after the other: not the whole string tables
+ * they were read from). Made only of symbols read from the object's own .symtab, never a debug
+ * file's (one installed later would be missed) nor .dynsym alone. */
+struct sym_pre {
+  uint64_t nsyms, names_bytes;
+};
+
+struct sym_room {
+  struct sym *syms;
+  struct chunk *names;
+};
+
+static int sym_room(void *ctx, const void *pre, size_t rest, struct iovec out[2]) {
+  const struct sym_pre *p = pre;
+  struct sym_room *r = ctx;
+  if (!p->nsyms || !p->names_bytes || p->nsyms > rest / sizeof(struct sym) ||
+      p->nsyms * sizeof(struct sym) + p->names_bytes != rest)
+    return 0;
+  size_t n = (size_t)p->nsyms, bytes = (size_t)p->names_bytes;
+  r->syms = malloc(n * sizeof *r->syms);
+  r->names = malloc(sizeof *r->names + bytes);
+  if (!r->syms || !r->names) return 0;
+  *r->names = (struct chunk){.used = bytes, .cap = bytes};
+  out[0] = (struct iovec){r->syms, n * sizeof *r->syms};
+  out[1] = (struct iovec){r->names->data, bytes};
+  return 2;
+}
+
+/* The key of o's entry (agent: this agent's build-id, alen its length). */
+static struct diskcache_key sym_key(const struct obj *o, const unsigned char *agent, size_t alen) {
+  return (struct diskcache_key){.id = o->build_id,
+                                .id_len = o->build_id_len,
+                                .agent = agent,
+                                .agent_len = alen,
+                                .k = {1 /* the object's own .symtab */, o->image_size}};
+}
+
+/* o's symbols from the disk cache: 0, or -1 (none kept, or refused: o is left as it was).
+ * Every name offset is checked to lie inside the names, which end with a NUL, and the
+ * addresses to rise (sym_find's search); the running maximum of the ends is made again. */
+static int sym_load(struct obj *o) {
+  unsigned char agent[OBJECTS_BUILD_ID_MAX];
+  size_t alen = objects_agent_id(agent);
+  struct diskcache_key k = sym_key(o, agent, alen);
+  struct sym_pre pre;
+  struct sym_room r = {0};
+  int ok = 0;
+  if (!alen || diskcache_load(DISKCACHE_SYMBOLS, &k, &pre, sizeof pre, sym_room, &r)) goto out;
+  size_t n = (size_t)pre.nsyms, bytes = r.names->used;
+  ok = r.names->data[bytes - 1] == '\0';
+  uintptr_t maxend = 0;
+  for (size_t i = 0; i < n && ok; i++) {
+    uintptr_t off = (uintptr_t)r.syms[i].name;
+    ok = off < bytes && (!i || r.syms[i].addr > r.syms[i - 1].addr);
+    if (r.syms[i].end > maxend) maxend = r.syms[i].end;
+    r.syms[i].maxend = maxend;
+    r.syms[i].name = r.names->data + off;
+  }
+  diskcache_took(DISKCACHE_SYMBOLS, ok);
+  if (ok && !(o->ready = calloc((n + 7) / 8, 1))) ok = 0;
+  if (ok) {
+    o->syms = r.syms, o->nsyms = n;
+    r.names->next = o->strtabs;
+    o->strtabs = r.names;
+    o->bytes += n * sizeof *o->syms + (n + 7) / 8 + sizeof *r.names + bytes;
+    return 0;
+  }
+out:
+  free(r.syms);
+  free(r.names);
+  return -1;
+}
+
+/* Keeps o's symbols (just read: their names raw) on disk. */
+static void sym_store(const struct obj *o) {
+  unsigned char agent[OBJECTS_BUILD_ID_MAX];
+  size_t alen = objects_agent_id(agent), bytes = 0;
+  if (!alen || !o->nsyms) return;
+  for (size_t i = 0; i < o->nsyms; i++) bytes += strlen(o->syms[i].name) + 1;
+  struct sym *recs = malloc(o->nsyms * sizeof *recs);
+  char *names = malloc(bytes);
+  if (recs && names) {
+    for (size_t i = 0, at = 0; i < o->nsyms; i++) {
+      size_t len = strlen(o->syms[i].name) + 1;
+      memcpy(names + at, o->syms[i].name, len);
+      recs[i] = o->syms[i];
+      recs[i].name = (const char *)at; /* an offset on disk */
+      at += len;
+    }
+    struct sym_pre pre = {o->nsyms, bytes};
+    struct iovec parts[3] = {{&pre, sizeof pre}, {recs, o->nsyms * sizeof *recs}, {names, bytes}};
+    struct diskcache_key k = sym_key(o, agent, alen);
+    diskcache_store(DISKCACHE_SYMBOLS, &k, parts, 3);
+  }
+  free(recs);
+  free(names);
+}
+
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static void elf_setup(void) { elf_version(EV_CURRENT); }
 
@@ -783,6 +885,11 @@ static void obj_read(struct obj *o) {
   bool has_symtab = false, unused;
   int rc;
   o->read = true;
+  bool cacheable = !o->vdso && o->path && o->build_id_len;
+  if (cacheable && !sym_load(o)) {
+    sy.st.read_ns += now_ns() - t0;
+    return;
+  }
   pthread_once(&elf_once, elf_setup);
   if (o->vdso)
     rc = efile_image(&f, o->base, o->image_size);
@@ -801,6 +908,7 @@ static void obj_read(struct obj *o) {
     if ((rc = collect(&dbg, &c, &unused))) goto out;
   }
   rc = finish(o, &c);
+  if (!rc && cacheable && has_symtab) sym_store(o);
 out:
   if (rc) sy.st.read_failed++;
   free(c.v);

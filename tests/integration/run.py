@@ -1032,16 +1032,19 @@ def case_dlopen():
     check(jni > 0.25 * total, f"the JNI function is named in only {jni} of {total} samples")
 
 
-def case_unwind_cache():
-    """The unwind tables' cache (cache=DIR): the first start compiles the tables of the JVM's
-    libraries and writes them, a file per build-id (mode 0600, no temporary left); the next start
-    reads them back and compiles none; a damaged file is refused, compiled again and rewritten.
-    Every run walks the GC's native frames (G1's functions under the GC threads) all the same."""
-    d = tempfile.mkdtemp(prefix="unwind-cache-", dir=ARGS.tmp)
+def case_disk_cache():
+    """The disk cache (cache=DIR): the first start compiles the unwind tables of the JVM's
+    libraries and reads their symbols, and writes them, a file per build-id and kind (mode 0600,
+    no temporary left); the next start reads them back and makes none; a damaged file is
+    refused, made again and rewritten. Every run walks the GC's native frames and names them
+    (G1's functions under the GC threads) all the same."""
+    d = tempfile.mkdtemp(prefix="disk-cache-", dir=ARGS.tmp)
     jvm = ["-Xmx64m", "-XX:+UseG1GC"]
+    keys = ("tables_from_cache", "tables_to_cache", "symbols_from_cache", "symbols_to_cache",
+            "cache_refused", "cache_write_failed")
     got = []
     for i in range(3):
-        if i == 2:  # the last byte of every file: a bucket, under the checksum
+        if i == 2:  # the last byte of every file: under the checksum
             for f in os.listdir(d):
                 with open(os.path.join(d, f), "r+b") as fh:
                     fh.seek(-1, os.SEEK_END)
@@ -1053,23 +1056,26 @@ def case_unwind_cache():
         gc = {k: n for k, n in stacks.items() if re.match(r"\[GC Thread", k)}
         g1 = sum(n for k, n in gc.items() if re.search(r";G1[A-Za-z]*::", k))
         files = sorted(os.listdir(d))
-        r = {k: int(s[k]) for k in ("tables_from_cache", "tables_to_cache", "cache_refused", "cache_write_failed")}
+        r = {k: int(s[k]) for k in keys}
         print(f"run {i + 1}: {r}; {len(files)} files; GC threads {sum(gc.values())} samples, {g1} in G1's functions")
         check(g1 >= 20, f"run {i + 1}: only {g1} samples of the GC threads in G1's functions")
         check(r["cache_write_failed"] == 0, f"run {i + 1}: writes failed")
-        check(all(f.endswith(".cfi") for f in files), f"run {i + 1}: not a table: {files}")
+        check(all(f.endswith((".cfi", ".sym")) for f in files), f"run {i + 1}: not an entry: {files}")
         for f in files:
             mode = os.stat(os.path.join(d, f)).st_mode & 0o777
             check(mode == 0o600, f"{f}: mode {mode:o}")
         got.append((r, len(files)))
     (r1, n1), (r2, n2), (r3, n3) = got
-    check(r1["tables_to_cache"] > 5 and r1["tables_from_cache"] == 0 and n1 == r1["tables_to_cache"],
-          f"the first run: {r1}, {n1} files")
-    # a library loaded late may be tabled in one run and not in the other
-    check(r2["tables_from_cache"] >= n1 - 2 and r2["tables_to_cache"] <= 2 and r2["cache_refused"] == 0,
-          f"the second run read {r2['tables_from_cache']} of {n1} tables: {r2}")
-    check(r3["cache_refused"] >= n2 - 2 and r3["tables_from_cache"] <= 2
-          and r3["tables_to_cache"] >= r3["cache_refused"],
+    made = r1["tables_to_cache"] + r1["symbols_to_cache"]
+    check(r1["tables_to_cache"] > 5 and r1["symbols_to_cache"] >= 1 and n1 == made
+          and r1["tables_from_cache"] + r1["symbols_from_cache"] == 0, f"the first run: {r1}, {n1} files")
+    # a library loaded or first named late may be in one run and not in the other
+    read2 = r2["tables_from_cache"] + r2["symbols_from_cache"]
+    check(read2 >= n1 - 2 and r2["symbols_from_cache"] >= 1 and r2["cache_refused"] == 0
+          and r2["tables_to_cache"] + r2["symbols_to_cache"] <= 2,
+          f"the second run read {read2} of {n1} entries: {r2}")
+    check(r3["cache_refused"] >= n2 - 2 and r3["tables_from_cache"] + r3["symbols_from_cache"] <= 2
+          and r3["tables_to_cache"] + r3["symbols_to_cache"] >= r3["cache_refused"],
           f"the damaged files were not all refused and rewritten: {r3}")
     shutil.rmtree(d)
 
@@ -3703,7 +3709,7 @@ DEFAULT_JDK_ONLY = {"jfrconv", "formats", "pprof", "loop", "stats", "launcher_er
                     "timeline_limit", "names", "badopts", "wakers_10ms", "bursty_10ms", "phases_timeline", "phases_jfr", "marks_jfr",
                     "jfr", "launcher", "timers", "wakers", "bursty", "spin", "busyidle", "duration",
                     "same_result", "alloc_outputs", "lock_outputs", "lock_attach", "codemap_follows",
-                    "unwind_cache"}
+                    "disk_cache"}
 
 
 def list_cases():
