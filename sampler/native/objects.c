@@ -28,7 +28,7 @@ static struct {
 } writer = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* An unwind table with what it was compiled from (diskcache.h): read from the cache before the
- * loader's lock is taken, or compiled under it and written to the cache after (diskcache.h). */
+ * loader's lock is taken, or compiled under it and written to the cache after. */
 struct kept {
   struct cfi_table *t;
   uint64_t text_off, text_size, hdr_off, entries;
@@ -255,9 +255,9 @@ static const struct cfi_table *unwind_table(const struct object *o, struct colle
   for (size_t i = 0; i < c->read.n; i++) {
     struct kept *r = &c->read.k[i];
     if (r->t && same_key(r, &k)) {
-      k.t = r->t;
+      const struct cfi_table *t = r->t;
       r->t = NULL; /* the snapshot's now */
-      return k.t;
+      return t;
     }
   }
   for (int i = 0; i < o->nsegments; i++) {
