@@ -69,18 +69,20 @@ static void choose_code_source(const struct sampler_jvm *jvm, const char *cache_
   jvm_layout.code_source = jvm_layout.code_why;
 }
 
-/* The report's words on the unwind tables' cache: its directory, or "off" and why. */
+/* The report's words on the disk cache: its directory, or "off" and why — a line of the text
+ * report, so a path's control characters are made '?' (utf8_name). */
 static char cache_words[4400] = "off";
 
 int sampler_set_cache(const char *dir, char *why, size_t len) {
-  char err[4300] = "";
+  char err[4300] = "", words[4310];
   int rc = diskcache_open(dir, err, sizeof err);
   if (rc) {
-    snprintf(cache_words, sizeof cache_words, "off (%s)", err);
+    snprintf(words, sizeof words, "off (%s)", err);
     if (why) snprintf(why, len, "%s", err);
   } else {
-    snprintf(cache_words, sizeof cache_words, "%s", dir ? dir : "off");
+    snprintf(words, sizeof words, "%s", dir ? dir : "off");
   }
+  utf8_name(words, strlen(words), cache_words, sizeof cache_words);
   return rc;
 }
 

@@ -873,3 +873,23 @@ Test(sampler, wall_takes_the_state_that_agrees_with_where_the_signal_found_the_t
   cr_expect_eq(k.idle_sleeping, k.idle_units, "the sleeper: [sleeping] (its request said running)");
   cr_expect_eq(k.busy_running, k.busy_units, "the runner: [running] (its request said sleeping)");
 }
+
+/* The disk cache's words in the report are a line of the text report: a path's newline or other
+ * control character comes out as '?', and a directory that cannot be used says why. */
+Test(sampler, the_disk_caches_words_hold_no_control_character) {
+  char why[512];
+  cr_expect_lt(sampler_set_cache("/proc/version/a\nb\tc", why, sizeof why), 0);
+  cr_expect(strstr(why, "cannot make it") != NULL, "%s", why);
+  struct sampler_config c = {
+      .interval_ns = 1000000, .depth = 16, .hasrun = SAMPLER_HASRUN_AUTO, .sig = SIGRTMIN + 4};
+  struct sampler_jvm jvm = fake_jvm();
+  cr_assert_eq(sampler_init(&c, &jvm), 0);
+  struct sampler_report r;
+  sampler_report(&r);
+  cr_assert_not_null(r.disk_cache);
+  cr_expect(strncmp(r.disk_cache, "off (/proc/version/a?b?c: cannot make it", 40) == 0, "%s",
+            r.disk_cache);
+  for (const char *p = r.disk_cache; *p; p++)
+    cr_expect((unsigned char)*p >= 0x20, "a control character in: %s", r.disk_cache);
+  sampler_set_cache(NULL, NULL, 0);
+}
