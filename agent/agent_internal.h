@@ -104,6 +104,11 @@ int agent_first_attach(JavaVM *vm, const char *options);
  * with events_remove. At load or the first attach, ctl held or before any other thread of ours. */
 int events_install(jvmtiEnv *jvmti);
 
+/* Enables ClassLoad, which AsyncGetCallTrace requires, for thread t alone (the sampler thread,
+ * while it lives: a run), or — a JVM that refuses the filter — for every thread. Returns 0 or
+ * check()'s code. */
+int events_class_load(jvmtiEnv *jvmti, jthread t);
+
 /* sampler_jvm.code_events: turns CompiledMethodLoad/Unload and DynamicCodeGenerated on and
  * replays the code that exists (GenerateEvents: all of it, or the stubs only), or turns them
  * off (how: enum sampler_code_events). Returns 0 or check()'s code. On the sampler thread (an

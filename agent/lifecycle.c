@@ -58,9 +58,12 @@ static int method_alive(void *ctx, jmethodID m) {
 }
 
 static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
-  (void)jvmti;
   unsigned run = (unsigned)(uintptr_t)arg;
   agent.sampler_jni = jni;
+  jthread self = NULL;
+  /* before the first signal (start_sampler_thread may not have got there yet); should both
+   * fail, every walk answers -1, counted as failed */
+  if ((*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE) events_class_load(jvmti, self);
   if (!sampler_run()) return;     /* stopped: by whoever ended the run */
   pthread_mutex_lock(&agent.ctl); /* the duration ended: the final profile now */
   if (agent.state == RUNNING && agent.run == run && !atomic_load(&agent.dead))
@@ -80,9 +83,12 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni, unsigned run) {
   }
   if (agent.sampler_thread) (*jni)->DeleteGlobalRef(jni, agent.sampler_thread);
   agent.sampler_thread = (*jni)->NewGlobalRef(jni, t);
-  return check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, (void *)(uintptr_t)run,
-                                        JVMTI_THREAD_MAX_PRIORITY),
-               "RunAgentThread");
+  int rc = check((*jvmti)->RunAgentThread(jvmti, t, sampler_main, (void *)(uintptr_t)run,
+                                          JVMTI_THREAD_MAX_PRIORITY),
+                 "RunAgentThread");
+  /* before the run's allocation and lock events (agent_begin_run), whose stacks
+   * AsyncGetCallTrace walks; the thread does it too, before its first signal */
+  return rc ? rc : events_class_load(jvmti, t);
 }
 
 /* ---- runs ---- */
