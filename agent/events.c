@@ -774,6 +774,14 @@ int events_code(void *ctx, int how) {
   if (!rc && on)
     rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED),
                "GenerateEvents");
+  /* no event during the run: a stub HotSpot makes later (an adapter as a method is linked, a
+   * vtable stub) would be posted through its service thread — a wake-up on the thread that made
+   * it, at javac's start ~150 of them on the main thread (~3 ms). The sampler asks again when
+   * a sample meets one (run.c stub_replay). */
+  if (!rc && how == SAMPLER_CODE_GENERATED)
+    rc = check((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE,
+                                                  JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL),
+               "SetEventNotificationMode");
   if (!rc && how == SAMPLER_CODE_REPLAY)
     rc = check((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
   if (rc && on) events_code(ctx, SAMPLER_CODE_OFF);

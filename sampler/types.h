@@ -102,9 +102,11 @@ enum sampler_code_events {
                               (sampler_method_loaded, sampler_code_generated) before it returns */
   SAMPLER_CODE_STUBS = 2,    /* on, and the host replays the generated code only (stubs: the
                               sampler reads the compiled methods from the code cache itself) */
-  SAMPLER_CODE_GENERATED = 3 /* only the generated code's event (stubs) on, and replayed: no
-                                event per compilation — the sampler reads the compiled methods
-                                from the code cache, at the start and during the run */
+  SAMPLER_CODE_GENERATED = 3 /* the generated code (stubs) replayed, its event on only for
+                                that: no event at all during the run — the sampler reads the
+                                compiled methods from the code cache, at the start and during
+                                the run, and asks again for the stubs when a sample meets one
+                                the map lacks */
 };
 /* Turns the events that feed the code map on or off (enum sampler_code_events). Called on the
  * sampler thread: on before the first round of a run that signals threads, off after it.
@@ -238,6 +240,8 @@ struct sampler_counters {
   uint64_t code_learned;      /* nmethods the sampler added to the map from those finds, and
                                (code cache as the source) from the walked frames' methods */
   uint64_t code_walks;        /* walks of the code cache during runs (code cache as the source) */
+  uint64_t stub_replays;      /* the stubs replayed again during runs (code cache as the source):
+                               a failed walk met generated code the map lacked */
   uint64_t code_walk_ns;      /* the sampler thread's CPU in them */
   uint64_t debug_flag_failed; /* DebugNonSafepoints could not be set or put back */
   uint64_t thread_listings;   /* reads of /proc/self/task (when the process has more threads

@@ -100,6 +100,7 @@ static uint32_t native_frame(uintptr_t pc, int is_return) {
 }
 
 static void learn_at(uintptr_t pc);
+static void stub_unknown(uintptr_t pc);
 
 /* Appends the native frames of r (outermost first) after n frames; a walk that ended before
  * reaching Java code or the thread's start says why first. Returns the frame count. */
@@ -112,6 +113,7 @@ static int native_frames(const struct sample_record *r, int n, int max) {
   if (end.stop == NATIVE_STOP_UNKNOWN && rounds.from_cache) {
     learn_at(end.pc); /* code compiled during the run: a native method's wrapper, say */
     native_end_resolve(&end);
+    if (end.stop == NATIVE_STOP_UNKNOWN) stub_unknown(end.pc); /* or a stub made since */
   }
   if (end.stop != NATIVE_STOP_OFF) rounds.st.native_stops[end.stop]++;
   rounds.st.native_general += end.general > 0;
@@ -454,6 +456,8 @@ static int walked_frames(const struct sample_record *r, int n, int code) {
     if (r->walk->hit.kind == CODEMAP_STUB) { /* at least which stub */
       st->named_stub++;
       rounds.fbuf[n++] = r->walk->hit.name_id;
+    } else if (r->walk->hit.kind == CODEMAP_NONE) {
+      stub_unknown(r->pc); /* a stub made since the run's replay? */
     }
   }
   return native_frames(r, n, rounds.cfg.depth * 2 + 8);
@@ -469,6 +473,27 @@ static void learn_code(uintptr_t code) {
   /* a compiled method the map holds from the code cache: the same compilation is renewed, not
    * read; another one (the handler found it stale) replaces it */
   if (!codemap_lookup(code, &hit) || (rounds.from_cache && hit.compile_id > 0)) learn_at(code);
+}
+
+#define STUBS_ASKED 64 /* code blobs a replay was asked for lately (a ring) */
+static struct {
+  uintptr_t blob[STUBS_ASKED];
+  unsigned next;
+} asked;
+
+/* A walk that failed at pc, which the map does not know: when pc lies in generated code of
+ * HotSpot's code cache (not an nmethod: a stub, an adapter) the stubs' replay is asked for
+ * (run.c stub_replay) — once for a blob, whether or not the replay names it (the gaps between
+ * StubRoutines' stubs are in no stub). With the code cache as the source only: the stubs'
+ * event is off during such a run. */
+static void stub_unknown(uintptr_t pc) {
+  struct codecache_blob b;
+  if (!rounds.from_cache || !pc || codecache_find(&rounds.cache_own, pc, &b) != 0 || b.is_nmethod)
+    return;
+  for (unsigned i = 0; i < STUBS_ASKED; i++)
+    if (asked.blob[i] == b.blob) return;
+  asked.blob[asked.next++ % STUBS_ASKED] = b.blob;
+  rounds.stubs_wanted = 1;
 }
 
 static int waiting(int state) {

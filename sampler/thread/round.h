@@ -94,6 +94,10 @@ struct round_state {
   int flag_set;            /* this run set debug_flag (to be put back at its end) */
   uint64_t next_code_walk; /* CLOCK_MONOTONIC of the run's next walk of the code cache */
   uint64_t learned_since;  /* nmethods learned since the last walk */
+  /* The stubs' replay again (record.c stub_unknown, run.c stub_replay): a failed walk's pc was
+   * in generated code that the map lacks — a stub made after the run's replay */
+  int stubs_wanted;
+  uint64_t next_stub_replay;         /* CLOCK_MONOTONIC before which none is made */
   struct codecache_layout cache_own; /* codecache bound to the sampler thread for the run */
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */

@@ -1279,6 +1279,28 @@ def case_trig():
     check(with_stub >= 0.5 * total, "the stub frames (libmSin/libmLog) should show above Scenarios.trig")
 
 
+def case_stub_replay():
+    """A stub HotSpot makes after the run began is named all the same: no event of the code map
+    is on during a run (the code cache is the source), and a failed walk in generated code the
+    map lacks makes the sampler ask HotSpot to replay its stubs. The mega thread's call site goes
+    megamorphic 300 ms into the run, through a vtable stub made then: its samples there carry
+    "vtable stub" above Scenarios.megaCalls, the replay was asked (stub_replays), and the stub's
+    samples that no frame names are few."""
+    p, stacks = run_thread("mega", 4)
+    s = summary(p.stderr)
+    total = sum(stacks.values())
+    named = sum(n for k, n in stacks.items() if k.endswith(";Scenarios.megaCalls;vtable stub"))
+    unnamed = sum(n for k, n in stacks.items() if k.split(";")[-1].startswith("[") and "vtable" not in k
+                  and not k.split(";")[-1].startswith("[callers"))
+    print(f"mega thread: {total} samples, {named} end in megaCalls;vtable stub, {unnamed} end in a "
+          f"bracketed frame; stub_replays={s.get('stub_replays')} named_stub={s.get('named_stub')}; "
+          f"top: {top(stacks)}")
+    check(total > 500, f"too few samples: {total}")
+    check(int(s.get("stub_replays", 0)) >= 1, "the stubs were not replayed during the run (stub_replays)")
+    check(named >= 0.03 * total, f"only {named} of {total} samples show the vtable stub above megaCalls")
+    check(unnamed <= max(3, 0.01 * total), f"{unnamed} samples end in a bracketed frame (a walk nothing named)")
+
+
 def case_inline():
     """A small method the JIT inlines into a hot caller shows as an _[i] frame under the caller's
     _[j] frame; the frames the interpreter runs carry _[0]."""

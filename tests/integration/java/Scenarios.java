@@ -9,6 +9,7 @@
 //   forever   busy until killed; prints "started" once its threads run
 //   lines     one thread in a method with a hot and a cool loop on separate lines
 //   trig      one thread whose time goes into the Math.sin / Math.log intrinsic stubs
+//   mega      one thread whose call site goes megamorphic 300 ms in, through a vtable stub made then
 //   inline    one thread in a hot loop whose small callee the JIT inlines
 //   inlinedeep one thread, "inline-deep", in a hot loop (deepCaller) whose small callee
 //             (deepMiddle), inlined, calls a method the test keeps from being inlined
@@ -163,6 +164,43 @@ public class Scenarios {
         while (!stop) {
             for (int i = 0; i < 10_000; i++) { acc += Math.sin(x) + Math.log(x + 1.0); x += 1e-7; }
         }
+        return acc;
+    }
+
+    // A call made megamorphic after the run began: its receivers are four classes, so the
+    // compiled caller goes through a vtable stub, which HotSpot makes at the call site's first
+    // miss for the method's vtable index — high enough (the 40th of the base's methods) that no
+    // call of the JDK made one before. Its time is the stub's dispatch and the tiny targets.
+    static abstract class Mega {
+        int m00(int x) { return x; } int m01(int x) { return x; } int m02(int x) { return x; }
+        int m03(int x) { return x; } int m04(int x) { return x; } int m05(int x) { return x; }
+        int m06(int x) { return x; } int m07(int x) { return x; } int m08(int x) { return x; }
+        int m09(int x) { return x; } int m10(int x) { return x; } int m11(int x) { return x; }
+        int m12(int x) { return x; } int m13(int x) { return x; } int m14(int x) { return x; }
+        int m15(int x) { return x; } int m16(int x) { return x; } int m17(int x) { return x; }
+        int m18(int x) { return x; } int m19(int x) { return x; } int m20(int x) { return x; }
+        int m21(int x) { return x; } int m22(int x) { return x; } int m23(int x) { return x; }
+        int m24(int x) { return x; } int m25(int x) { return x; } int m26(int x) { return x; }
+        int m27(int x) { return x; } int m28(int x) { return x; } int m29(int x) { return x; }
+        int m30(int x) { return x; } int m31(int x) { return x; } int m32(int x) { return x; }
+        int m33(int x) { return x; } int m34(int x) { return x; } int m35(int x) { return x; }
+        int m36(int x) { return x; } int m37(int x) { return x; } int m38(int x) { return x; }
+        abstract int last(int x);
+    }
+    static final class MegaA extends Mega { int last(int x) { return x + 1; } }
+    static final class MegaB extends Mega { int last(int x) { return x ^ 3; } }
+    static final class MegaC extends Mega { int last(int x) { return x - 5; } }
+    static final class MegaD extends Mega { int last(int x) { return x * 3; } }
+    static long megaCalls(Mega[] ms, int n) {
+        long acc = 0;
+        for (int i = 0; i < n; i++) acc += ms[i & 3].last(i);
+        return acc;
+    }
+    static long mega() throws InterruptedException {
+        Thread.sleep(300); // the run's replay of the stubs is over
+        Mega[] ms = {new MegaA(), new MegaB(), new MegaC(), new MegaD()};
+        long acc = 0;
+        while (!stop) acc += megaCalls(ms, 100_000);
         return acc;
     }
 
@@ -796,6 +834,9 @@ public class Scenarios {
                 break;
             case "trig":
                 worker("trig", () -> sink += (long) trig());
+                break;
+            case "mega":
+                worker("mega", () -> { try { sink += mega(); } catch (InterruptedException e) { } });
                 break;
             case "inline":
                 worker("inline", () -> sink += inlineCaller());
