@@ -1064,19 +1064,22 @@ def case_disk_cache():
         for f in files:
             mode = os.stat(os.path.join(d, f)).st_mode & 0o777
             check(mode == 0o600, f"{f}: mode {mode:o}")
-        got.append((r, len(files)))
-    (r1, n1), (r2, n2), (r3, n3) = got
+        got.append((r, len(files), sum(f.endswith(".cfi") for f in files)))
+    (r1, n1, t1), (r2, n2, t2), (r3, n3, t3) = got
     made = r1["tables_to_cache"] + r1["symbols_to_cache"]
     check(r1["tables_to_cache"] > 5 and r1["symbols_to_cache"] >= 1 and n1 == made
           and r1["tables_from_cache"] + r1["symbols_from_cache"] == 0, f"the first run: {r1}, {n1} files")
-    # a library loaded or first named late may be in one run and not in the other
-    read2 = r2["tables_from_cache"] + r2["symbols_from_cache"]
-    check(read2 >= n1 - 2 and r2["symbols_from_cache"] >= 1 and r2["cache_refused"] == 0
-          and r2["tables_to_cache"] + r2["symbols_to_cache"] <= 2,
-          f"the second run read {read2} of {n1} entries: {r2}")
-    check(r3["cache_refused"] >= n2 - 2 and r3["tables_from_cache"] + r3["symbols_from_cache"] <= 2
+    # A library loaded late may be in one run and not in the other. Every loaded library's table
+    # is read at the start; its symbols only when a frame of it is first named: a run reads the
+    # symbols of the libraries its samples met (libjvm.so's, for the GC threads, always), and
+    # writes those of one met for the first time.
+    check(r2["tables_from_cache"] >= t1 - 2 and r2["symbols_from_cache"] >= 1 and r2["cache_refused"] == 0
+          and r2["tables_to_cache"] <= 2,
+          f"the second run read {r2['tables_from_cache']} of {t1} tables: {r2}")
+    check(r3["cache_refused"] >= t2 - 2 + 1 and r3["symbols_to_cache"] >= 1
+          and r3["tables_from_cache"] + r3["symbols_from_cache"] <= 2
           and r3["tables_to_cache"] + r3["symbols_to_cache"] >= r3["cache_refused"],
-          f"the damaged files were not all refused and rewritten: {r3}")
+          f"the damaged files ({t2} tables) were not all refused and rewritten: {r3}")
     shutil.rmtree(d)
 
 
