@@ -87,8 +87,10 @@ static int start_sampler_thread(jvmtiEnv *jvmti, JNIEnv *jni, unsigned run) {
                                           JVMTI_THREAD_MAX_PRIORITY),
                  "RunAgentThread");
   /* before the run's allocation and lock events (agent_begin_run), whose stacks
-   * AsyncGetCallTrace walks; the thread does it too, before its first signal */
-  return rc ? rc : events_class_load(jvmti, t);
+   * AsyncGetCallTrace walks; the thread does it too, before its first signal. A failure is
+   * not the run's: its walks answer -1, counted as failed. */
+  if (!rc) events_class_load(jvmti, t);
+  return rc;
 }
 
 /* ---- runs ---- */

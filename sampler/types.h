@@ -240,9 +240,9 @@ struct sampler_counters {
   uint64_t code_learned;      /* nmethods the sampler added to the map from those finds, and
                                (code cache as the source) from the walked frames' methods */
   uint64_t code_walks;        /* walks of the code cache during runs (code cache as the source) */
+  uint64_t code_walk_ns;      /* the sampler thread's CPU in them */
   uint64_t stub_replays;      /* the stubs replayed again during runs (code cache as the source):
                                a failed walk met generated code the map lacked */
-  uint64_t code_walk_ns;      /* the sampler thread's CPU in them */
   uint64_t debug_flag_failed; /* DebugNonSafepoints could not be set or put back */
   uint64_t thread_listings;   /* reads of /proc/self/task (when the process has more threads
                                   than the registry: ~1 us a thread) */
