@@ -1293,15 +1293,17 @@ def case_stub_replay():
     s = summary(p.stderr)
     total = sum(stacks.values())
     named = sum(n for k, n in stacks.items() if k.endswith(";Scenarios.megaCalls;vtable stub"))
-    unnamed = sum(n for k, n in stacks.items() if k.split(";")[-1].startswith("[") and "vtable" not in k
-                  and not k.split(";")[-1].startswith("[callers"))
+    # a walk that failed in code nothing names ends in AsyncGetCallTrace's failure frame (GC
+    # active, a safepoint or a lost sample are not what a stub does: not counted)
+    failed = ("[unknown Java]", "[not walkable Java]", "[unknown not Java]", "[not walkable not Java]")
+    unnamed = sum(n for k, n in stacks.items() if k.split(";")[-1] in failed)
     print(f"mega thread: {total} samples, {named} end in megaCalls;vtable stub, {unnamed} end in a "
-          f"bracketed frame; stub_replays={s.get('stub_replays')} named_stub={s.get('named_stub')}; "
+          f"failed walk's frame; stub_replays={s.get('stub_replays')} named_stub={s.get('named_stub')}; "
           f"top: {top(stacks)}")
     check(total > 500, f"too few samples: {total}")
     check(int(s.get("stub_replays", 0)) >= 1, "the stubs were not replayed during the run (stub_replays)")
     check(named >= 0.03 * total, f"only {named} of {total} samples show the vtable stub above megaCalls")
-    check(unnamed <= max(3, 0.01 * total), f"{unnamed} samples end in a bracketed frame (a walk nothing named)")
+    check(unnamed <= max(3, 0.01 * total), f"{unnamed} samples end in a failed walk's frame that names no code")
 
 
 def case_inline():
