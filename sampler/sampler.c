@@ -272,6 +272,7 @@ void sampler_method_unloaded(jmethodID m, const void *code) {
 
 void sampler_code_generated(const char *name, const void *code, jint size) {
   if (!sthread_config()->codemap) return;
+  if (codemap_renew_stub(name, code, size) == 0) return; /* a replay: the map has it */
   /* a runtime stub's frame size lets the handler walk past it (hotspot.h) */
   int frame_words = jvm_layout.hotspot_missing || size <= 0
                         ? 0

@@ -407,6 +407,28 @@ int codemap_renew_compiled(jmethodID m, const void *code, jint size, int32_t com
   return rc;
 }
 
+/* Renews a stub; see codemap.h. Takes writer.mu. */
+int codemap_renew_stub(const char *name, const void *code, jint size) {
+  if (!name || !*name) name = "unknown stub"; /* as add_entry names it */
+  if (check_range(code, size)) return -ENOENT;
+  pthread_mutex_lock(&writer.mu);
+  int rc = -ENODEV;
+  if (writer.inited) {
+    struct cm_root *r = atomic_load_explicit(&codemap_published.root, memory_order_relaxed);
+    int found;
+    struct cm_pos at = codemap_pos_floor(r, (uintptr_t)code, &found);
+    struct cm_entry *e = found ? pos_entry(r, at) : NULL;
+    rc = -ENOENT;
+    if (e && e->kind == CODEMAP_STUB && e->start == (uintptr_t)code &&
+        e->end == (uintptr_t)code + (uintptr_t)size && e->name && strcmp(e->name, name) == 0) {
+      e->seen = ++writer.gen;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&writer.mu);
+  return rc;
+}
+
 /* Adds a stub; see codemap.h. Any thread, not signal-safe. */
 int codemap_add_stub(const char *name, const void *code, jint size, int frame_words) {
   return add_entry(CODEMAP_STUB, NULL, name, code, size, NULL, frame_words, 0);

@@ -89,6 +89,12 @@ int codemap_add_compiled(jmethodID m, const void *code, jint size, const void *c
  * -ENODEV. Any thread; not signal-safe. */
 int codemap_renew_compiled(jmethodID m, const void *code, jint size, int32_t compile_id);
 
+/* As codemap_renew_compiled, for the live stub entry named `name` at exactly [code, code + size):
+ * a replay of the stubs (GenerateEvents) renews what the map holds instead of adding it again
+ * (its frame size looked up, the map's root copied). 0; -ENOENT (no such entry: another range
+ * or name, or none), -ENODEV. Any thread; not signal-safe. */
+int codemap_renew_stub(const char *name, const void *code, jint size);
+
 /* Adds a stub / generated blob named `name` (copied and interned for the process lifetime;
  * NULL becomes "unknown stub") whose frames are `frame_words` words (return address
  * included; 0 when unknown or not fixed). Same replacement rule and returns as

@@ -424,6 +424,25 @@ Test(codemap, sweep_drops_what_a_replay_did_not_renew) {
   cr_assert_eq(st.swept, 1002 + 501);
 }
 
+/* A replay of the stubs renews the ones the map holds, name and range the same, instead of adding
+ * them again: the sweep after it keeps them; another name or range is not that stub. */
+Test(codemap, a_stubs_replay_renews_what_the_map_holds) {
+  cr_assert_eq(codemap_add_stub("vtable stub", ADDR(0x90000), 0x40, 0), 0);
+  cr_assert_eq(codemap_add_stub("I2C/C2I adapters", ADDR(0x91000), 0x80, 0), 0);
+  uint64_t before = codemap_generation();
+  cr_assert_eq(codemap_renew_stub("vtable stub", ADDR(0x90000), 0x40), 0);
+  cr_assert_eq(codemap_renew_stub("itable stub", ADDR(0x91000), 0x80), -ENOENT, "another name");
+  cr_assert_eq(codemap_renew_stub("I2C/C2I adapters", ADDR(0x91000), 0x40), -ENOENT,
+               "another range");
+  cr_assert_eq(codemap_renew_stub("vtable stub", ADDR(0x92000), 0x40), -ENOENT, "none there");
+  cr_assert_eq(codemap_sweep(before), 1, "the adapter was not renewed");
+  struct codemap_hit h;
+  cr_assert_eq(codemap_lookup(0x90010, &h), 1);
+  cr_assert_eq(h.kind, CODEMAP_STUB);
+  cr_expect_str_eq(h.name, "vtable stub");
+  cr_assert_eq(codemap_lookup(0x91010, &h), 0);
+}
+
 Test(codemap, frame_kinds_index_grows_and_keeps_counts) {
   /* many nmethods, each inlining its own callee: the index grows past its first size */
   for (uintptr_t k = 0; k < 3000; k++) {
