@@ -357,7 +357,7 @@ static const struct counter_spec COUNTERS[] = {
     {"stub_replays", SEC_TABLES, U64(n.stub_replays), COUNT, "times", 0,
      "the stubs replayed again during runs (the code cache as the source: their event is on only "
      "while HotSpot replays them): a walk that failed in generated code the map did not have, a "
-     "stub made since; at most one every 100 ms, once for a code blob"},
+     "stub made since; once for a code blob, the wait after each doubling from 100 ms to 10 s"},
     {"debug_flag_failed", SEC_TABLES, U64(n.debug_flag_failed), COUNT, "times", 1,
      "HotSpot's DebugNonSafepoints could not be set for a run, or put back after it"},
     {"not_kept", SEC_TABLES, GET(get_not_kept), COUNT, "", 1,

@@ -98,6 +98,7 @@ struct round_state {
    * in generated code that the map lacks — a stub made after the run's replay */
   int stubs_wanted;
   uint64_t next_stub_replay;         /* CLOCK_MONOTONIC before which none is made */
+  uint64_t stub_gap;                 /* the wait after the next one (0: the first's) */
   struct codecache_layout cache_own; /* codecache bound to the sampler thread for the run */
   struct sampler_counters st;
   struct hist cost;          /* handler entry -> exit */
